@@ -1,0 +1,1 @@
+"""radmetrics.data_builders: corpora, report pairs, perturbations, teachers and silver labels."""

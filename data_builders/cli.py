@@ -1,0 +1,61 @@
+"""`radmetrics data ...`: build corpora and training data."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+HELP = "build corpora and training data (corpus export; pairs, teachers, silver labels as they land)"
+DESCRIPTION = """Build data for the recipes. Subcommands:
+
+  corpus   read a corpus (IU X-ray bundled by default, ReXrank JSON, MIMIC-style free text,
+           CSV/JSONL with configurable columns), assign deterministic splits, write reports.jsonl
+
+Example: radmetrics data corpus --kind iu_xray --out outputs/corpus"""
+
+
+def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kind", default="iu_xray", choices=["iu_xray", "rexrank", "free_text", "table"],
+                   help="corpus layout (default: the bundled IU X-ray reports)")
+    p.add_argument("--path", help="file or directory of the corpus (default for iu_xray: the bundled copy)")
+    p.add_argument("--id-column", default="id", help="table corpora: id column ('' = row number)")
+    p.add_argument("--findings-column", default="findings", help="table corpora: findings column")
+    p.add_argument("--impression-column", default="impression", help="table corpora: impression column ('' = none)")
+    p.add_argument("--text-column", default=None, help="table corpora: one column holding the whole report")
+    p.add_argument("--split-by", default="hash", choices=["hash", "predefined"],
+                   help="hash: seeded 80/10/10 by report id; predefined: the corpus' own split (IU: R2Gen)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the hash split")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="data_command", metavar="WHAT", required=True)
+    corpus = sub.add_parser("corpus", help="load a corpus and write reports.jsonl with splits")
+    add_corpus_arguments(corpus)
+    corpus.add_argument("--out", required=True, help="output directory")
+
+
+def load_corpus_from_args(args: argparse.Namespace):
+    from .corpora import load_corpus
+
+    options = {}
+    if args.kind == "table":
+        options = {
+            "id_column": args.id_column or None,
+            "findings_column": args.findings_column or None,
+            "impression_column": args.impression_column or None,
+            "text_column": args.text_column,
+        }
+    reports = [r for r in load_corpus(args.kind, args.path, **options) if r.text]
+    if not reports:
+        raise SystemExit(f"radmetrics data: the {args.kind} corpus at {args.path or 'the bundled default'} has no report text")
+    return reports
+
+
+def run(args: argparse.Namespace) -> int:
+    from .corpus_io import assign_splits, write_corpus
+
+    if args.data_command == "corpus":
+        reports = load_corpus_from_args(args)
+        stats = write_corpus(reports, assign_splits(reports, args.split_by, seed=args.seed), args.out)
+        print(json.dumps(stats, indent=2))
+    return 0

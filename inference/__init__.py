@@ -1,0 +1,36 @@
+"""radmetrics.inference: the thin scoring package.
+
+Importing this package is cheap: names below are resolved on first use, so no torch-heavy or
+network code runs at import time.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_LAZY = {
+    "default_encoder": ".models",
+    "load_tokenizer": ".models",
+    "load_pretrained": ".models",
+    "ModelLoadError": ".models",
+    "load_manifest": ".checkpoint",
+    "resolve_checkpoint": ".checkpoint",
+    "CheckpointError": ".checkpoint",
+    "COMPONENTS": ".components",
+    "get_component": ".components",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'radmetrics.inference' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,0 +1,1 @@
+"""Metric implementations; each module names the reference whose behaviour it reproduces."""

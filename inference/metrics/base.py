@@ -1,0 +1,56 @@
+"""One base class for every metric.
+
+A metric turns (references, candidates) into per-sample values for one or more score keys. The
+aggregate of a key is the mean of its per-sample values unless the metric is corpus-level (corpus
+BLEU-4, CheXbert F1), in which case it supplies `aggregate(key, indices)` computed from per-sample
+sufficient statistics. Bootstrap confidence intervals resample those indices and never recompute
+the metric from text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class MetricOutput:
+    per_sample: dict[str, list[float]]
+    details: list[dict] | None = None
+    # key -> f(indices) for corpus-level aggregates; keys not listed aggregate as the mean.
+    corpus_aggregate: dict[str, Callable[[np.ndarray], float]] = field(default_factory=dict)
+
+    def aggregate(self, key: str, indices: np.ndarray | None = None) -> float:
+        values = np.asarray(self.per_sample[key], dtype=float)
+        idx = np.arange(len(values)) if indices is None else indices
+        if key in self.corpus_aggregate:
+            return float(self.corpus_aggregate[key](idx))
+        return float(np.mean(values[idx])) if len(idx) else float("nan")
+
+
+class Metric:
+    """Subclasses set `name`, `keys`, `higher_is_better`, `reference`, and implement `compute`."""
+
+    name: str = ""
+    keys: tuple[str, ...] = ()
+    higher_is_better: dict[str, bool] = {}
+    reference: str = ""
+    requires_components: tuple[str, ...] = ()  # component kinds that must be loaded
+    requires_extras: tuple[str, ...] = ()  # pip extras whose packages must be importable
+
+    def __init__(self, components: dict | None = None, upstream: dict | None = None, **options):
+        self.components = components or {}
+        self.upstream = upstream or {}  # MetricOutputs of metrics computed earlier in the same run
+        self.options = options
+
+    def compute(self, references: Sequence[str], candidates: Sequence[str]) -> MetricOutput:
+        raise NotImplementedError
+
+    def __call__(self, references: Sequence[str], candidates: Sequence[str]) -> MetricOutput:
+        out = self.compute(references, candidates)
+        for key in self.keys:
+            if len(out.per_sample.get(key, ())) != len(references):
+                raise RuntimeError(f"metric {self.name} returned {len(out.per_sample.get(key, ()))} values for {key}, expected {len(references)}")
+        return out

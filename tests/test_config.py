@@ -1,0 +1,50 @@
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from radmetrics.training.config import ConfigError, RecipeParser, parse_config_file
+from radmetrics.training.recipes import RECIPES, load_recipe, recipe_for_config
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+@dataclass
+class ModelArgs:
+    model_name_or_path: str
+    lr: float = 1e-4
+
+
+@dataclass
+class DataArgs:
+    corpus: str = "iu_xray"
+    labels: list[str] = field(default_factory=lambda: ["a"])
+
+
+def test_yaml_then_cli_override(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("model_name_or_path: tiny\nlr: 0.5\nlabels: [x, y]\n")
+    model, data = RecipeParser((ModelArgs, DataArgs)).parse_recipe_args(["--config", str(cfg), "--lr", "0.25"])
+    assert model.model_name_or_path == "tiny" and model.lr == 0.25 and data.labels == ["x", "y"]
+
+
+def test_unknown_key_is_an_error(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("model_name_or_path: tiny\nlearning_rat: 0.5\n")
+    with pytest.raises(ConfigError, match="learning_rat"):
+        RecipeParser((ModelArgs, DataArgs)).parse_recipe_args(["--config", str(cfg)])
+
+
+def test_missing_config_file_is_named(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        RecipeParser((ModelArgs,)).parse_recipe_args(["--config", str(tmp_path / "nope.yaml")])
+
+
+def _recipe_configs():
+    return [p for p in sorted(CONFIGS.rglob("*.yaml")) if len(p.relative_to(CONFIGS).parts) == 3 and p.parts[-3] != "accelerate"]
+
+
+def test_every_recipe_config_parses():
+    for path in _recipe_configs():
+        recipe = recipe_for_config(path, CONFIGS)
+        assert recipe in RECIPES, f"{path}: no recipe {recipe!r} registered"
+        parse_config_file(path, load_recipe(recipe).ARGUMENT_TYPES)

@@ -1,0 +1,113 @@
+import json
+
+import numpy as np
+import pytest
+from radmetrics.inference.cli import main
+from radmetrics.inference.radcliq import FEATURES, _params, fit_radcliq, radcliq_v0, radcliq_v1
+from radmetrics.inference.registry import UnknownMetricError
+from radmetrics.inference.report_io import ReportFileError, read_reports
+from radmetrics.inference.scorer import MissingComponentError, Scorer, ScoringInputError
+from radmetrics.inference.stats import (
+    approximate_randomization,
+    bootstrap_ci,
+    kendall_tau_b,
+    paired_bootstrap,
+)
+
+REFS = ["No acute cardiopulmonary process.", "Mild cardiomegaly.", "Small left pleural effusion.", ""]
+HYPS = ["No acute cardiopulmonary process.", "The heart is mildly enlarged.", "No pleural effusion.", "Normal chest."]
+
+
+def test_scorer_summary_and_per_sample():
+    result = Scorer(["bleu2", "rougeL", "bleu4"], n_bootstrap=200)(REFS, HYPS, ids=["a", "b", "c", "d"])
+    assert list(result.summary) == ["bleu2", "bleu4", "rougeL"]
+    assert result.per_sample[0]["id"] == "a" and result.per_sample[0]["rougeL"] == 1.0
+    assert result.per_sample[3]["rougeL"] == 0.0  # empty reference: ROUGE's degenerate value
+    s = result.summary["rougeL"]
+    assert s["ci95"][0] <= s["value"] <= s["ci95"][1] and s["n"] == 4
+    assert "| rougeL |" in result.table()
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ScoringInputError, match="4 references but 3 candidates"):
+        Scorer(["bleu2"])(REFS, HYPS[:3])
+    with pytest.raises(ScoringInputError, match="pair 2: the candidate is int"):
+        Scorer(["bleu2"])(REFS, HYPS[:2] + [3, "x"])
+    with pytest.raises(UnknownMetricError, match="bleu5"):
+        Scorer(["bleu5"])
+
+
+def test_missing_component_is_named(monkeypatch):
+    from radmetrics.inference import registry
+
+    spec = registry.MetricSpec("needs_chexbert", "x:y", ("k",), requires_components=("chexbert",))
+    monkeypatch.setitem(registry.REGISTRY, "needs_chexbert", spec)
+    with pytest.raises(MissingComponentError, match="needs_chexbert needs chexbert"):
+        Scorer(["needs_chexbert"])
+
+
+def test_report_files(tmp_path):
+    (tmp_path / "r.txt").write_text("a\nb\n")
+    assert read_reports(tmp_path / "r.txt") == (["a", "b"], None)
+    (tmp_path / "r.jsonl").write_text('{"id": 1, "report": "a"}\n{"id": 2, "report": "b"}\n')
+    assert read_reports(tmp_path / "r.jsonl") == (["a", "b"], ["1", "2"])
+    (tmp_path / "bad.txt").write_bytes(b"fine\n\xff\xfe bad\n")
+    with pytest.raises(ReportFileError, match="line 2 is not UTF-8"):
+        read_reports(tmp_path / "bad.txt")
+    (tmp_path / "r.csv").write_text("x\n1\n")
+    with pytest.raises(ReportFileError, match="row 2 has no field"):
+        read_reports(tmp_path / "r.csv")
+
+
+def test_score_cli_on_workload(shared, tmp_path, capsys):
+    workload = shared / "synthetic_pairs" / "radeval_speed_workload.json"
+    code = main(["score", "--refs", str(workload), "--ref-field", "ref", "--hyps", str(workload), "--hyp-field", "hyp",
+                 "--metrics", "bleu2", "bleu4", "rougeL", "bertscore", "--bootstrap", "100", "--out", str(tmp_path)])
+    assert code == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert set(summary) == {"bleu2", "bleu4", "rougeL", "bertscore"} and summary["bertscore"]["n"] == 20
+    rows = [json.loads(line) for line in (tmp_path / "per_sample.jsonl").read_text().splitlines()]
+    assert len(rows) == 20 and set(rows[0]) == {"id", "bleu2", "bleu4", "rougeL", "bertscore"}
+    assert "| bertscore |" in capsys.readouterr().out
+
+
+def test_bertscore_prefers_identity_and_paraphrase():
+    out = Scorer(["bertscore"], n_bootstrap=0)(["Mild cardiomegaly.", "Mild cardiomegaly.", "Mild cardiomegaly."],
+                                              ["Mild cardiomegaly.", "The heart is mildly enlarged.", "Fracture of the left clavicle."])
+    a, b, c = (row["bertscore"] for row in out.per_sample)
+    assert a == pytest.approx(1.0, abs=1e-5) and a > b > c
+
+
+def test_radcliq_constants(shared):
+    p = _params()["radcliq_v1"]
+    # at the scaler mean every normalised feature is 0, so the score is the bias
+    assert radcliq_v1(*p["scaler_mean_"]) == pytest.approx(p["coefs_with_bias_last"][-1], abs=1e-9)
+    v0 = _params()["radcliq_v0"]
+    assert radcliq_v0(*v0["normalizer_mean_"]) == pytest.approx(v0["intercept_"])
+    # better sub-scores, fewer predicted errors
+    assert radcliq_v1(0.9, 0.9, 0.9, 0.9) < radcliq_v1(0.1, 0.1, 0.1, 0.1)
+    arr = radcliq_v1(np.array([0.5, 0.6]), np.array([0.5, 0.6]), np.array([0.7, 0.8]), np.array([0.3, 0.4]))
+    assert arr.shape == (2,)
+
+
+def test_fit_radcliq_constraints():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, size=(160, len(FEATURES)))
+    errors = 5 - (0.5 * x[:, 0] + 0.3 * x[:, 1] + 0.2 * x[:, 2]) * 4 + rng.normal(0, 0.05, 160)
+    fit = fit_radcliq(x, errors)
+    w = np.array(fit["coefs_with_bias_last"][:-1])
+    assert np.all(w <= 1e-8) and np.isclose(-w.sum(), 1.0, atol=1e-6)
+    assert -w[0] > -w[3]
+
+
+def test_statistics():
+    rng = np.random.default_rng(1)
+    a = rng.normal(0.6, 0.1, 200)
+    b = a - 0.05 + rng.normal(0, 0.01, 200)
+    assert paired_bootstrap(a, b)["p_value"] < 0.01
+    assert approximate_randomization(a, b, 2000)["p_value"] < 0.01
+    assert approximate_randomization(a, a + rng.normal(0, 0.01, 200), 2000)["p_value"] > 0.01
+    lo, hi = bootstrap_ci(lambda idx: a[idx].mean(), len(a), 500)
+    assert lo < a.mean() < hi
+    tau = kendall_tau_b(a, -a + rng.normal(0, 0.01, 200), 200)
+    assert tau["tau_b"] < -0.8 and tau["ci95"][0] <= tau["tau_b"] <= tau["ci95"][1]

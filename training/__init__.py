@@ -1,0 +1,1 @@
+"""radmetrics.training: recipes that train the learned components (one module per component/stage)."""

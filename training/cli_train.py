@@ -1,0 +1,36 @@
+"""`radmetrics train RECIPE --config configs/<component>/<stage>/<scale>.yaml [--key value ...]`."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "train a component with a recipe (dataclass arguments + --config YAML + overrides)"
+DESCRIPTION = """Train one component/stage. Examples:
+
+  radmetrics train --list
+  radmetrics train chexbert/finetune --config configs/chexbert/finetune/tiny.yaml
+  radmetrics train chexbert/finetune --config configs/chexbert/finetune/tiny.yaml --num_train_epochs 3
+
+Every option after the recipe name goes to the recipe's own parser; values on the command line
+override the YAML. Multi-process runs: accelerate launch --config_file configs/accelerate/<name>.yaml
+-m radmetrics.training.<component>.<stage> --config ...
+A run resumes from its last complete checkpoint when started again with the same output_dir."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("recipe", nargs="?", help="component/stage, e.g. chexbert/finetune (see --list)")
+    parser.add_argument("--list", action="store_true", help="list the available recipes and exit")
+    parser.add_argument("recipe_args", nargs=argparse.REMAINDER, help="--config YAML and overrides for the recipe")
+
+
+def run(args: argparse.Namespace) -> int:
+    from .recipes import load_recipe, recipe_names
+
+    if args.list or not args.recipe:
+        names = recipe_names()
+        print("\n".join(names) if names else "no recipes are built yet")
+        return 0 if args.list else 2
+    recipe = load_recipe(args.recipe)
+    run_dir = recipe.main(args.recipe_args)
+    print(f"run directory: {run_dir}")
+    return 0

@@ -1,0 +1,148 @@
+"""`radmetrics export RUN_DIR --out DIR`: a from_pretrained-loadable directory + manifest + model card.
+
+Weights are written as safetensors only; PyTorch pickles in a checkpoint are converted, and
+optimizer/scheduler/RNG state is left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+from radmetrics.inference.checkpoint import MANIFEST_FORMAT, MANIFEST_NAME, hash_directory, load_manifest
+
+from .run_dir import model_to_export, read_eval_results, read_run_manifest
+
+# Trainer state that belongs to resuming, not to a released model.
+_SKIP = {"optimizer.pt", "scheduler.pt", "trainer_state.json", "training_args.bin", "scaler.pt", ".complete"}
+_SKIP_PREFIXES = ("rng_state", "global_step", "zero_to_fp32")
+
+
+def _copy_model_files(src: Path, out: Path) -> list[str]:
+    written = []
+    for path in sorted(src.rglob("*")):
+        rel = path.relative_to(src)
+        if not path.is_file() or path.name in _SKIP or rel.parts[0].startswith(_SKIP_PREFIXES):
+            continue
+        target = out / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix == ".bin" and path.name.startswith(("pytorch_model", "adapter_model")):
+            target = target.with_name(path.name.replace("pytorch_model", "model").replace(".bin", ".safetensors"))
+            _bin_to_safetensors(path, target)
+        else:
+            shutil.copy2(path, target)
+        written.append(target.relative_to(out).as_posix())
+    if not any(name.endswith(".safetensors") for name in written):
+        raise FileNotFoundError(f"{src}: no model weights (*.safetensors or pytorch_model*.bin) to export")
+    return written
+
+
+def _bin_to_safetensors(src: Path, target: Path) -> None:
+    import torch
+    from safetensors.torch import save_file
+
+    state = torch.load(src, map_location="cpu", weights_only=True)
+    save_file({k: v.contiguous() for k, v in state.items()}, str(target), metadata={"format": "pt"})
+
+
+def render_model_card(manifest: dict) -> str:
+    eval_results = manifest.get("eval_results") or {}
+    rows = "\n".join(f"| {k} | {v:.4f} |" if isinstance(v, (int, float)) else f"| {k} | {v} |" for k, v in eval_results.items())
+    table = f"| metric | value |\n|---|---|\n{rows}" if rows else "_No held-out evaluation was recorded for this run._"
+    config = json.dumps(manifest.get("training_config", {}), indent=2, default=str)
+    provenance = json.dumps(manifest.get("data_provenance", {}), indent=2, default=str)
+    base = manifest.get("base_model") or "unknown"
+    return f"""---
+library_name: transformers
+tags:
+- radiology
+- radmetrics
+- {manifest['component']}
+base_model: {base}
+---
+
+# radmetrics {manifest['component']} checkpoint
+
+{manifest.get('description', '')}
+
+Trained with the radmetrics recipe `{manifest.get('recipe', 'unknown')}` from `{base}`.
+Component schema version {manifest['schema_version']}; label map:
+
+```json
+{json.dumps(manifest['label_map'], indent=2)}
+```
+
+## Evaluation (held-out split)
+
+{table}
+
+## Use
+
+```python
+from radmetrics.inference import load_manifest
+directory, manifest = load_manifest("PATH_OR_HUB_ID", component="{manifest['component']}")
+```
+
+or score reports directly: `radmetrics score --refs refs.txt --hyps hyps.txt --components PATH_OR_HUB_ID`.
+
+## Training configuration
+
+```json
+{config}
+```
+
+## Data provenance
+
+```json
+{provenance}
+```
+"""
+
+
+def export_run(run_dir: str | Path, out_dir: str | Path, push_to_hub: str | None = None,
+               revision: str | None = None, private: bool = False) -> Path:
+    from radmetrics.inference.components import get_component
+
+    run_dir, out = Path(run_dir), Path(out_dir)
+    run = read_run_manifest(run_dir)
+    src = model_to_export(run_dir)
+    if out.exists() and any(out.iterdir()):
+        raise FileExistsError(f"export directory {out} exists and is not empty")
+    out.mkdir(parents=True, exist_ok=True)
+    _copy_model_files(src, out)
+    spec = get_component(run["component"])
+    manifest = {
+        "format_version": MANIFEST_FORMAT,
+        "component": run["component"],
+        "schema_version": run["schema_version"],
+        "label_map": run["label_map"],
+        "description": spec.description,
+        "recipe": run.get("recipe"),
+        "base_model": run.get("base_model"),
+        "training_config": run.get("training_config", {}),
+        "eval_results": read_eval_results(run_dir),
+        "data_provenance": run.get("data_provenance", {}),
+        "source_checkpoint": src.name,
+        "exported": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "files": hash_directory(out),
+    }
+    (out / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, default=str), encoding="utf-8")
+    (out / "README.md").write_text(render_model_card(manifest), encoding="utf-8")
+    load_manifest(out, run["component"])  # an export that inference would refuse is a bug here, not later
+    if push_to_hub:
+        push_export(out, push_to_hub, revision=revision, private=private)
+    return out
+
+
+def push_export(out: Path, repo_id: str, revision: str | None = None, private: bool = False) -> None:
+    """Upload an export to the Hub; `revision` (e.g. one branch per run) is created when missing."""
+    from huggingface_hub import HfApi
+
+    api = HfApi()
+    api.create_repo(repo_id, private=private, exist_ok=True)
+    if revision:
+        api.create_branch(repo_id, branch=revision, exist_ok=True)
+    api.upload_folder(folder_path=str(out), repo_id=repo_id, revision=revision,
+                      commit_message=f"radmetrics export of {json.loads((out / MANIFEST_NAME).read_text())['component']}")
