@@ -34,6 +34,25 @@ def stage_corpus(out: Path, state: dict) -> str:
     return f"{stats['reports']} IU X-ray reports, splits {stats['per_split']}"
 
 
+def stage_score(out: Path, state: dict) -> str:
+    """Score example pairs (IU test reports against randomly matched other test reports) with every
+    registered metric whose components exist, and print the table."""
+    import random
+
+    from radmetrics.inference.registry import REGISTRY
+    from radmetrics.inference.scorer import Scorer
+
+    test = [r for r in state["reports"] if r.split == "test"][:50]
+    shuffled = test[:]
+    random.Random(0).shuffle(shuffled)
+    metrics = [s.name for s in REGISTRY.values() if all(c in state.get("components", {}) for c in s.requires_components)]
+    result = Scorer(metrics, state.get("components", {}))([r.text for r in test], [r.text for r in shuffled])
+    (out / "scores").mkdir(exist_ok=True)
+    (out / "scores" / "summary.md").write_text(result.table() + "\n", encoding="utf-8")
+    print(result.table())
+    return f"{len(test)} pairs, metrics: {', '.join(result.summary)}"
+
+
 def stages() -> list[Stage]:
     return [
         Stage("data: corpus (IU X-ray, 80/10/10 by report)", stage_corpus),
@@ -43,7 +62,7 @@ def stages() -> list[Stage]:
         Stage("train+export: CheXbert-style labeler", None, "encoder recipes"),
         Stage("train+export: RadGraph-style extractor", None, "encoder recipes"),
         Stage("train+export: GREEN (pretrain + SFT)", None, "GREEN recipes"),
-        Stage("score: all metrics on example pairs", None, "scoring surface"),
+        Stage("score: every available metric on example pairs", stage_score),
         Stage("score: LLM judges (FineRadScore, RadFact)", None, "LLM engine"),
     ]
 
