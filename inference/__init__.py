@@ -17,6 +17,11 @@ _LAZY = {
     "resolve_checkpoint": ".checkpoint",
     "CheckpointError": ".checkpoint",
     "COMPONENTS": ".components",
+    "parse_green_response": ".green_format",
+    "green_prompt": ".green_format",
+    "radcliq_v0": ".radcliq",
+    "radcliq_v1": ".radcliq",
+    "Scorer": ".scorer",
     "get_component": ".components",
 }
 
