@@ -11,7 +11,11 @@ DESCRIPTION = """Build data for the recipes. Subcommands:
   corpus   read a corpus (IU X-ray bundled by default, ReXrank JSON, MIMIC-style free text,
            CSV/JSONL with configurable columns), assign deterministic splits, write reports.jsonl
 
-Example: radmetrics data corpus --kind iu_xray --out outputs/corpus"""
+  pairs    reference/candidate pairs by the five GREEN heuristics, each with an edit log and a
+           programmatic GREEN annotation; JSONL + HF dataset + dataset card
+
+Examples: radmetrics data corpus --kind iu_xray --out outputs/corpus
+          radmetrics data pairs --out outputs/pairs --per-heuristic 2000"""
 
 
 def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,6 +36,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     corpus = sub.add_parser("corpus", help="load a corpus and write reports.jsonl with splits")
     add_corpus_arguments(corpus)
     corpus.add_argument("--out", required=True, help="output directory")
+    pairs = sub.add_parser("pairs", help="build report pairs with edit logs and programmatic GREEN annotations")
+    add_corpus_arguments(pairs)
+    pairs.add_argument("--heuristics", nargs="+", default=None,
+                       help="subset of: random remove_shuffle nearest_neighbour radgraph_permute recombine (default: all)")
+    pairs.add_argument("--per-heuristic", type=int, default=None, help="pairs per heuristic (default: one per reference)")
+    pairs.add_argument("--sentence-splitter", default="robust", choices=["robust", "fineradscore"])
+    pairs.add_argument("--encoder", default="default", help="encoder for nearest-neighbour pairing (default: bundled MiniLM)")
+    pairs.add_argument("--out", required=True, help="output directory")
 
 
 def load_corpus_from_args(args: argparse.Namespace):
@@ -58,4 +70,15 @@ def run(args: argparse.Namespace) -> int:
         reports = load_corpus_from_args(args)
         stats = write_corpus(reports, assign_splits(reports, args.split_by, seed=args.seed), args.out)
         print(json.dumps(stats, indent=2))
+    elif args.data_command == "pairs":
+        from .pair_dataset import write_pairs
+        from .pairs import HEURISTICS, build_pairs
+
+        reports = load_corpus_from_args(args)
+        splits = assign_splits(reports, args.split_by, seed=args.seed)
+        pairs = build_pairs(reports, splits, args.heuristics or HEURISTICS, args.per_heuristic, args.seed,
+                            args.sentence_splitter, args.encoder)
+        stats = write_pairs(pairs, args.out, {"corpus": args.kind, "path": args.path or "bundled", "split_by": args.split_by,
+                                              "seed": args.seed, "sentence_splitter": args.sentence_splitter})
+        print(json.dumps({k: stats[k] for k in ("pairs", "per_heuristic", "per_split")}, indent=2))
     return 0

@@ -2,6 +2,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
 from radmetrics.training.config import ConfigError, RecipeParser, parse_config_file
 from radmetrics.training.recipes import RECIPES, load_recipe, recipe_for_config
 

@@ -2,6 +2,7 @@ import filecmp
 import json
 
 import pytest
+
 from radmetrics.data_builders.corpora import (
     CorpusError,
     bundled_path,

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+
 from radmetrics.inference.checkpoint import MANIFEST_NAME, CheckpointError, load_manifest
 from radmetrics.inference.components import get_component
 from radmetrics.training.export import export_run
@@ -10,8 +11,9 @@ from radmetrics.training.run_dir import mark_complete, model_to_export, write_ru
 
 
 def _tiny_token_classifier(tokenizer_dir, out_dir):
-    from radmetrics.training.tiny import tiny_bert_config
     from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+    from radmetrics.training.tiny import tiny_bert_config
 
     labels = get_component("rate_ner_iob").label_map["labels"]
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)

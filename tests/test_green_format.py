@@ -2,7 +2,12 @@ import json
 
 import pytest
 
-from radmetrics.inference.green_format import CATEGORY_LETTERS, green_prompt, parse_green_response, render_green_response
+from radmetrics.inference.green_format import (
+    CATEGORY_LETTERS,
+    green_prompt,
+    parse_green_response,
+    render_green_response,
+)
 
 
 @pytest.fixture(scope="module")

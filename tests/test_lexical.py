@@ -3,6 +3,7 @@ import math
 
 import pytest
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
 from radmetrics.inference.metrics.lexical import (
     Bleu2RadCliQ,
     Bleu4Corpus,

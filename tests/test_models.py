@@ -1,4 +1,5 @@
 import pytest
+
 from radmetrics.inference.models import ModelLoadError, default_encoder, load_pretrained, load_tokenizer
 
 
@@ -35,8 +36,9 @@ def test_missing_local_path_is_clear(tmp_path):
 
 
 def test_tiny_models_build_offline(wordpiece_dir, tmp_path, iu_reports):
-    from radmetrics.training.tiny import tiny_deberta_v2_config, tiny_llama_config, train_bpe_tokenizer
     from transformers import AutoModel, AutoModelForCausalLM
+
+    from radmetrics.training.tiny import tiny_deberta_v2_config, tiny_llama_config, train_bpe_tokenizer
 
     tok = load_tokenizer(wordpiece_dir)
     assert AutoModel.from_config(tiny_deberta_v2_config(len(tok))).config.model_type == "deberta-v2"

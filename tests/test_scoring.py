@@ -2,6 +2,7 @@ import json
 
 import numpy as np
 import pytest
+
 from radmetrics.inference.cli import main
 from radmetrics.inference.radcliq import FEATURES, _params, fit_radcliq, radcliq_v0, radcliq_v1
 from radmetrics.inference.registry import UnknownMetricError

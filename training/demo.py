@@ -34,6 +34,19 @@ def stage_corpus(out: Path, state: dict) -> str:
     return f"{stats['reports']} IU X-ray reports, splits {stats['per_split']}"
 
 
+def stage_pairs(out: Path, state: dict) -> str:
+    """All five pair heuristics on the first 1,000 reports (nearest-neighbour embeds them: ~30 s on CPU)."""
+    from radmetrics.data_builders.corpus_io import assign_splits
+    from radmetrics.data_builders.pair_dataset import write_pairs
+    from radmetrics.data_builders.pairs import build_pairs
+
+    reports = state["reports"][:1000]
+    pairs = build_pairs(reports, assign_splits(reports), per_heuristic=500)
+    stats = write_pairs(pairs, out / "pairs", {"corpus": "iu_xray", "reports": len(reports), "demo": True})
+    state["pairs"] = pairs
+    return f"{stats['pairs']} pairs with programmatic GREEN annotations, per heuristic {stats['per_heuristic']}"
+
+
 def stage_score(out: Path, state: dict) -> str:
     """Score example pairs (IU test reports against randomly matched other test reports) with every
     registered metric whose components exist, and print the table."""
@@ -56,7 +69,7 @@ def stage_score(out: Path, state: dict) -> str:
 def stages() -> list[Stage]:
     return [
         Stage("data: corpus (IU X-ray, 80/10/10 by report)", stage_corpus),
-        Stage("data: report pairs + programmatic GREEN teacher", None, "data builders (issue 'Data builders')"),
+        Stage("data: report pairs + programmatic GREEN teacher", stage_pairs),
         Stage("data: silver labels (CheXpert rules, RaTE-NER, RadGraph)", None, "data builders"),
         Stage("train+export: RaTE-NER IOB / span", None, "encoder recipes"),
         Stage("train+export: CheXbert-style labeler", None, "encoder recipes"),

@@ -32,8 +32,9 @@ def main(argv=None) -> None:
 
     import torch
     from bert_score.utils import bert_cos_score_idf, get_model, get_tokenizer
-    from radmetrics.data_builders.corpora import iu_xray_corpus
     from transformers import AutoConfig
+
+    from radmetrics.data_builders.corpora import iu_xray_corpus
 
     from ..models import resolve_model_path
 

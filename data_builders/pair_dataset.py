@@ -1,0 +1,75 @@
+"""Write pairs + programmatic annotations as JSONL and HF datasets, with a dataset card."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from .pairs import PairRecord
+from .teacher import programmatic_annotation
+
+
+def pair_statistics(pairs: list[PairRecord]) -> dict:
+    edits = [e for p in pairs for e in p.edits if e.category is not None]
+    return {
+        "pairs": len(pairs),
+        "per_heuristic": dict(Counter(p.heuristic for p in pairs)),
+        "per_split": dict(Counter(p.split for p in pairs)),
+        "per_heuristic_and_split": {h: dict(Counter(p.split for p in pairs if p.heuristic == h)) for h in sorted({p.heuristic for p in pairs})},
+        "errors_per_category": {f"{c}_{'significant' if s else 'insignificant'}": n
+                                for (c, s), n in sorted(Counter((e.category, e.significant) for e in edits).items())},
+        "edit_kinds": dict(Counter(e.kind for p in pairs for e in p.edits)),
+    }
+
+
+def render_card(stats: dict, provenance: dict) -> str:
+    rows = "\n".join(f"| {h} | {n} | {stats['per_heuristic_and_split'][h]} |" for h, n in stats["per_heuristic"].items())
+    cats = "\n".join(f"| {k} | {v} |" for k, v in stats["errors_per_category"].items())
+    return f"""---
+tags: [radiology, radmetrics, green]
+---
+# radmetrics report pairs with programmatic GREEN annotations
+
+Reference/candidate pairs built by `radmetrics data pairs` (GREEN section 3.1.1 heuristics) with a complete
+edit log per pair, and a GREEN-format annotation written from that log by the programmatic teacher.
+
+Provenance: `{json.dumps(provenance)}`
+
+## Pairs per heuristic
+
+| heuristic | pairs | per split |
+|---|---|---|
+{rows}
+
+Splits are assigned by reference report (donor reports come from the same split), so no report's text
+crosses splits.
+
+## Errors per GREEN category
+
+| category | edits |
+|---|---|
+{cats}
+"""
+
+
+def write_pairs(pairs: list[PairRecord], out_dir: str | Path, provenance: dict) -> dict:
+    from datasets import Dataset, DatasetDict
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    annotated = [programmatic_annotation(p) for p in pairs]
+    for record in annotated:
+        record["edits"] = [dict(e) for e in record["edits"]]
+    by_split: dict[str, list[dict]] = {}
+    for record in annotated:
+        by_split.setdefault(record["split"], []).append(record)
+    for split, records in by_split.items():
+        with open(out / f"{split}.jsonl", "w", encoding="utf-8") as fh:
+            for record in records:
+                fh.write(json.dumps(record) + "\n")
+    DatasetDict({split: Dataset.from_list(records) for split, records in by_split.items()}).save_to_disk(str(out / "hf"))
+    stats = pair_statistics(pairs)
+    (out / "stats.json").write_text(json.dumps(stats, indent=2), encoding="utf-8")
+    (out / "README.md").write_text(render_card(stats, provenance), encoding="utf-8")
+    return stats

@@ -1,0 +1,84 @@
+import json
+from collections import defaultdict
+
+import pytest
+
+from radmetrics.data_builders.corpus_io import assign_splits
+from radmetrics.data_builders.pairs import HEURISTICS, build_pairs
+from radmetrics.data_builders.sentences import split_sentences
+from radmetrics.data_builders.teacher import counts_from_edits, programmatic_annotation
+from radmetrics.inference.green_format import parse_green_response
+
+FAST = ("random", "remove_shuffle", "radgraph_permute", "recombine")
+
+
+def test_sentence_splitting():
+    assert split_sentences("1. Left PICC tip in the brachiocephalic vein.2. Mild pulmonary vascular congestion.") == [
+        "Left PICC tip in the brachiocephalic vein.", "Mild pulmonary vascular congestion."]
+    assert split_sentences("Nodule of 2.5 cm in the right upper lobe. No effusion.Mild edema, e.g. at the bases.") == [
+        "Nodule of 2.5 cm in the right upper lobe.", "No effusion.", "Mild edema, e.g. at the bases."]
+    assert split_sentences("Nodule 2.5 cm. No effusion. Mild edema.", "fineradscore") == ["Nodule 2.5 cm", "No effusion", "Mild edema."]
+
+
+@pytest.fixture(scope="module")
+def iu_pairs(iu_reports):
+    splits = assign_splits(iu_reports)
+    return splits, build_pairs(iu_reports, splits, FAST, per_heuristic=2000, progress=False)
+
+
+def test_at_least_2000_pairs_per_heuristic_without_leakage(iu_pairs, iu_reports):
+    splits, pairs = iu_pairs
+    counts = defaultdict(int)
+    for p in pairs:
+        counts[p.heuristic] += 1
+        assert p.split == splits[p.reference_id]
+        if p.donor_id is not None:  # text borrowed from another report stays inside the split
+            assert splits[p.donor_id] == p.split
+    assert all(counts[h] >= 2000 for h in FAST), counts
+    assert len({(p.reference_id, p.candidate.lower()) for p in pairs}) == len(pairs)
+    assert len({p.id for p in pairs}) == len(pairs)
+    shares = {s: sum(p.split == s for p in pairs) / len(pairs) for s in ("train", "validation", "test")}
+    assert 0.75 < shares["train"] < 0.85 and 0.07 < shares["test"] < 0.13
+
+
+def test_every_annotation_round_trips_through_the_green_parser(iu_pairs):
+    _, pairs = iu_pairs
+    for p in pairs:
+        parsed = parse_green_response(programmatic_annotation(p)["response"])
+        sig, insig = counts_from_edits(p.edits)
+        assert parsed.parsed, (p.id, parsed.problems)
+        assert (parsed.significant, parsed.insignificant, parsed.matched) == (sig, insig, len(p.matched_findings)), p.id
+
+
+def test_pairs_are_deterministic(iu_reports):
+    reports = iu_reports[:200]
+    splits = assign_splits(reports)
+    a = [p.to_dict() for p in build_pairs(reports, splits, FAST, progress=False, seed=3)]
+    b = [p.to_dict() for p in build_pairs(reports, splits, FAST, progress=False, seed=3)]
+    assert json.dumps(a) == json.dumps(b)
+
+
+def test_permutations_log_their_categories(iu_pairs):
+    _, pairs = iu_pairs
+    kinds = {(e.kind, e.category) for p in pairs if p.heuristic == "radgraph_permute" for e in p.edits}
+    for kind, category in [("flip_presence_to_absent", "b"), ("flip_presence_to_present", "a"), ("change_location", "c"),
+                           ("change_severity", "d"), ("insert_finding", "a"), ("add_comparison", "e"), ("drop_comparison", "f")]:
+        assert (kind, category) in kinds
+
+
+def test_nearest_neighbour_pairs(iu_reports):
+    reports = [r for r in iu_reports if r.split == "test"][:120]
+    splits = assign_splits(reports)
+    pairs = build_pairs(reports, splits, ("nearest_neighbour",), progress=False)
+    assert len(pairs) >= 100 and all(splits[p.donor_id] == p.split for p in pairs)
+
+
+@pytest.mark.slow
+def test_cli_builds_all_heuristics_on_iu(tmp_path):
+    from radmetrics.inference.cli import main
+
+    assert main(["data", "pairs", "--out", str(tmp_path), "--per-heuristic", "2000"]) == 0
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert all(stats["per_heuristic"][h] == 2000 for h in HEURISTICS)
+    assert (tmp_path / "README.md").read_text().count("| nearest_neighbour |") == 1
+    assert (tmp_path / "hf" / "dataset_dict.json").is_file()
