@@ -14,6 +14,8 @@ DESCRIPTION = """Build data for the recipes. Subcommands:
   pairs    reference/candidate pairs by the five GREEN heuristics, each with an edit log and a
            programmatic GREEN annotation; JSONL + HF dataset + dataset card
 
+  pretrain-corpus  de-duplicated findings + impression text as an HF dataset (GREEN stage-1 pretraining)
+
 Examples: radmetrics data corpus --kind iu_xray --out outputs/corpus
           radmetrics data pairs --out outputs/pairs --per-heuristic 2000"""
 
@@ -44,6 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     pairs.add_argument("--sentence-splitter", default="robust", choices=["robust", "fineradscore"])
     pairs.add_argument("--encoder", default="default", help="encoder for nearest-neighbour pairing (default: bundled MiniLM)")
     pairs.add_argument("--out", required=True, help="output directory")
+    pretrain = sub.add_parser("pretrain-corpus", help="de-duplicated report text as an HF dataset for causal-LM pretraining")
+    add_corpus_arguments(pretrain)
+    pretrain.add_argument("--out", required=True, help="output directory")
 
 
 def load_corpus_from_args(args: argparse.Namespace):
@@ -81,4 +86,11 @@ def run(args: argparse.Namespace) -> int:
         stats = write_pairs(pairs, args.out, {"corpus": args.kind, "path": args.path or "bundled", "split_by": args.split_by,
                                               "seed": args.seed, "sentence_splitter": args.sentence_splitter})
         print(json.dumps({k: stats[k] for k in ("pairs", "per_heuristic", "per_split")}, indent=2))
+    elif args.data_command == "pretrain-corpus":
+        from .pretrain_corpus import write_pretrain_corpus
+
+        reports = load_corpus_from_args(args)
+        stats = write_pretrain_corpus(reports, assign_splits(reports, args.split_by, seed=args.seed), args.out,
+                                      {"corpus": args.kind, "path": args.path or "bundled", "split_by": args.split_by})
+        print(json.dumps(stats, indent=2))
     return 0

@@ -82,3 +82,15 @@ def test_cli_builds_all_heuristics_on_iu(tmp_path):
     assert all(stats["per_heuristic"][h] == 2000 for h in HEURISTICS)
     assert (tmp_path / "README.md").read_text().count("| nearest_neighbour |") == 1
     assert (tmp_path / "hf" / "dataset_dict.json").is_file()
+
+
+def test_pretrain_corpus_is_deduplicated(tmp_path):
+    from datasets import load_from_disk
+
+    from radmetrics.inference.cli import main
+
+    assert main(["data", "pretrain-corpus", "--out", str(tmp_path)]) == 0
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    ds = load_from_disk(str(tmp_path / "hf"))
+    texts = [" ".join(t.lower().split()) for split in ds for t in ds[split]["text"]]
+    assert len(texts) == len(set(texts)) == stats["unique_texts"] < stats["reports_in"]

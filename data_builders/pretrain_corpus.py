@@ -1,0 +1,43 @@
+"""Domain-pretraining corpus (GREEN section 3.1.2, stage 1): findings + impression text, de-duplicated.
+
+Duplicates are detected on whitespace- and case-normalised text, so boilerplate normal reports that
+recur hundreds of times in real corpora count once. The result is an HF `datasets.DatasetDict` with a
+`text` column per split (splits by report id), ready for tokenisation and packing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from .corpora import Report
+
+
+def dedupe_texts(reports: list[Report], splits: dict[str, str]) -> dict[str, list[dict]]:
+    seen: set[str] = set()
+    by_split: dict[str, list[dict]] = {}
+    for report in reports:
+        key = hashlib.sha1(" ".join(report.text.lower().split()).encode()).hexdigest()
+        if not report.text or key in seen:
+            continue
+        seen.add(key)
+        by_split.setdefault(splits[report.id], []).append({"id": report.id, "text": report.text, "source": report.source})
+    return by_split
+
+
+def write_pretrain_corpus(reports: list[Report], splits: dict[str, str], out_dir: str | Path, provenance: dict) -> dict:
+    from datasets import Dataset, DatasetDict
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    by_split = dedupe_texts(reports, splits)
+    DatasetDict({s: Dataset.from_list(rows) for s, rows in by_split.items()}).save_to_disk(str(out / "hf"))
+    stats = {"reports_in": len(reports), "unique_texts": sum(len(v) for v in by_split.values()),
+             "per_split": {s: len(v) for s, v in by_split.items()},
+             "words": sum(len(r["text"].split()) for rows in by_split.values() for r in rows), "provenance": provenance}
+    (out / "stats.json").write_text(json.dumps(stats, indent=2), encoding="utf-8")
+    (out / "README.md").write_text(
+        "# radmetrics domain-pretraining corpus\n\nFindings + impression text, de-duplicated on normalised text, "
+        f"split by report id.\n\n```json\n{json.dumps(stats, indent=2)}\n```\n", encoding="utf-8")
+    return stats
