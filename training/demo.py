@@ -47,6 +47,21 @@ def stage_pairs(out: Path, state: dict) -> str:
     return f"{stats['pairs']} pairs with programmatic GREEN annotations, per heuristic {stats['per_heuristic']}"
 
 
+def stage_rule_labels(out: Path, state: dict) -> str:
+    """Silver CheXpert labels for every report, and their agreement with NegBio's manual gold."""
+    import json
+
+    from radmetrics.data_builders.labeler_eval import f1_against_negbio
+    from radmetrics.data_builders.rule_labeler import label_report
+
+    (out / "silver").mkdir(exist_ok=True)
+    with open(out / "silver" / "chexpert_rule_labels.jsonl", "w", encoding="utf-8") as fh:
+        for r in state["reports"]:
+            fh.write(json.dumps({"id": r.id, "text": r.text, "labels": label_report(r.text)}) + "\n")
+    agreement = f1_against_negbio()
+    return f"{len(state['reports'])} reports labelled; macro F1 vs NegBio gold {agreement['macro_f1']:.3f} on {len(agreement['per_label'])} shared labels"
+
+
 def stage_score(out: Path, state: dict) -> str:
     """Score example pairs (IU test reports against randomly matched other test reports) with every
     registered metric whose components exist, and print the table."""
@@ -70,7 +85,8 @@ def stages() -> list[Stage]:
     return [
         Stage("data: corpus (IU X-ray, 80/10/10 by report)", stage_corpus),
         Stage("data: report pairs + programmatic GREEN teacher", stage_pairs),
-        Stage("data: silver labels (CheXpert rules, RaTE-NER, RadGraph)", None, "data builders"),
+        Stage("data: silver CheXpert labels (rule labeler)", stage_rule_labels),
+        Stage("data: silver RaTE-NER and RadGraph labels", None, "data builders (silver taggers)"),
         Stage("train+export: RaTE-NER IOB / span", None, "encoder recipes"),
         Stage("train+export: CheXbert-style labeler", None, "encoder recipes"),
         Stage("train+export: RadGraph-style extractor", None, "encoder recipes"),
