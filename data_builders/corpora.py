@@ -57,7 +57,7 @@ def _clean(value) -> str:
     if value is None:
         return ""
     text = str(value).strip()
-    return "" if text.lower() in {"nan", "none", "none."} and len(text) <= 5 else text
+    return "" if text.lower() in {"nan", "none", "none."} else text
 
 
 def _read_csv_rows(path: Path, required: Iterable[str]) -> list[dict]:

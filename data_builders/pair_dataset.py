@@ -59,8 +59,6 @@ def write_pairs(pairs: list[PairRecord], out_dir: str | Path, provenance: dict) 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     annotated = [programmatic_annotation(p) for p in pairs]
-    for record in annotated:
-        record["edits"] = [dict(e) for e in record["edits"]]
     by_split: dict[str, list[dict]] = {}
     for record in annotated:
         by_split.setdefault(record["split"], []).append(record)

@@ -56,12 +56,6 @@ class PairRecord:
     def to_dict(self) -> dict:
         return asdict(self)
 
-    @classmethod
-    def from_dict(cls, data: dict) -> PairRecord:
-        data = dict(data)
-        data["edits"] = [Edit(**e) for e in data["edits"]]
-        return cls(**data)
-
 
 def _norm(sentence: str) -> str:
     return re.sub(r"[^a-z0-9 ]", "", sentence.lower()).strip()

@@ -46,7 +46,7 @@ def _phrase_pattern(phrases: list[str]) -> re.Pattern | None:
 def lexicon() -> dict[str, tuple[re.Pattern | None, re.Pattern | None]]:
     root = bundled_path("chexpert_labeler", "phrases")
     table = {}
-    for name in (*CHEXPERT_CONDITIONS,):
+    for name in CHEXPERT_CONDITIONS:
         stem = name.lower().replace(" ", "_")
         mention = (root / "mention" / f"{stem}.txt").read_text(encoding="utf-8").splitlines()
         unmention_path = root / "unmention" / f"{stem}.txt"

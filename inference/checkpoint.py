@@ -124,7 +124,7 @@ def _check_model_labels(directory: Path, manifest: dict) -> None:
     id2label = json.loads(config_path.read_text(encoding="utf-8")).get("id2label")
     if id2label is None:
         return
-    found = [id2label[str(i)] for i in range(len(id2label))] if all(str(i) in id2label for i in range(len(id2label))) else None
+    found = [id2label.get(str(i)) for i in range(len(id2label))]
     if found != labels:
         raise CheckpointError(f"{config_path}: id2label {found} does not match the manifest label map {labels}")
 

@@ -7,7 +7,7 @@ import pytest
 from radmetrics.inference.checkpoint import MANIFEST_NAME, CheckpointError, load_manifest
 from radmetrics.inference.components import get_component
 from radmetrics.training.export import export_run
-from radmetrics.training.run_dir import mark_complete, model_to_export, write_run_manifest
+from radmetrics.training.run_dir import mark_complete, model_to_export, write_eval_results, write_run_manifest
 
 
 def _tiny_token_classifier(tokenizer_dir, out_dir):
@@ -33,6 +33,7 @@ def run_dir(tmp_path, wordpiece_dir):
                        config={"lr": 1e-3}, data_provenance={"corpus": "iu_xray"})
     _tiny_token_classifier(wordpiece_dir, run / "final")
     (run / "final" / "optimizer.pt").write_bytes(b"not exported")
+    write_eval_results(run, {"eval_f1": 0.5})
     return run
 
 
@@ -44,7 +45,8 @@ def test_round_trip(run_dir, tmp_path):
     directory, manifest = load_manifest(out, "rate_ner_iob")
     assert manifest["component"] == "rate_ner_iob" and "model.safetensors" in manifest["files"]
     assert not (out / "optimizer.pt").exists() and not list(out.glob("*.bin"))
-    assert (out / "README.md").read_text().startswith("---")
+    card = (out / "README.md").read_text()
+    assert card.startswith("---") and "| eval_f1 | 0.5000 |" in card and manifest["eval_results"] == {"eval_f1": 0.5}
     original = AutoModelForTokenClassification.from_pretrained(run_dir / "final")
     loaded = AutoModelForTokenClassification.from_pretrained(directory)
     ids = torch.tensor([[2, 10, 11, 3]])

@@ -68,12 +68,3 @@ def tiny_llama_config(vocab_size: int, pad_token_id: int, bos_token_id: int, eos
                 tie_word_embeddings=True)
     return LlamaConfig(**{**base, **overrides})
 
-
-TINY_ARCHITECTURES = {"bert": tiny_bert_config, "deberta-v2": tiny_deberta_v2_config}
-
-
-def tiny_encoder_config(architecture: str, vocab_size: int, **overrides):
-    try:
-        return TINY_ARCHITECTURES[architecture](vocab_size, **overrides)
-    except KeyError:
-        raise ValueError(f"unknown tiny encoder architecture {architecture!r}; expected {sorted(TINY_ARCHITECTURES)}") from None
