@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-HELP = "build corpora and training data (corpus export; pairs, teachers, silver labels as they land)"
+HELP = "build corpora and training data: corpus, GREEN pairs + teacher, pretraining text, silver labels"
 DESCRIPTION = """Build data for the recipes. Subcommands:
 
   corpus   read a corpus (IU X-ray bundled by default, ReXrank JSON, MIMIC-style free text,
@@ -16,8 +16,13 @@ DESCRIPTION = """Build data for the recipes. Subcommands:
 
   pretrain-corpus  de-duplicated findings + impression text as an HF dataset (GREEN stage-1 pretraining)
 
+  silver   silver labels for the encoder recipes: CheXpert-style rule labels, RaTE-NER (IOB + spans),
+           RadGraph-style entities and relations (DyGIE JSONL); card with label distributions and
+           agreement with real gold (NegBio labels, radgraph annotations)
+
 Examples: radmetrics data corpus --kind iu_xray --out outputs/corpus
-          radmetrics data pairs --out outputs/pairs --per-heuristic 2000"""
+          radmetrics data pairs --out outputs/pairs --per-heuristic 2000
+          radmetrics data silver --out outputs/silver --labelers chexpert rate_ner radgraph"""
 
 
 def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
@@ -49,6 +54,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     pretrain = sub.add_parser("pretrain-corpus", help="de-duplicated report text as an HF dataset for causal-LM pretraining")
     add_corpus_arguments(pretrain)
     pretrain.add_argument("--out", required=True, help="output directory")
+    silver = sub.add_parser("silver", help="silver CheXpert / RaTE-NER / RadGraph labels with a dataset card")
+    add_corpus_arguments(silver)
+    silver.add_argument("--labelers", nargs="+", default=["chexpert", "rate_ner", "radgraph"],
+                        choices=["chexpert", "rate_ner", "radgraph"], help="which silver labels to build (default: all)")
+    silver.add_argument("--sentence-splitter", default="robust", choices=["robust", "fineradscore"])
+    silver.add_argument("--out", required=True, help="output directory")
 
 
 def load_corpus_from_args(args: argparse.Namespace):
@@ -93,4 +104,13 @@ def run(args: argparse.Namespace) -> int:
         stats = write_pretrain_corpus(reports, assign_splits(reports, args.split_by, seed=args.seed), args.out,
                                       {"corpus": args.kind, "path": args.path or "bundled", "split_by": args.split_by})
         print(json.dumps(stats, indent=2))
+    elif args.data_command == "silver":
+        from .silver_dataset import write_silver
+
+        reports = load_corpus_from_args(args)
+        stats = write_silver(reports, assign_splits(reports, args.split_by, seed=args.seed), args.out, args.labelers,
+                             {"corpus": args.kind, "path": args.path or "bundled", "split_by": args.split_by},
+                             args.sentence_splitter)
+        print(json.dumps({name: s["records_per_split"] for name, s in stats["labelers"].items()}, indent=2))
+        print(f"dataset card: {args.out}/README.md")
     return 0

@@ -37,3 +37,21 @@ def write_corpus(reports: list[Report], splits: dict[str, str], out_dir: str | P
     }
     (out / "corpus_stats.json").write_text(json.dumps(stats, indent=2), encoding="utf-8")
     return stats
+
+
+def write_split_records(by_split: dict[str, list[dict]], out_dir: str | Path, jsonl: bool = True, to_arrow=None) -> None:
+    """`{split}.jsonl` per split (optional) and the same records as an HF DatasetDict under `hf/`.
+
+    `to_arrow` rewrites a record for Arrow where JSONL's mixed-type lists (`[start, end, "LABEL"]`) cannot go."""
+    from datasets import Dataset, DatasetDict
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if jsonl:
+        for split, records in by_split.items():
+            with open(out / f"{split}.jsonl", "w", encoding="utf-8") as fh:
+                for record in records:
+                    fh.write(json.dumps(record) + "\n")
+    convert = to_arrow or (lambda record: record)
+    DatasetDict({split: Dataset.from_list([convert(r) for r in records])
+                 for split, records in by_split.items()}).save_to_disk(str(out / "hf"))

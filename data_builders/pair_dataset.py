@@ -6,6 +6,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from .corpus_io import write_split_records
 from .pairs import PairRecord
 from .teacher import programmatic_annotation
 
@@ -54,19 +55,12 @@ crosses splits.
 
 
 def write_pairs(pairs: list[PairRecord], out_dir: str | Path, provenance: dict) -> dict:
-    from datasets import Dataset, DatasetDict
-
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     annotated = [programmatic_annotation(p) for p in pairs]
     by_split: dict[str, list[dict]] = {}
     for record in annotated:
         by_split.setdefault(record["split"], []).append(record)
-    for split, records in by_split.items():
-        with open(out / f"{split}.jsonl", "w", encoding="utf-8") as fh:
-            for record in records:
-                fh.write(json.dumps(record) + "\n")
-    DatasetDict({split: Dataset.from_list(records) for split, records in by_split.items()}).save_to_disk(str(out / "hf"))
+    write_split_records(by_split, out)
     stats = pair_statistics(pairs)
     (out / "stats.json").write_text(json.dumps(stats, indent=2), encoding="utf-8")
     (out / "README.md").write_text(render_card(stats, provenance), encoding="utf-8")

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from .corpora import Report
+from .corpus_io import write_split_records
 
 
 def dedupe_texts(reports: list[Report], splits: dict[str, str]) -> dict[str, list[dict]]:
@@ -27,12 +28,9 @@ def dedupe_texts(reports: list[Report], splits: dict[str, str]) -> dict[str, lis
 
 
 def write_pretrain_corpus(reports: list[Report], splits: dict[str, str], out_dir: str | Path, provenance: dict) -> dict:
-    from datasets import Dataset, DatasetDict
-
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     by_split = dedupe_texts(reports, splits)
-    DatasetDict({s: Dataset.from_list(rows) for s, rows in by_split.items()}).save_to_disk(str(out / "hf"))
+    write_split_records(by_split, out, jsonl=False)
     stats = {"reports_in": len(reports), "unique_texts": sum(len(v) for v in by_split.values()),
              "per_split": {s: len(v) for s, v in by_split.items()},
              "words": sum(len(r["text"].split()) for rows in by_split.values() for r in rows), "provenance": provenance}

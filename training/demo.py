@@ -47,19 +47,18 @@ def stage_pairs(out: Path, state: dict) -> str:
     return f"{stats['pairs']} pairs with programmatic GREEN annotations, per heuristic {stats['per_heuristic']}"
 
 
-def stage_rule_labels(out: Path, state: dict) -> str:
-    """Silver CheXpert labels for every report, and their agreement with NegBio's manual gold."""
-    import json
+def stage_silver(out: Path, state: dict) -> str:
+    """Silver CheXpert / RaTE-NER / RadGraph labels for every report, with agreement against real gold."""
+    from radmetrics.data_builders.corpus_io import assign_splits
+    from radmetrics.data_builders.silver_dataset import write_silver
 
-    from radmetrics.data_builders.labeler_eval import f1_against_negbio
-    from radmetrics.data_builders.rule_labeler import label_report
-
-    (out / "silver").mkdir(exist_ok=True)
-    with open(out / "silver" / "chexpert_rule_labels.jsonl", "w", encoding="utf-8") as fh:
-        for r in state["reports"]:
-            fh.write(json.dumps({"id": r.id, "text": r.text, "labels": label_report(r.text)}) + "\n")
-    agreement = f1_against_negbio()
-    return f"{len(state['reports'])} reports labelled; macro F1 vs NegBio gold {agreement['macro_f1']:.3f} on {len(agreement['per_label'])} shared labels"
+    reports = state["reports"]
+    stats = write_silver(reports, assign_splits(reports), out / "silver", provenance={"corpus": "iu_xray", "demo": True})
+    state["silver"] = out / "silver"
+    chexpert = stats["labelers"]["chexpert"]["gold_agreement"]
+    radgraph = stats["labelers"]["radgraph"]["gold_agreement"]
+    return (f"{len(reports)} reports; rule labeler macro F1 vs NegBio {chexpert['macro_f1']:.3f}; "
+            f"RadGraph silver entity F1 vs gold {radgraph['entities']['f1']:.3f}")
 
 
 def stage_score(out: Path, state: dict) -> str:
@@ -85,8 +84,7 @@ def stages() -> list[Stage]:
     return [
         Stage("data: corpus (IU X-ray, 80/10/10 by report)", stage_corpus),
         Stage("data: report pairs + programmatic GREEN teacher", stage_pairs),
-        Stage("data: silver CheXpert labels (rule labeler)", stage_rule_labels),
-        Stage("data: silver RaTE-NER and RadGraph labels", None, "data builders (silver taggers)"),
+        Stage("data: silver CheXpert / RaTE-NER / RadGraph labels", stage_silver),
         Stage("train+export: RaTE-NER IOB / span", None, "encoder recipes"),
         Stage("train+export: CheXbert-style labeler", None, "encoder recipes"),
         Stage("train+export: RadGraph-style extractor", None, "encoder recipes"),

@@ -1,0 +1,68 @@
+"""Agreement of the silver RadGraph-style extractor with the radgraph package's gold annotations.
+
+Gold: the RadGraph and RadGraph-XL expected outputs bundled in data/radgraph (10 short reports). The
+gold text is already tokenised (space-separated); we split it into sentences at "." tokens, extract,
+and compare entities as (start, end, label) and relations as (source span, target span, label).
+"""
+
+from __future__ import annotations
+
+import json
+
+from radmetrics.inference.radgraph_annotation import short_label
+
+from .corpora import bundled_path
+from .silver_radgraph import extract_sentence
+
+
+def gold_documents() -> list[dict]:
+    """Every bundled gold annotation dict (`text`, `entities`), labels in the original short schema."""
+    docs = []
+    cases = json.loads(bundled_path("radgraph", "radgraph_expected.json").read_text(encoding="utf-8"))["cases"]
+    for case in cases:
+        if "expected_annotations" in case:
+            docs.extend(case["expected_annotations"].values())
+        elif "expected_processed_annotations" in case:
+            docs.extend(case["expected_processed_annotations"]["radgraph_annotations"].values())
+    for report in json.loads(bundled_path("radgraph", "expected_processed_annotations_radgraph_xl.json").read_text(encoding="utf-8")):
+        docs.extend(report["processed_annotations"]["radgraph_annotations"].values())
+    return docs
+
+
+def _gold_sets(doc: dict) -> tuple[set, set]:
+    entities = doc["entities"]
+    spans = {key: (e["start_ix"], e["end_ix"]) for key, e in entities.items()}
+    ents = {(*spans[k], short_label(e["label"])) for k, e in entities.items()}
+    rels = {(*spans[k], *spans[target], label) for k, e in entities.items() for label, target in e["relations"]}
+    return ents, rels
+
+
+def _predicted_sets(tokens: list[str]) -> tuple[set, set]:
+    ents, rels, start = set(), set(), 0
+    for end in [i + 1 for i, t in enumerate(tokens) if t == "."] + [len(tokens)]:
+        if end > start:
+            e, r = extract_sentence(tokens[start:end])
+            ents |= {(a + start, b + start, label) for a, b, label in e}
+            rels |= {(a + start, b + start, c + start, d + start, label) for a, b, c, d, label in r}
+        start = end
+    return ents, rels
+
+
+def _prf(tp: int, n_pred: int, n_gold: int) -> dict:
+    p = tp / n_pred if n_pred else 0.0
+    r = tp / n_gold if n_gold else 0.0
+    return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0, "gold": n_gold, "predicted": n_pred}
+
+
+def agreement_with_gold() -> dict:
+    counts = {"entities": [0, 0, 0], "entity_spans": [0, 0, 0], "relations": [0, 0, 0]}
+    docs = gold_documents()
+    for doc in docs:
+        gold_e, gold_r = _gold_sets(doc)
+        pred_e, pred_r = _predicted_sets(doc["text"].split())
+        for name, pred, gold in (("entities", pred_e, gold_e), ("relations", pred_r, gold_r),
+                                 ("entity_spans", {e[:2] for e in pred_e}, {e[:2] for e in gold_e})):
+            counts[name][0] += len(pred & gold)
+            counts[name][1] += len(pred)
+            counts[name][2] += len(gold)
+    return {"documents": len(docs), **{name: _prf(*c) for name, c in counts.items()}}
