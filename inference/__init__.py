@@ -23,6 +23,11 @@ _LAZY = {
     "radcliq_v1": ".radcliq",
     "Scorer": ".scorer",
     "get_component": ".components",
+    "radgraph_f1": ".radgraph_f1",
+    "radgraph_radcliq": ".radgraph_f1",
+    "dygie_to_annotation": ".radgraph_annotation",
+    "chexbert_f1": ".chexbert_f1",
+    "ratescore_from_entities": ".ratescore",
 }
 
 __all__ = sorted(_LAZY)
