@@ -246,25 +246,11 @@ def nearest_neighbours(reports: list[Report], splits: dict[str, str], encoder: s
                        progress: bool = True) -> dict[str, str]:
     """For each report, the most similar other report of its split (cosine of mean-pooled embeddings)."""
     import torch
-    from transformers import AutoModel
 
-    from radmetrics.inference.models import load_pretrained, load_tokenizer
+    from radmetrics.inference.text_encoder import TextEncoder
 
-    tokenizer, model = load_tokenizer(encoder), load_pretrained(AutoModel, encoder).eval()
-    embeddings = []
-    iterator = range(0, len(reports), batch_size)
-    if progress:
-        from tqdm.auto import tqdm
-
-        iterator = tqdm(iterator, desc="embedding reports", unit="batch")
-    with torch.no_grad():
-        for start in iterator:
-            batch = tokenizer([r.text for r in reports[start:start + batch_size]], padding=True, truncation=True,
-                              max_length=256, return_tensors="pt")
-            hidden = model(**batch).last_hidden_state
-            mask = batch["attention_mask"].unsqueeze(-1).float()
-            embeddings.append(torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1), dim=-1))
-    emb = torch.cat(embeddings)
+    vectors = TextEncoder(encoder, pooling="mean").encode([r.text for r in reports], batch_size, progress, "embedding reports")
+    emb = torch.from_numpy(vectors)
     result = {}
     for split in set(splits.values()):
         idx = [i for i, r in enumerate(reports) if splits[r.id] == split]

@@ -7,7 +7,7 @@ import csv
 import json
 from pathlib import Path
 
-HELP = "meta-evaluate metrics against human judgements (Kendall tau-b, preference accuracy, RadCliQ refit)"
+HELP = "meta-evaluate metrics against human judgements (Kendall tau-b, preference accuracy, RadCliQ refit, RaTEScore tuning)"
 DESCRIPTION = """Subcommands:
 
   correlate    Kendall tau-b (1,000-resample bootstrap CI) between each metric and human error counts
@@ -17,7 +17,10 @@ DESCRIPTION = """Subcommands:
   preference   accuracy of each metric at picking the report radiologists preferred
                (CSV: reference, candidate_1, candidate_2, preferred in {1,2}); GREEN paper section 4.3.2.
   fit-radcliq  refit RadCliQ's constrained composite (negated weights non-negative, summing to 1) on a CSV
-               with radgraph_radcliq, bertscore, chexbert_similarity, bleu2 and an error-count column."""
+               with radgraph_radcliq, bertscore, chexbert_similarity, bleu2 and an error-count column.
+  tune-ratescore  TPE (optuna) search of RaTEScore's 25 type-pair weights W and penalty p against human
+               judgements; JSONL rows with reference_entities / candidate_entities ([[text, type], ...])
+               and a human column. Writes a matrix usable as `ratescore_from_entities(..., matrix=PATH)`."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +41,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fit.add_argument("--csv", required=True)
     fit.add_argument("--human-column", default="total_errors")
     fit.add_argument("--out", required=True, help="JSON file for the fitted parameters")
+    tune = sub.add_parser("tune-ratescore", help="TPE search of RaTEScore's affinity matrix and penalty (optuna)")
+    tune.add_argument("--data", required=True, help="JSONL: reference_entities, candidate_entities, human column")
+    tune.add_argument("--human-column", default="total_errors")
+    tune.add_argument("--human-higher-is-better", action="store_true",
+                      help="the human column is a quality rating (default: an error count, lower is better)")
+    tune.add_argument("--trials", type=int, default=200)
+    tune.add_argument("--seed", type=int, default=0)
+    tune.add_argument("--encoder", default="default", help="entity encoder (default: bundled MiniLM)")
+    tune.add_argument("--pooling", default="mean", choices=["mean", "cls"], help="cls as RaTEScore does with BioLORD")
+    tune.add_argument("--out", required=True, help="output directory (affinity_tuned.json, tuning.json)")
 
 
 def _rows(path: str, required: list[str]) -> list[dict]:
@@ -128,5 +141,42 @@ def fit(args) -> int:
     return 0
 
 
+def _entity_rows(path: str, human_column: str) -> list[dict]:
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise SystemExit(f"{path}:{n}: not valid JSON ({exc.msg})") from None
+            missing = [k for k in ("reference_entities", "candidate_entities", human_column) if k not in row]
+            if missing:
+                raise SystemExit(f"{path}:{n}: missing key(s) {missing}")
+            rows.append(row)
+    if len(rows) < 3:
+        raise SystemExit(f"{path}: need at least 3 rated pairs to rank, found {len(rows)}")
+    return rows
+
+
+def tune(args) -> int:
+    from .ratescore_tuning import tune_ratescore
+
+    rows = _entity_rows(args.data, args.human_column)
+    result = tune_ratescore([r["reference_entities"] for r in rows], [r["candidate_entities"] for r in rows],
+                            [float(r[args.human_column]) for r in rows], args.trials, args.seed,
+                            args.human_higher_is_better, args.encoder, args.pooling)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "affinity_tuned.json").write_text(json.dumps(result["affinity"], indent=2), encoding="utf-8")
+    summary = {k: v for k, v in result.items() if k != "affinity"} | {"encoder": args.encoder, "seed": args.seed}
+    (out / "tuning.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    print(f"Kendall tau-b {result['tau_b']:.4f} (bundled long matrix: {result['default_long_tau_b']:.4f}) "
+          f"over {result['n_pairs']} pairs, {result['n_trials']} trials -> {out / 'affinity_tuned.json'}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
-    return {"correlate": correlate, "preference": preference, "fit-radcliq": fit}[args.meta_command](args)
+    commands = {"correlate": correlate, "preference": preference, "fit-radcliq": fit, "tune-ratescore": tune}
+    return commands[args.meta_command](args)
