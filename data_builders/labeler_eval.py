@@ -23,12 +23,18 @@ def read_negbio_gold(path=None) -> dict[str, dict[str, int]]:
         return {row["filename"].removeprefix("CXR"): {k: int(v) for k, v in row.items() if k != "filename"} for row in csv.DictReader(fh)}
 
 
-def f1_against_negbio(report_ids: set[str] | None = None, uncertain_as_positive: bool = False) -> dict:
+def f1_against_negbio(report_ids: set[str] | None = None, uncertain_as_positive: bool = False,
+                      predictions: dict[str, dict] | None = None) -> dict:
+    """Per shared label P/R/F1 against NegBio gold. `predictions` ({report id: {observation: 1/0/-1/None}})
+    scores another labeler (a trained CheXbert-style model) on its reports; default: the rule labeler."""
     gold = read_negbio_gold()
+    if predictions is not None:
+        report_ids = set(predictions) if report_ids is None else report_ids & set(predictions)
     reports = [r for r in iu_xray_corpus() if r.id in gold and (report_ids is None or r.id in report_ids)]
     positive = {1, -1} if uncertain_as_positive else {1}
     results = {}
-    predictions = {r.id: label_report(r.text) for r in reports}
+    if predictions is None:
+        predictions = {r.id: label_report(r.text) for r in reports}
     for negbio_name, ours in SHARED_LABELS.items():
         tp = fp = fn = 0
         for r in reports:

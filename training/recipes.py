@@ -9,7 +9,10 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-RECIPES: dict[str, str] = {}
+RECIPES: dict[str, str] = {
+    "rate_ner/iob": "radmetrics.training.rate_ner.iob",
+    "chexbert/finetune": "radmetrics.training.chexbert.finetune",
+}
 
 
 def recipe_names() -> list[str]:

@@ -1,0 +1,124 @@
+"""CheXbert-style labeler recipe (Smit et al. 2020): encoder [CLS] -> 13 four-class heads + 1 two-class
+head (No Finding), summed cross-entropy, trained on the rule labeler's silver labels; checkpoints are
+selected by mean Cohen's kappa on the validation split (as CheXbert selects), and the card reports
+kappa, CheXbert's weighted F1 and agreement with NegBio's manual labels next to the rule labeler's.
+
+    radmetrics train chexbert/finetune --config configs/chexbert/finetune/tiny.yaml
+"""
+
+from __future__ import annotations
+
+import sys
+
+from transformers import TrainingArguments
+
+from radmetrics.inference.components import CHEXPERT_CONDITIONS
+
+from ..config import RecipeParser
+from ..encoder_recipe import (
+    DataArguments,
+    ModelArguments,
+    build_tokenizer,
+    encoder_config,
+    load_silver,
+    pretrained_weights,
+    start_run,
+    train_and_finish,
+)
+
+COMPONENT = "chexbert"
+ARGUMENT_TYPES = (ModelArguments, DataArguments, TrainingArguments)
+RULE_TO_CLASS = {None: 0, 1: 1, 0: 2, -1: 3}  # rule labeler value -> head class (blank, positive, negative, uncertain)
+CLASS_TO_RULE = {v: k for k, v in RULE_TO_CLASS.items()}
+
+
+def head_classes(labels: dict) -> list[int]:
+    return [RULE_TO_CLASS[labels[name]] for name in CHEXPERT_CONDITIONS]
+
+
+def labeler_scores(true, predicted) -> dict[str, float]:
+    """Mean Cohen's kappa over the 14 heads, and CheXbert's weighted F1: per condition the support-weighted
+    F1 of its positive / negative / uncertain classes, averaged over conditions weighted by how many
+    reports mention the condition."""
+    import numpy as np
+    from sklearn.metrics import cohen_kappa_score, f1_score
+
+    true, predicted = np.asarray(true), np.asarray(predicted)
+    kappas, f1s, weights = [], [], []
+    for i in range(true.shape[1]):
+        same = (true[:, i] == predicted[:, i]).all()
+        kappas.append(1.0 if same else float(np.nan_to_num(cohen_kappa_score(true[:, i], predicted[:, i]))))
+        mentioned = [c for c in (1, 2, 3) if (true[:, i] == c).any()]
+        if mentioned:
+            f1s.append(f1_score(true[:, i], predicted[:, i], labels=mentioned, average="weighted", zero_division=0))
+            weights.append(int((true[:, i] != 0).sum()))
+    return {"kappa": float(np.mean(kappas)),
+            "weighted_f1": float(np.average(f1s, weights=weights)) if weights else 0.0}
+
+
+def main(argv: list[str] | None = None):
+    import numpy as np
+    from transformers import DataCollatorWithPadding, Trainer
+
+    from radmetrics.data_builders.labeler_eval import f1_against_negbio
+    from radmetrics.inference.chexbert_model import CheXbertConfig, CheXbertLabeler
+
+    model_args, data_args, training_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
+    data, provenance = load_silver(data_args, "chexpert", training_args)
+    tokenizer = build_tokenizer(model_args, (r["text"] for r in data["train"]), training_args)
+    run_dir = start_run(COMPONENT, "chexbert/finetune", model_args, data_args, training_args, provenance)
+
+    def tokenize(batch):
+        encoded = tokenizer(batch["text"], truncation=True, max_length=data_args.max_seq_length)
+        encoded["labels"] = [head_classes(labels) for labels in batch["labels"]]
+        return encoded
+
+    with training_args.main_process_first(desc="tokenize"):
+        tokenized = data.map(tokenize, batched=True, remove_columns=data["train"].column_names)
+
+    config = CheXbertConfig.from_encoder(encoder_config(model_args, tokenizer))
+    model = CheXbertLabeler(config)
+    weights = pretrained_weights(model_args)
+    if weights:
+        from transformers import AutoModel
+
+        model.encoder = AutoModel.from_pretrained(weights)
+
+    def predict_classes(logits) -> np.ndarray:
+        import torch
+
+        parts = torch.split(torch.as_tensor(logits), config.classes_per_head, dim=-1)
+        return torch.stack([p.argmax(-1) for p in parts], dim=-1).numpy()
+
+    def compute_metrics(eval_prediction):
+        return labeler_scores(eval_prediction.label_ids, predict_classes(eval_prediction.predictions))
+
+    trainer = Trainer(model=model, args=training_args, train_dataset=tokenized["train"], eval_dataset=tokenized["validation"],
+                      data_collator=DataCollatorWithPadding(tokenizer), compute_metrics=compute_metrics,
+                      processing_class=tokenizer)
+
+    def evaluate() -> dict:
+        output = trainer.predict(tokenized["test"], metric_key_prefix="test")
+        results = {k: v for k, v in output.metrics.items() if not k.endswith(("_runtime", "_per_second", "_loss"))}
+        predicted = predict_classes(output.predictions)
+        gold = np.asarray(tokenized["test"]["labels"])
+        majority = np.array([np.bincount(np.asarray(tokenized["train"]["labels"])[:, i]).argmax() for i in range(gold.shape[1])])
+        baseline = labeler_scores(gold, np.tile(majority, (len(gold), 1)))
+        results.update({f"baseline_majority_test_{k}": v for k, v in baseline.items()})
+        test_ids = set(data["test"]["id"])
+        model_labels = {rid: dict(zip(CHEXPERT_CONDITIONS, (CLASS_TO_RULE[int(c)] for c in row)))
+                        for rid, row in zip(data["test"]["id"], predicted)}
+        ours = f1_against_negbio(test_ids, predictions=model_labels)
+        rule = f1_against_negbio(test_ids)
+        if ours["reports"]:
+            results["negbio_test_macro_f1"] = ours["macro_f1"]
+            results["rule_labeler_negbio_test_macro_f1"] = rule["macro_f1"]
+        return results
+
+    results = train_and_finish(trainer, tokenizer, run_dir, evaluate)
+    print({k: round(v, 4) for k, v in results.items() if isinstance(v, float)})
+    return run_dir
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

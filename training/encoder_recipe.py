@@ -1,0 +1,151 @@
+"""What every encoder recipe shares: arguments, silver data, tokenizer/model construction, resume and
+the run directory contract (manifest, step checkpoints with `.complete`, `final/`, eval results).
+
+Recipes stay thin (alignment-handbook style): parse `ModelArguments`, `DataArguments`, HF
+`TrainingArguments` (+ their own), build datasets and a model, then `train_and_finish`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from transformers import TrainerCallback
+
+from .run_dir import (
+    is_complete,
+    last_complete_checkpoint,
+    mark_complete,
+    read_eval_results,
+    write_eval_results,
+    write_run_manifest,
+)
+
+TINY_MODELS = ("tiny-bert", "tiny-deberta")
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(default="tiny-bert", metadata={
+        "help": "a local path or Hub id (local first), 'default' for the bundled MiniLM, or tiny-bert / tiny-deberta "
+                "for a random tiny encoder with a WordPiece tokenizer trained on the training text"})
+    tiny_vocab_size: int = field(default=2000, metadata={"help": "vocabulary of the tiny tokenizer"})
+    tiny_hidden_size: int = field(default=64, metadata={"help": "hidden size of the tiny encoder"})
+
+
+@dataclass
+class DataArguments:
+    silver_dir: str | None = field(default=None, metadata={
+        "help": "output of `radmetrics data silver`; when unset, silver labels of the bundled IU corpus are built "
+                "into OUTPUT_DIR/silver"})
+    max_train_samples: int | None = field(default=None, metadata={"help": "truncate the training split"})
+    max_eval_samples: int | None = field(default=None, metadata={"help": "truncate the validation and test splits"})
+    max_seq_length: int = field(default=128, metadata={"help": "tokens per example after tokenisation"})
+
+
+class CompletionMarker(TrainerCallback):
+    """Mark checkpoint-<step> complete once the Trainer has written all of it (on_save runs after the save)."""
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            checkpoint = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            if checkpoint.is_dir():
+                mark_complete(checkpoint)
+
+
+def load_silver(data_args: DataArguments, labeler: str, training_args):
+    """The labeler's silver DatasetDict, building it from the bundled corpus on the main process if needed."""
+    from datasets import load_from_disk
+
+    root = Path(data_args.silver_dir) if data_args.silver_dir else Path(training_args.output_dir) / "silver"
+    hf_dir = root / labeler / "hf"
+    with training_args.main_process_first(desc="silver labels"):
+        if not hf_dir.is_dir():
+            if data_args.silver_dir:
+                raise FileNotFoundError(f"{hf_dir} not found: run `radmetrics data silver --out {root}` first")
+            from radmetrics.data_builders.corpora import iu_xray_corpus
+            from radmetrics.data_builders.corpus_io import assign_splits
+            from radmetrics.data_builders.silver_dataset import write_silver
+
+            reports = [r for r in iu_xray_corpus() if r.text]
+            write_silver(reports, assign_splits(reports), root, labelers=[labeler],
+                         provenance={"corpus": "iu_xray", "path": "bundled", "split_by": "hash"})
+        data = load_from_disk(str(hf_dir))
+    for split in ("train", "validation", "test"):
+        if split not in data:
+            raise ValueError(f"{hf_dir}: the silver dataset has no {split!r} split (found {list(data)})")
+    if data_args.max_train_samples:
+        data["train"] = data["train"].select(range(min(data_args.max_train_samples, len(data["train"]))))
+    if data_args.max_eval_samples:
+        for split in ("validation", "test"):
+            data[split] = data[split].select(range(min(data_args.max_eval_samples, len(data[split]))))
+    return data, {"silver_dir": str(root), "labeler": labeler, **{f"{s}_examples": len(d) for s, d in data.items()}}
+
+
+def build_tokenizer(model_args: ModelArguments, texts, training_args):
+    """A tokenizer trained on `texts` (tiny models, reused on resume) or loaded from the model path."""
+    from radmetrics.inference.models import load_tokenizer
+
+    if model_args.model_name_or_path not in TINY_MODELS:
+        return load_tokenizer(model_args.model_name_or_path)
+    from .tiny import train_wordpiece_tokenizer
+
+    directory = Path(training_args.output_dir) / "tokenizer"
+    with training_args.main_process_first(desc="tiny tokenizer"):
+        if not (directory / "tokenizer_config.json").is_file():
+            train_wordpiece_tokenizer(texts, directory, vocab_size=model_args.tiny_vocab_size)
+    return load_tokenizer(directory, min_vocab=50)
+
+
+def encoder_config(model_args: ModelArguments, tokenizer, **overrides):
+    """The encoder's config: a tiny random one, or the pretrained model's with `overrides`."""
+    from transformers import AutoConfig
+
+    from radmetrics.inference.models import resolve_model_path
+
+    from .tiny import tiny_bert_config, tiny_deberta_v2_config
+
+    if model_args.model_name_or_path == "tiny-bert":
+        return tiny_bert_config(len(tokenizer), hidden_size=model_args.tiny_hidden_size, **overrides)
+    if model_args.model_name_or_path == "tiny-deberta":
+        return tiny_deberta_v2_config(len(tokenizer), hidden_size=model_args.tiny_hidden_size, **overrides)
+    return AutoConfig.from_pretrained(resolve_model_path(model_args.model_name_or_path), **overrides)
+
+
+def pretrained_weights(model_args: ModelArguments) -> str | None:
+    """Path of pretrained weights to start from, or None for a random tiny encoder."""
+    from radmetrics.inference.models import resolve_model_path
+
+    return None if model_args.model_name_or_path in TINY_MODELS else resolve_model_path(model_args.model_name_or_path)
+
+
+def start_run(component: str, recipe: str, model_args, data_args, training_args, provenance: dict, extra_args=()) -> Path:
+    run_dir = Path(training_args.output_dir)
+    if training_args.process_index == 0:
+        config = {**asdict(model_args), **asdict(data_args), **{k: v for a in extra_args for k, v in asdict(a).items()},
+                  "training": training_args.to_dict()}
+        write_run_manifest(run_dir, component=component, recipe=recipe, base_model=model_args.model_name_or_path,
+                           config=config, data_provenance=provenance)
+    return run_dir
+
+
+def train_and_finish(trainer, tokenizer, run_dir: Path, evaluate) -> dict:
+    """Train (resuming from the newest complete checkpoint), save `final/` with its marker, and record
+    `evaluate()` (held-out results: the recipe's metrics and its trivial baselines) for the model card."""
+    final = run_dir / "final"
+    if is_complete(final):
+        print(f"{final} is complete; nothing to train (delete it or use a new output_dir to train again)")
+        return read_eval_results(run_dir)
+    trainer.add_callback(CompletionMarker())
+    resume = last_complete_checkpoint(run_dir)
+    if resume:
+        print(f"resuming from {resume}")
+    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    trainer.save_model(str(final))
+    if trainer.is_world_process_zero():
+        tokenizer.save_pretrained(final)
+    results = evaluate()
+    if trainer.is_world_process_zero():
+        write_eval_results(run_dir, results)
+        mark_complete(final)
+    return results

@@ -1,0 +1,138 @@
+"""RaTE-NER IOB recipe: token classification over the 5 RaTEScore entity types (seed 001 A.9:
+DeBERTa-v3, lr 1e-5), in the style of transformers' run_ner.py, evaluated with seqeval.
+
+`label_all_subwords=False` labels the first subword of each word (run_ner's default) and ignores the
+rest in the loss; `True` labels every subword (a continuation of B-X becomes I-X), matching RaTEScore's
+reference decoder, which reads a tag on every subword.
+
+    radmetrics train rate_ner/iob --config configs/rate_ner/iob/tiny.yaml
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+
+from transformers import TrainingArguments
+
+from radmetrics.inference.components import get_component
+
+from ..config import RecipeParser
+from ..encoder_recipe import (
+    DataArguments,
+    ModelArguments,
+    build_tokenizer,
+    encoder_config,
+    load_silver,
+    pretrained_weights,
+    start_run,
+    train_and_finish,
+)
+
+COMPONENT = "rate_ner_iob"
+
+
+@dataclass
+class IobArguments:
+    label_all_subwords: bool = field(default=False, metadata={"help": "label every subword (RaTEScore decoder) or only the first"})
+
+
+ARGUMENT_TYPES = (ModelArguments, DataArguments, TrainingArguments, IobArguments)
+
+
+def align_labels(word_ids: list[int | None], word_tags: list[str], label2id: dict[str, int], all_subwords: bool) -> list[int]:
+    labels, previous = [], None
+    for word in word_ids:
+        if word is None:
+            labels.append(-100)
+        elif word != previous:
+            labels.append(label2id[word_tags[word]])
+        elif all_subwords:
+            tag = word_tags[word]
+            labels.append(label2id["I-" + tag[2:] if tag.startswith("B-") else tag])
+        else:
+            labels.append(-100)
+        previous = word
+    return labels
+
+
+def seqeval_scores(true_tags: list[list[str]], predicted_tags: list[list[str]], prefix: str = "") -> dict[str, float]:
+    from seqeval.metrics import classification_report
+
+    report = classification_report(true_tags, predicted_tags, output_dict=True, zero_division=0)
+    scores = {f"{prefix}precision": float(report["micro avg"]["precision"]), f"{prefix}recall": float(report["micro avg"]["recall"]),
+              f"{prefix}f1": float(report["micro avg"]["f1-score"])}
+    for kind, values in report.items():
+        if kind not in ("micro avg", "macro avg", "weighted avg"):
+            scores[f"{prefix}f1_{kind}"] = float(values["f1-score"])
+    return scores
+
+
+def word_majority_baseline(train_rows, eval_rows) -> list[list[str]]:
+    """Each word gets its most frequent tag in the training split (O if unseen): a lexical baseline."""
+    counts: dict[str, Counter] = {}
+    for row in train_rows:
+        for token, tag in zip(row["tokens"], row["ner_tags"]):
+            counts.setdefault(token.lower(), Counter())[tag] += 1
+    return [[counts[t.lower()].most_common(1)[0][0] if t.lower() in counts else "O" for t in row["tokens"]]
+            for row in eval_rows]
+
+
+def main(argv: list[str] | None = None):
+    import numpy as np
+    from transformers import AutoModelForTokenClassification, DataCollatorForTokenClassification, Trainer
+
+    model_args, data_args, training_args, iob_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
+    labels = get_component(COMPONENT).label_map["labels"]
+    label2id = {label: i for i, label in enumerate(labels)}
+    data, provenance = load_silver(data_args, "rate_ner", training_args)
+    tokenizer = build_tokenizer(model_args, (" ".join(r["tokens"]) for r in data["train"]), training_args)
+    run_dir = start_run(COMPONENT, "rate_ner/iob", model_args, data_args, training_args, provenance, (iob_args,))
+
+    def tokenize(batch):
+        encoded = tokenizer(batch["tokens"], is_split_into_words=True, truncation=True, max_length=data_args.max_seq_length)
+        encoded["labels"] = [align_labels(encoded.word_ids(i), tags, label2id, iob_args.label_all_subwords)
+                             for i, tags in enumerate(batch["ner_tags"])]
+        return encoded
+
+    columns = data["train"].column_names
+    with training_args.main_process_first(desc="tokenize"):
+        tokenized = data.map(tokenize, batched=True, remove_columns=columns)
+
+    config = encoder_config(model_args, tokenizer, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=label2id)
+    weights = pretrained_weights(model_args)
+    model = (AutoModelForTokenClassification.from_pretrained(weights, config=config, ignore_mismatched_sizes=True)
+             if weights else AutoModelForTokenClassification.from_config(config))
+
+    def to_tags(predictions, label_ids):
+        true, pred = [], []
+        for p_row, l_row in zip(predictions, label_ids):
+            keep = l_row != -100
+            true.append([labels[i] for i in l_row[keep]])
+            pred.append([labels[i] for i in p_row[keep]])
+        return true, pred
+
+    def compute_metrics(eval_prediction):
+        predictions = np.argmax(eval_prediction.predictions, axis=-1)
+        return seqeval_scores(*to_tags(predictions, eval_prediction.label_ids))
+
+    trainer = Trainer(model=model, args=training_args, train_dataset=tokenized["train"], eval_dataset=tokenized["validation"],
+                      data_collator=DataCollatorForTokenClassification(tokenizer), compute_metrics=compute_metrics,
+                      processing_class=tokenizer)
+
+    def evaluate() -> dict:
+        output = trainer.predict(tokenized["test"], metric_key_prefix="test")
+        results = {k: v for k, v in output.metrics.items() if not k.endswith(("_runtime", "_per_second", "_loss"))}
+        gold = [row["ner_tags"] for row in data["test"]]
+        results["baseline_all_O_test_f1"] = seqeval_scores(gold, [["O"] * len(t) for t in gold])["f1"]
+        results["baseline_word_majority_test_f1"] = seqeval_scores(gold, word_majority_baseline(data["train"], data["test"]))["f1"]
+        return results
+
+    results = train_and_finish(trainer, tokenizer, run_dir, evaluate)
+    print({k: round(v, 4) for k, v in results.items() if isinstance(v, float)})
+    return run_dir
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
