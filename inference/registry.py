@@ -31,6 +31,10 @@ REGISTRY: dict[str, MetricSpec] = {
         MetricSpec("bleu4", f"{_M}.lexical:Bleu4Corpus", ("bleu4",)),
         MetricSpec("rougeL", f"{_M}.lexical:RougeL", ("rougeL",)),
         MetricSpec("bertscore", f"{_M}.bertscore:BertScore", ("bertscore",)),
+        MetricSpec("chexbert", f"{_M}.chexbert:CheXbert",
+                   (*(f"chexbert_f1_{n}_{k}" for n in (14, 5) for k in ("micro", "macro", "weighted")), "chexbert_similarity"),
+                   requires_components=("chexbert",)),
+        MetricSpec("ratescore", f"{_M}.ratescore:RaTEScore", ("ratescore",), requires_components=("rate_ner_iob",)),
     )
 }
 
