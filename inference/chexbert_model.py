@@ -29,6 +29,8 @@ class CheXbertConfig(PretrainedConfig):
                            for c in self.conditions]
         self.classes_per_head = classes_per_head or default_classes
         self.dropout = dropout
+        if "hidden_size" in self.encoder:  # read by DeepSpeed's "auto" bucket sizes
+            self.hidden_size = self.encoder["hidden_size"]
 
     @classmethod
     def from_encoder(cls, encoder_config: PretrainedConfig, **kwargs) -> CheXbertConfig:

@@ -7,6 +7,8 @@ Recipes stay thin (alignment-handbook style): parse `ModelArguments`, `DataArgum
 
 from __future__ import annotations
 
+import os
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -47,10 +49,32 @@ class CompletionMarker(TrainerCallback):
     """Mark checkpoint-<step> complete once the Trainer has written all of it (on_save runs after the save)."""
 
     def on_save(self, args, state, control, **kwargs):
-        if state.is_world_process_zero:
+        if is_main_process():
             checkpoint = Path(args.output_dir) / f"checkpoint-{state.global_step}"
             if checkpoint.is_dir():
                 mark_complete(checkpoint)
+
+
+def is_main_process() -> bool:
+    """Global rank 0, read from the launcher's environment (torchrun/accelerate set RANK). HF Trainer's own
+    notion is not used: with DeepSpeed on CPU it reports a world size of 1 on every rank."""
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def build_once(marker: Path, build, timeout_s: float = 3600) -> None:
+    """Local rank 0 runs `build` unless `marker` exists, then writes the marker; other ranks wait for it."""
+    if int(os.environ.get("LOCAL_RANK", "0")) == 0:
+        if not is_complete(marker):
+            build()
+            marker.mkdir(parents=True, exist_ok=True)
+            mark_complete(marker)
+        return
+    waited = 0.0
+    while not is_complete(marker):
+        if waited > timeout_s:
+            raise TimeoutError(f"rank {os.environ.get('RANK')}: gave up waiting for {marker} from local rank 0")
+        time.sleep(0.5)
+        waited += 0.5
 
 
 def load_silver(data_args: DataArguments, labeler: str, training_args):
@@ -59,10 +83,10 @@ def load_silver(data_args: DataArguments, labeler: str, training_args):
 
     root = Path(data_args.silver_dir) if data_args.silver_dir else Path(training_args.output_dir) / "silver"
     hf_dir = root / labeler / "hf"
-    with training_args.main_process_first(desc="silver labels"):
-        if not hf_dir.is_dir():
-            if data_args.silver_dir:
-                raise FileNotFoundError(f"{hf_dir} not found: run `radmetrics data silver --out {root}` first")
+    if data_args.silver_dir and not hf_dir.is_dir():
+        raise FileNotFoundError(f"{hf_dir} not found: run `radmetrics data silver --out {root}` first")
+    if not data_args.silver_dir:
+        def build():
             from radmetrics.data_builders.corpora import iu_xray_corpus
             from radmetrics.data_builders.corpus_io import assign_splits
             from radmetrics.data_builders.silver_dataset import write_silver
@@ -70,7 +94,9 @@ def load_silver(data_args: DataArguments, labeler: str, training_args):
             reports = [r for r in iu_xray_corpus() if r.text]
             write_silver(reports, assign_splits(reports), root, labelers=[labeler],
                          provenance={"corpus": "iu_xray", "path": "bundled", "split_by": "hash"})
-        data = load_from_disk(str(hf_dir))
+
+        build_once(root / labeler, build)
+    data = load_from_disk(str(hf_dir))
     for split in ("train", "validation", "test"):
         if split not in data:
             raise ValueError(f"{hf_dir}: the silver dataset has no {split!r} split (found {list(data)})")
@@ -91,9 +117,7 @@ def build_tokenizer(model_args: ModelArguments, texts, training_args):
     from .tiny import train_wordpiece_tokenizer
 
     directory = Path(training_args.output_dir) / "tokenizer"
-    with training_args.main_process_first(desc="tiny tokenizer"):
-        if not (directory / "tokenizer_config.json").is_file():
-            train_wordpiece_tokenizer(texts, directory, vocab_size=model_args.tiny_vocab_size)
+    build_once(directory, lambda: train_wordpiece_tokenizer(texts, directory, vocab_size=model_args.tiny_vocab_size))
     return load_tokenizer(directory, min_vocab=50)
 
 
@@ -121,7 +145,7 @@ def pretrained_weights(model_args: ModelArguments) -> str | None:
 
 def start_run(component: str, recipe: str, model_args, data_args, training_args, provenance: dict, extra_args=()) -> Path:
     run_dir = Path(training_args.output_dir)
-    if training_args.process_index == 0:
+    if is_main_process():
         config = {**asdict(model_args), **asdict(data_args), **{k: v for a in extra_args for k, v in asdict(a).items()},
                   "training": training_args.to_dict()}
         write_run_manifest(run_dir, component=component, recipe=recipe, base_model=model_args.model_name_or_path,
@@ -131,7 +155,10 @@ def start_run(component: str, recipe: str, model_args, data_args, training_args,
 
 def train_and_finish(trainer, tokenizer, run_dir: Path, evaluate) -> dict:
     """Train (resuming from the newest complete checkpoint), save `final/` with its marker, and record
-    `evaluate()` (held-out results: the recipe's metrics and its trivial baselines) for the model card."""
+    `evaluate(final_dir)` (held-out results: the recipe's metrics and its trivial baselines) for the card.
+
+    Evaluation runs on the main process only, on the saved `final/` model: what gets exported is what is
+    measured, and it sidesteps ZeRO-3's partitioned parameters (the save gathers them)."""
     final = run_dir / "final"
     if is_complete(final):
         print(f"{final} is complete; nothing to train (delete it or use a new output_dir to train again)")
@@ -140,12 +167,39 @@ def train_and_finish(trainer, tokenizer, run_dir: Path, evaluate) -> dict:
     resume = last_complete_checkpoint(run_dir)
     if resume:
         print(f"resuming from {resume}")
+    print(f"training on {trainer.accelerator.num_processes} process(es)"
+          + (" with DeepSpeed" if trainer.is_deepspeed_enabled else ""))
     trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     trainer.save_model(str(final))
-    if trainer.is_world_process_zero():
-        tokenizer.save_pretrained(final)
-    results = evaluate()
-    if trainer.is_world_process_zero():
-        write_eval_results(run_dir, results)
-        mark_complete(final)
+    if not is_main_process():
+        return {}
+    tokenizer.save_pretrained(final)
+    if trainer.is_deepspeed_enabled:  # load final/ as a whole model, not ZeRO-3 partitions
+        from transformers.integrations.deepspeed import unset_hf_deepspeed_config
+
+        unset_hf_deepspeed_config()
+    results = evaluate(final)
+    write_eval_results(run_dir, results)
+    mark_complete(final)
     return results
+
+
+def predict_logits(model, dataset, collator, batch_size: int = 64):
+    """Logits of `model` over a tokenized dataset (columns the collator accepts; `labels` are dropped),
+    padded to a common length for token-level outputs."""
+    import numpy as np
+    import torch
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model = model.eval().to(device)
+    outputs = []
+    features = [{k: v for k, v in row.items() if k != "labels"} for row in dataset]
+    with torch.no_grad():
+        for start in range(0, len(features), batch_size):
+            batch = collator(features[start:start + batch_size])
+            logits = model(**{k: v.to(device) for k, v in batch.items()})["logits"]
+            outputs.append(logits.float().cpu().numpy())
+    if outputs and outputs[0].ndim == 3:  # token classification: pad the sequence axis
+        width = max(o.shape[1] for o in outputs)
+        outputs = [np.pad(o, ((0, 0), (0, width - o.shape[1]), (0, 0))) for o in outputs]
+    return np.concatenate(outputs)

@@ -21,6 +21,7 @@ from ..encoder_recipe import (
     build_tokenizer,
     encoder_config,
     load_silver,
+    predict_logits,
     pretrained_weights,
     start_run,
     train_and_finish,
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None):
         tokenized = data.map(tokenize, batched=True, remove_columns=data["train"].column_names)
 
     config = CheXbertConfig.from_encoder(encoder_config(model_args, tokenizer))
-    model = CheXbertLabeler(config)
+    model = CheXbertLabeler._from_config(config)  # honours a ZeRO-3 zero.Init context, unlike CheXbertLabeler(config)
     weights = pretrained_weights(model_args)
     if weights:
         from transformers import AutoModel
@@ -97,11 +98,12 @@ def main(argv: list[str] | None = None):
                       data_collator=DataCollatorWithPadding(tokenizer), compute_metrics=compute_metrics,
                       processing_class=tokenizer)
 
-    def evaluate() -> dict:
-        output = trainer.predict(tokenized["test"], metric_key_prefix="test")
-        results = {k: v for k, v in output.metrics.items() if not k.endswith(("_runtime", "_per_second", "_loss"))}
-        predicted = predict_classes(output.predictions)
+    def evaluate(final_dir) -> dict:
+        logits = predict_logits(CheXbertLabeler.from_pretrained(final_dir), tokenized["test"],
+                                DataCollatorWithPadding(tokenizer), training_args.per_device_eval_batch_size)
+        predicted = predict_classes(logits)
         gold = np.asarray(tokenized["test"]["labels"])
+        results = {f"test_{k}": v for k, v in labeler_scores(gold, predicted).items()}
         majority = np.array([np.bincount(np.asarray(tokenized["train"]["labels"])[:, i]).argmax() for i in range(gold.shape[1])])
         baseline = labeler_scores(gold, np.tile(majority, (len(gold), 1)))
         results.update({f"baseline_majority_test_{k}": v for k, v in baseline.items()})

@@ -25,6 +25,7 @@ from ..encoder_recipe import (
     build_tokenizer,
     encoder_config,
     load_silver,
+    predict_logits,
     pretrained_weights,
     start_run,
     train_and_finish,
@@ -121,9 +122,13 @@ def main(argv: list[str] | None = None):
                       data_collator=DataCollatorForTokenClassification(tokenizer), compute_metrics=compute_metrics,
                       processing_class=tokenizer)
 
-    def evaluate() -> dict:
-        output = trainer.predict(tokenized["test"], metric_key_prefix="test")
-        results = {k: v for k, v in output.metrics.items() if not k.endswith(("_runtime", "_per_second", "_loss"))}
+    def evaluate(final_dir) -> dict:
+        logits = predict_logits(AutoModelForTokenClassification.from_pretrained(final_dir), tokenized["test"],
+                                DataCollatorForTokenClassification(tokenizer), training_args.per_device_eval_batch_size)
+        label_ids = np.full(logits.shape[:2], -100)
+        for i, row in enumerate(tokenized["test"]["labels"]):
+            label_ids[i, : len(row)] = row
+        results = seqeval_scores(*to_tags(np.argmax(logits, axis=-1), label_ids), prefix="test_")
         gold = [row["ner_tags"] for row in data["test"]]
         results["baseline_all_O_test_f1"] = seqeval_scores(gold, [["O"] * len(t) for t in gold])["f1"]
         results["baseline_word_majority_test_f1"] = seqeval_scores(gold, word_majority_baseline(data["train"], data["test"]))["f1"]
