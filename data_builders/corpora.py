@@ -207,18 +207,12 @@ def read_table(
     path = _require_file(path)
     wanted = [c for c in (id_column, split_column) if c] + ([text_column] if text_column else [c for c in (findings_column, impression_column) if c])
     if path.suffix.lower() in {".jsonl", ".json"}:
-        rows = []
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CorpusError(f"{path}: line {n} is not valid JSON ({exc})") from exc
-            missing = [c for c in wanted if c not in row]
-            if missing:
-                raise CorpusError(f"{path}: line {n} lacks field(s) {missing}")
-            rows.append(row)
+        from radmetrics.inference.report_io import ReportFileError, read_jsonl_records
+
+        try:
+            rows = [row for _, row in read_jsonl_records(path, wanted)]
+        except ReportFileError as exc:
+            raise CorpusError(str(exc)) from exc
     else:
         rows = _read_csv_rows(path, wanted)
     reports = []

@@ -142,19 +142,12 @@ def fit(args) -> int:
 
 
 def _entity_rows(path: str, human_column: str) -> list[dict]:
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise SystemExit(f"{path}:{n}: not valid JSON ({exc.msg})") from None
-            missing = [k for k in ("reference_entities", "candidate_entities", human_column) if k not in row]
-            if missing:
-                raise SystemExit(f"{path}:{n}: missing key(s) {missing}")
-            rows.append(row)
+    from .report_io import ReportFileError, read_jsonl_records
+
+    try:
+        rows = [r for _, r in read_jsonl_records(path, ("reference_entities", "candidate_entities", human_column))]
+    except ReportFileError as exc:
+        raise SystemExit(str(exc)) from None
     if len(rows) < 3:
         raise SystemExit(f"{path}: need at least 3 rated pairs to rank, found {len(rows)}")
     return rows

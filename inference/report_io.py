@@ -24,6 +24,24 @@ def _read_text(path: Path) -> str:
         raise ReportFileError(f"{path}: line {line} is not UTF-8 (byte {data[exc.start]:#x} at offset {exc.start}); re-encode the file as UTF-8") from exc
 
 
+def read_jsonl_records(path: str | Path, required: tuple[str, ...] | list[str] = ()) -> list[tuple[int, dict]]:
+    """(line number, record) for each non-blank line; an error names the file and line of a bad record."""
+    path = Path(path)
+    records = []
+    for n, line in enumerate(_read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ReportFileError(f"{path}: line {n} is not valid JSON ({exc})") from exc
+        missing = [k for k in required if not isinstance(record, dict) or k not in record]
+        if missing:
+            raise ReportFileError(f"{path}: line {n} lacks field(s) {missing}")
+        records.append((n, record))
+    return records
+
+
 def _pick(record: dict, field: str | None, path: Path, where: str) -> str:
     names = [field] if field else [f for f in DEFAULT_FIELDS if f in record]
     if not names or names[0] not in record:
@@ -49,13 +67,7 @@ def read_reports(path: str | Path, field: str | None = None, id_field: str = "id
             raise ReportFileError(f"{path}: no rows")
         return [_pick(r, field, path, f"row {i + 2}") for i, r in enumerate(rows)], ([r[id_field] for r in rows] if id_field in rows[0] else None)
     if suffix == ".jsonl":
-        records = []
-        for n, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    records.append((n, json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise ReportFileError(f"{path}: line {n} is not valid JSON ({exc})") from exc
+        records = read_jsonl_records(path)
     elif suffix == ".json":
         try:
             data = json.loads(text)

@@ -41,5 +41,5 @@ def test_tune_ratescore_names_bad_rows(tmp_path):
 
     data = tmp_path / "bad.jsonl"
     data.write_text('{"reference_entities": [], "total_errors": 1}\n')
-    with pytest.raises(SystemExit, match="bad.jsonl:1: missing key"):
+    with pytest.raises(SystemExit, match="bad.jsonl: line 1 lacks field"):
         main(["meta-eval", "tune-ratescore", "--data", str(data), "--out", str(tmp_path / "o")])

@@ -61,6 +61,34 @@ def stage_silver(out: Path, state: dict) -> str:
             f"RadGraph silver entity F1 vs gold {radgraph['entities']['f1']:.3f}")
 
 
+def _train_and_export(out: Path, state: dict, recipe: str, component: str, config: str) -> dict:
+    """Train a tiny recipe on the demo's silver labels, export it, and make it available to scoring."""
+    from radmetrics.training.export import export_run
+    from radmetrics.training.recipes import load_recipe
+
+    configs = Path(__file__).resolve().parent.parent / "configs"
+    run_dir = load_recipe(recipe).main(["--config", str(configs / config), "--silver_dir", str(state["silver"]),
+                                        "--output_dir", str(out / "runs" / component)])
+    export = export_run(run_dir, out / "exports" / component)
+    state.setdefault("components", {})[component] = str(export)
+    from radmetrics.training.run_dir import read_eval_results
+
+    return read_eval_results(run_dir)
+
+
+def stage_rate_ner(out: Path, state: dict) -> str:
+    results = _train_and_export(out, state, "rate_ner/iob", "rate_ner_iob", "rate_ner/iob/tiny.yaml")
+    return (f"test F1 {results['test_f1']:.3f} (all-O baseline {results['baseline_all_O_test_f1']:.3f}, "
+            f"word-majority baseline {results['baseline_word_majority_test_f1']:.3f}); exported")
+
+
+def stage_chexbert(out: Path, state: dict) -> str:
+    results = _train_and_export(out, state, "chexbert/finetune", "chexbert", "chexbert/finetune/tiny.yaml")
+    return (f"test kappa {results['test_kappa']:.3f} (majority baseline {results['baseline_majority_test_kappa']:.3f}); "
+            f"NegBio macro F1 {results.get('negbio_test_macro_f1', float('nan')):.3f} vs rule labeler "
+            f"{results.get('rule_labeler_negbio_test_macro_f1', float('nan')):.3f}; exported")
+
+
 def stage_score(out: Path, state: dict) -> str:
     """Score example pairs (IU test reports against randomly matched other test reports) with every
     registered metric whose components exist, and print the table."""
@@ -85,8 +113,9 @@ def stages() -> list[Stage]:
         Stage("data: corpus (IU X-ray, 80/10/10 by report)", stage_corpus),
         Stage("data: report pairs + programmatic GREEN teacher", stage_pairs),
         Stage("data: silver CheXpert / RaTE-NER / RadGraph labels", stage_silver),
-        Stage("train+export: RaTE-NER IOB / span", None, "encoder recipes"),
-        Stage("train+export: CheXbert-style labeler", None, "encoder recipes"),
+        Stage("train+export: RaTE-NER IOB (tiny)", stage_rate_ner),
+        Stage("train+export: RaTE-NER span (PURE)", None, "encoder recipes (span variant)"),
+        Stage("train+export: CheXbert-style labeler (tiny)", stage_chexbert),
         Stage("train+export: RadGraph-style extractor", None, "encoder recipes"),
         Stage("train+export: GREEN (pretrain + SFT)", None, "GREEN recipes"),
         Stage("score: every available metric on example pairs", stage_score),
