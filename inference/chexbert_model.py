@@ -60,15 +60,17 @@ class CheXbertLabeler(PreTrainedModel):
         return self.encoder(input_ids=input_ids, attention_mask=attention_mask, **kwargs).last_hidden_state[:, 0]
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, labels=None, **kwargs):
-        pooled = self.dropout(self.cls_embedding(input_ids, attention_mask, token_type_ids))
-        logits = [head(pooled) for head in self.heads]
-        loss = None
+        logits = [head(self.dropout(self.cls_embedding(input_ids, attention_mask, token_type_ids))) for head in self.heads]
+        output = {"logits": torch.cat(logits, dim=-1)}
         if labels is not None:
-            loss = sum(nn.functional.cross_entropy(head_logits, labels[:, i]) for i, head_logits in enumerate(logits))
-        return {"loss": loss, "logits": torch.cat(logits, dim=-1)} if loss is not None else {"logits": torch.cat(logits, dim=-1)}
+            output["loss"] = sum(nn.functional.cross_entropy(head_logits, labels[:, i]) for i, head_logits in enumerate(logits))
+        return output
 
-    def split_logits(self, logits: torch.Tensor) -> list[torch.Tensor]:
-        return list(torch.split(logits, self.config.classes_per_head, dim=-1))
+
+def argmax_per_head(logits, classes_per_head: list[int]):
+    """Concatenated head logits (reports x sum of classes) -> the argmax class of each head (reports x heads)."""
+    parts = torch.split(torch.as_tensor(logits), classes_per_head, dim=-1)
+    return torch.stack([p.argmax(-1) for p in parts], dim=-1)
 
 
 AutoConfig.register(CheXbertConfig.model_type, CheXbertConfig)

@@ -80,7 +80,6 @@ class CheXbertRunner:
     def __init__(self, path: str, batch_size: int = 32, max_length: int = 512):
         import torch
 
-        from . import chexbert_model  # noqa: F401  (registers the model type with AutoModel)
         from .checkpoint import load_manifest
         from .chexbert_model import CheXbertLabeler
         from .models import load_tokenizer
@@ -98,11 +97,13 @@ class CheXbertRunner:
 
     def labels_and_embeddings(self, reports: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(reports x 14 head classes: 0 blank 1 positive 2 negative 3 uncertain, reports x hidden [CLS] states)."""
+        from .chexbert_model import argmax_per_head
+
         classes, embeddings = [], []
         with self._torch.no_grad():
             for batch in self._batches(reports):
                 cls = self.model.cls_embedding(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"))
-                logits = self._torch.cat([head(cls) for head in self.model.heads], dim=-1)
-                classes.append(self._torch.stack([p.argmax(-1) for p in self.model.split_logits(logits)], dim=-1).cpu().numpy())
+                logits = self._torch.cat([head(cls) for head in self.model.heads], dim=-1)  # eval: dropout is identity
+                classes.append(argmax_per_head(logits, self.model.config.classes_per_head).cpu().numpy())
                 embeddings.append(cls.float().cpu().numpy())
         return np.concatenate(classes), np.concatenate(embeddings)

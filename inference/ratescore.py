@@ -14,6 +14,7 @@ reproduces that behaviour, the default uses the file's value (0.8717 long) as th
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -24,7 +25,6 @@ from .components import RATE_ENTITY_TYPES
 NEGATION_CLASHES = {("NON-DISEASE", "DISEASE"), ("NON-ABNORMALITY", "ABNORMALITY"), ("DISEASE", "NON-DISEASE"),
                     ("ABNORMALITY", "NON-ABNORMALITY"), ("NON-DISEASE", "ABNORMALITY"), ("NON-ABNORMALITY", "DISEASE"),
                     ("DISEASE", "NON-ABNORMALITY"), ("ABNORMALITY", "NON-DISEASE")}
-REFERENCE_CODE_NEG_WEIGHT = 0.3612
 ENTITY_TYPES = RATE_ENTITY_TYPES
 EMPTY_SCORE = 0.5
 
@@ -101,3 +101,15 @@ def ratescore_from_entities(ref_embeddings, ref_types, cand_embeddings, cand_typ
     weights, file_neg_weight = load_affinity(matrix)
     forward, backward = pair_matches(ref_embeddings, ref_types, cand_embeddings, cand_types)
     return score_from_matches(forward, backward, weights, file_neg_weight if neg_weight is None else neg_weight)
+
+
+def embed_entity_lists(entity_lists: Sequence[Sequence[Sequence[str]]], encoder: str = "default", pooling: str = "mean"):
+    """[[ [text, type], ... ], ...] -> [(embeddings, types), ...], each distinct text embedded once."""
+    from .text_encoder import TextEncoder
+
+    texts = sorted({text for entities in entity_lists for text, _ in entities})
+    vectors = TextEncoder(encoder, pooling=pooling, max_length=32).encode(texts, progress=len(texts) > 2000)
+    index = {text: i for i, text in enumerate(texts)}
+    dim = vectors.shape[1]
+    return [(vectors[[index[t] for t, _ in entities]] if entities else np.zeros((0, dim)), [kind for _, kind in entities])
+            for entities in entity_lists]

@@ -14,25 +14,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .ratescore import ENTITY_TYPES, affinity_to_json, load_affinity, pair_matches, score_from_matches
+from .ratescore import (
+    ENTITY_TYPES,
+    affinity_to_json,
+    embed_entity_lists,
+    load_affinity,
+    pair_matches,
+    score_from_matches,
+)
 
 TYPE_PAIRS = [(a, b) for a, b in itertools.product(ENTITY_TYPES, ENTITY_TYPES)]
 
 
 def _param(pair: tuple[str, str]) -> str:
     return f"{pair[0].lower()}_{pair[1].lower()}"
-
-
-def embed_entity_lists(entity_lists: Sequence[Sequence[Sequence[str]]], encoder: str = "default", pooling: str = "mean"):
-    """[[ [text, type], ... ], ...] -> [(embeddings, types), ...], each distinct text embedded once."""
-    from .text_encoder import TextEncoder
-
-    texts = sorted({text for entities in entity_lists for text, _ in entities})
-    vectors = TextEncoder(encoder, pooling=pooling, max_length=32).encode(texts, progress=len(texts) > 2000)
-    index = {text: i for i, text in enumerate(texts)}
-    dim = vectors.shape[1]
-    return [(vectors[[index[t] for t, _ in entities]] if entities else np.zeros((0, dim)), [kind for _, kind in entities])
-            for entities in entity_lists]
 
 
 def tune_ratescore(ref_entities, cand_entities, human: Sequence[float], n_trials: int = 200, seed: int = 0,

@@ -21,8 +21,7 @@ class RaTEScore(Metric):
 
     def compute(self, references, candidates):
         from ..component_models import RateNerTagger
-        from ..ratescore import load_affinity, pair_matches, score_from_matches
-        from ..ratescore_tuning import embed_entity_lists
+        from ..ratescore import embed_entity_lists, load_affinity, pair_matches, score_from_matches
 
         tagger = RateNerTagger(self.components["rate_ner_iob"])
         ref_entities, cand_entities = tagger.entities(references), tagger.entities(candidates)

@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None):
     from transformers import DataCollatorWithPadding, Trainer
 
     from radmetrics.data_builders.labeler_eval import f1_against_negbio
-    from radmetrics.inference.chexbert_model import CheXbertConfig, CheXbertLabeler
+    from radmetrics.inference.chexbert_model import CheXbertConfig, CheXbertLabeler, argmax_per_head
 
     model_args, data_args, training_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
     data, provenance = load_silver(data_args, "chexpert", training_args)
@@ -86,10 +86,7 @@ def main(argv: list[str] | None = None):
         model.encoder = AutoModel.from_pretrained(weights)
 
     def predict_classes(logits) -> np.ndarray:
-        import torch
-
-        parts = torch.split(torch.as_tensor(logits), config.classes_per_head, dim=-1)
-        return torch.stack([p.argmax(-1) for p in parts], dim=-1).numpy()
+        return argmax_per_head(logits, config.classes_per_head).numpy()
 
     def compute_metrics(eval_prediction):
         return labeler_scores(eval_prediction.label_ids, predict_classes(eval_prediction.predictions))
