@@ -60,7 +60,8 @@ class CheXbertLabeler(PreTrainedModel):
         return self.encoder(input_ids=input_ids, attention_mask=attention_mask, **kwargs).last_hidden_state[:, 0]
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, labels=None, **kwargs):
-        logits = [head(self.dropout(self.cls_embedding(input_ids, attention_mask, token_type_ids))) for head in self.heads]
+        pooled = self.dropout(self.cls_embedding(input_ids, attention_mask, token_type_ids))
+        logits = [head(pooled) for head in self.heads]
         output = {"logits": torch.cat(logits, dim=-1)}
         if labels is not None:
             output["loss"] = sum(nn.functional.cross_entropy(head_logits, labels[:, i]) for i, head_logits in enumerate(logits))
