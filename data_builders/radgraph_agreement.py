@@ -37,15 +37,18 @@ def _gold_sets(doc: dict) -> tuple[set, set]:
     return ents, rels
 
 
-def _predicted_sets(tokens: list[str]) -> tuple[set, set]:
-    ents, rels, start = set(), set(), 0
+def _sentences(tokens: list[str]) -> list[tuple[int, list[str]]]:
+    """(offset, words) of each sentence, split after every "." token."""
+    pieces, start = [], 0
     for end in [i + 1 for i, t in enumerate(tokens) if t == "."] + [len(tokens)]:
         if end > start:
-            e, r = extract_sentence(tokens[start:end])
-            ents |= {(a + start, b + start, label) for a, b, label in e}
-            rels |= {(a + start, b + start, c + start, d + start, label) for a, b, c, d, label in r}
+            pieces.append((start, tokens[start:end]))
         start = end
-    return ents, rels
+    return pieces
+
+
+def _silver_extract(sentences: list[list[str]]) -> list[tuple[list, list]]:
+    return [extract_sentence(words) for words in sentences]
 
 
 def _prf(tp: int, n_pred: int, n_gold: int) -> dict:
@@ -54,12 +57,19 @@ def _prf(tp: int, n_pred: int, n_gold: int) -> dict:
     return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0, "gold": n_gold, "predicted": n_pred}
 
 
-def agreement_with_gold() -> dict:
+def agreement_with_gold(extract_sentences=_silver_extract) -> dict:
+    """Entity, entity-span and relation P/R/F1 of `extract_sentences` (word lists -> per sentence
+    ([start, end, label], [s1, e1, s2, e2, label]) with sentence-level indices; default: the silver
+    extractor) against the bundled gold."""
     counts = {"entities": [0, 0, 0], "entity_spans": [0, 0, 0], "relations": [0, 0, 0]}
     docs = gold_documents()
     for doc in docs:
         gold_e, gold_r = _gold_sets(doc)
-        pred_e, pred_r = _predicted_sets(doc["text"].split())
+        pieces = _sentences(doc["text"].split())
+        pred_e, pred_r = set(), set()
+        for (offset, _), (entities, relations) in zip(pieces, extract_sentences([words for _, words in pieces])):
+            pred_e |= {(a + offset, b + offset, label) for a, b, label in entities}
+            pred_r |= {(a + offset, b + offset, c + offset, d + offset, label) for a, b, c, d, label in relations}
         for name, pred, gold in (("entities", pred_e, gold_e), ("relations", pred_r, gold_r),
                                  ("entity_spans", {e[:2] for e in pred_e}, {e[:2] for e in gold_e})):
             counts[name][0] += len(pred & gold)

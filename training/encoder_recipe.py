@@ -171,17 +171,29 @@ def train_and_finish(trainer, tokenizer, run_dir: Path, evaluate) -> dict:
           + (" with DeepSpeed" if trainer.is_deepspeed_enabled else ""))
     trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     trainer.save_model(str(final))
-    if not is_main_process():
-        return {}
-    tokenizer.save_pretrained(final)
-    if trainer.is_deepspeed_enabled:  # load final/ as a whole model, not ZeRO-3 partitions
-        from transformers.integrations.deepspeed import unset_hf_deepspeed_config
+    results = {}
+    if is_main_process():
+        tokenizer.save_pretrained(final)
+        if trainer.is_deepspeed_enabled:  # load final/ as a whole model, not ZeRO-3 partitions
+            from transformers.integrations.deepspeed import unset_hf_deepspeed_config
 
-        unset_hf_deepspeed_config()
-    results = evaluate(final)
-    write_eval_results(run_dir, results)
-    mark_complete(final)
+            unset_hf_deepspeed_config()
+        results = evaluate(final)
+        write_eval_results(run_dir, results)
+        mark_complete(final)
+    close_process_group()
     return results
+
+
+def close_process_group() -> None:
+    """All ranks wait for the main process, then leave the process group together. A rank that exits
+    while others still hold the group can abort in a communication thread's destructor ("terminate
+    called without an active exception"), which the launcher reports as a failed run."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
 
 
 def predict_logits(model, dataset, collator, batch_size: int = 64):

@@ -11,6 +11,8 @@ from pathlib import Path
 
 RECIPES: dict[str, str] = {
     "rate_ner/iob": "radmetrics.training.rate_ner.iob",
+    "rate_ner/span": "radmetrics.training.rate_ner.span",
+    "radgraph/train": "radmetrics.training.radgraph.train",
     "chexbert/finetune": "radmetrics.training.chexbert.finetune",
 }
 

@@ -1,0 +1,85 @@
+"""RaTE-NER span recipe, PURE-style (Zhong & Chen 2020; seed 001 appendix A.9): every span of up to 8
+words, [start; end; width] representation, feed-forward head with a null class, encoder and head
+learning rates apart; span-level micro precision/recall/F1 (exact boundaries and type) on held-out data,
+against the word-majority baseline.
+
+    radmetrics train rate_ner/span --config configs/rate_ner/span/tiny.yaml
+"""
+
+from __future__ import annotations
+
+import sys
+
+from transformers import TrainingArguments
+
+from radmetrics.inference.components import get_component
+
+from ..config import RecipeParser
+from ..encoder_recipe import DataArguments, ModelArguments, build_tokenizer, load_silver, start_run, train_and_finish
+from ..span_recipe import (
+    SpanArguments,
+    TwoRateTrainer,
+    build_span_model,
+    set_scores,
+    span_classification_scores,
+    span_label_ids,
+    word_majority_spans,
+)
+
+COMPONENT = "rate_ner_span"
+ARGUMENT_TYPES = (ModelArguments, DataArguments, TrainingArguments, SpanArguments)
+
+
+def gold_spans(row) -> set[tuple[int, int, str]]:
+    return {(s["start"], s["end"], s["label"]) for s in row["spans"]}
+
+
+def main(argv: list[str] | None = None):
+    from radmetrics.inference.span_extraction import RateNerSpanTagger, SpanCollator, encode_span_inputs
+    from radmetrics.inference.span_model import SpanExtractor
+
+    model_args, data_args, training_args, span_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
+    training_args.label_names = ["span_labels"]
+    labels = get_component(COMPONENT).label_map["labels"]
+    label2id = {label: i for i, label in enumerate(labels)}
+    data, provenance = load_silver(data_args, "rate_ner", training_args)
+    tokenizer = build_tokenizer(model_args, (" ".join(r["tokens"]) for r in data["train"]), training_args)
+    run_dir = start_run(COMPONENT, "rate_ner/span", model_args, data_args, training_args, provenance, (span_args,))
+
+    def featurize(batch):
+        rows = encode_span_inputs(tokenizer, batch["tokens"], span_args.max_span_width, data_args.max_seq_length)
+        for row, spans in zip(rows, batch["spans"]):
+            row["span_labels"] = span_label_ids(row.pop("spans"), {(s["start"], s["end"]): s["label"] for s in spans}, label2id)
+        return {key: [row[key] for row in rows] for key in rows[0]}
+
+    with training_args.main_process_first(desc="featurize"):
+        features = data.map(featurize, batched=True, remove_columns=data["train"].column_names)
+
+    model = build_span_model(model_args, span_args, tokenizer, labels)
+
+    def compute_metrics(eval_prediction):
+        return span_classification_scores(eval_prediction.predictions, eval_prediction.label_ids)
+
+    trainer = TwoRateTrainer(model=model, args=training_args, train_dataset=features["train"], eval_dataset=features["validation"],
+                             data_collator=SpanCollator(tokenizer), compute_metrics=compute_metrics, processing_class=tokenizer,
+                             head_learning_rate=span_args.head_learning_rate)
+
+    def evaluate(final_dir) -> dict:
+        tagger = RateNerSpanTagger(SpanExtractor.from_pretrained(final_dir), tokenizer,
+                                   batch_size=training_args.per_device_eval_batch_size, max_length=data_args.max_seq_length)
+        test = data["test"]
+        predicted = [{tuple(e) for e in entities} for entities, _ in tagger.extract(test["tokens"])]
+        gold = [gold_spans(row) for row in test]
+        results = set_scores(gold, predicted, prefix="test_", per_type=True)
+        train = data["train"]
+        baseline = word_majority_spans(train["tokens"], [gold_spans(r) for r in train], test["tokens"])
+        results["baseline_word_majority_test_f1"] = set_scores(gold, baseline)["f1"]
+        return results
+
+    results = train_and_finish(trainer, tokenizer, run_dir, evaluate)
+    print({k: round(v, 4) for k, v in results.items() if isinstance(v, float)})
+    return run_dir
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

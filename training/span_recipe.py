@@ -1,0 +1,120 @@
+"""What the span recipes (rate_ner/span, radgraph/train) share: span arguments, the span extractor
+built on the recipe's encoder, a Trainer with separate encoder and head learning rates (PURE trains the
+encoder at 1e-5 and the span head at 5e-4), span-level scores, and the word-majority baseline as spans.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from transformers import Trainer
+
+from .encoder_recipe import encoder_config, pretrained_weights
+
+
+@dataclass
+class SpanArguments:
+    max_span_width: int = field(default=8, metadata={"help": "longest candidate span, in words (PURE/RaTE-NER: 8)"})
+    width_embedding_size: int = field(default=64, metadata={"help": "size of the span-width embedding"})
+    head_hidden_size: int = field(default=150, metadata={"help": "hidden size of the feed-forward heads (PURE: 150; "
+                                                          "RaTE-NER A.9: 3096)"})
+    head_layers: int = field(default=2, metadata={"help": "hidden layers of each head before its classifier (PURE: 2)"})
+    head_learning_rate: float = field(default=5e-4, metadata={"help": "learning rate of the heads and width embedding; "
+                                                              "the encoder uses --learning_rate"})
+
+
+class TwoRateTrainer(Trainer):
+    """HF Trainer whose AdamW gives the encoder `args.learning_rate` and everything else (span heads, width
+    embedding) `head_learning_rate`. DeepSpeed uses this optimizer when its config has no "optimizer" block
+    (configs/deepspeed/zero3.json has none for that reason)."""
+
+    def __init__(self, *args, head_learning_rate: float, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.head_learning_rate = head_learning_rate
+
+    def create_optimizer(self, model=None):
+        model = self.model if model is None else model
+        if self.optimizer is None:
+            decay = set(self.get_decay_parameter_names(model))
+            groups = []
+            for is_encoder, lr in ((True, self.args.learning_rate), (False, self.head_learning_rate)):
+                for decayed in (True, False):
+                    params = [p for n, p in model.named_parameters()
+                              if p.requires_grad and n.startswith("encoder.") == is_encoder and (n in decay) == decayed]
+                    if params:
+                        groups.append({"params": params, "lr": lr, "weight_decay": self.args.weight_decay if decayed else 0.0})
+            optimizer_cls, optimizer_kwargs = self.get_optimizer_cls_and_kwargs(self.args, model)
+            self.optimizer = optimizer_cls(groups, **optimizer_kwargs)
+        return self.optimizer
+
+
+def build_span_model(model_args, span_args: SpanArguments, tokenizer, entity_labels, relation_labels=()):
+    from transformers import AutoModel
+
+    from radmetrics.inference.span_model import SpanExtractor, SpanExtractorConfig
+
+    config = SpanExtractorConfig.from_encoder(
+        encoder_config(model_args, tokenizer), entity_labels=list(entity_labels), relation_labels=list(relation_labels),
+        max_span_width=span_args.max_span_width, width_embedding_size=span_args.width_embedding_size,
+        head_hidden_size=span_args.head_hidden_size, head_layers=span_args.head_layers)
+    model = SpanExtractor._from_config(config)  # honours a ZeRO-3 zero.Init context
+    weights = pretrained_weights(model_args)
+    if weights:
+        model.encoder = AutoModel.from_pretrained(weights)
+    return model
+
+
+def span_label_ids(spans, gold: dict[tuple[int, int], str], label2id: dict[str, int]) -> list[int]:
+    """Class of every candidate span: its gold label, or 0 (null)."""
+    return [label2id[gold[span]] if span in gold else 0 for span in spans]
+
+
+def prf(true_positives: int, predicted: int, gold: int, prefix: str = "") -> dict[str, float]:
+    p = true_positives / predicted if predicted else 0.0
+    r = true_positives / gold if gold else 0.0
+    return {f"{prefix}precision": p, f"{prefix}recall": r, f"{prefix}f1": 2 * p * r / (p + r) if p + r else 0.0}
+
+
+def set_scores(gold: list[set], predicted: list[set], prefix: str = "", per_type: bool = False) -> dict[str, float]:
+    """Micro P/R/F1 over per-sentence sets of tuples whose last element is the label (exact match), and
+    optionally the F1 of each label."""
+    scores = prf(sum(len(g & p) for g, p in zip(gold, predicted)), sum(map(len, predicted)), sum(map(len, gold)), prefix)
+    if per_type:
+        for label in sorted({t[-1] for g in gold for t in g}):
+            g = [{t for t in s if t[-1] == label} for s in gold]
+            p = [{t for t in s if t[-1] == label} for s in predicted]
+            scores[f"{prefix}f1_{label}"] = prf(sum(len(a & b) for a, b in zip(g, p)), sum(map(len, p)), sum(map(len, g)))["f1"]
+    return scores
+
+
+def span_classification_scores(logits, span_labels) -> dict[str, float]:
+    """Trainer-time span micro P/R/F1 from per-candidate argmax (no overlap decoding): cheap checkpoint selection."""
+    import numpy as np
+
+    predicted = np.asarray(logits).argmax(-1)
+    labels = np.asarray(span_labels)
+    valid = labels != -100
+    hits = int(((predicted == labels) & (labels > 0) & valid).sum())
+    return prf(hits, int(((predicted > 0) & valid).sum()), int(((labels > 0) & valid).sum()))
+
+
+def word_majority_spans(train_sentences, train_spans, eval_sentences) -> list[set]:
+    """Baseline: each word takes the type it most often belongs to in training (none if mostly outside an
+    entity or unseen); runs of words with the same type become one span."""
+    counts: dict[str, Counter] = {}
+    for words, spans in zip(train_sentences, train_spans):
+        label_of = {i: label for s, e, label in spans for i in range(s, e + 1)}
+        for i, word in enumerate(words):
+            counts.setdefault(word.lower(), Counter())[label_of.get(i)] += 1
+    predicted = []
+    for words in eval_sentences:
+        labels = [counts[w.lower()].most_common(1)[0][0] if w.lower() in counts else None for w in words]
+        spans, start = set(), 0
+        for i in range(1, len(labels) + 1):
+            if i == len(labels) or labels[i] != labels[start]:
+                if labels[start] is not None:
+                    spans.add((start, i - 1, labels[start]))
+                start = i
+        predicted.append(spans)
+    return predicted
