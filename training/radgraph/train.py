@@ -20,7 +20,14 @@ from transformers import TrainingArguments
 from radmetrics.inference.components import get_component
 
 from ..config import RecipeParser
-from ..encoder_recipe import DataArguments, ModelArguments, build_tokenizer, load_silver, start_run, train_and_finish
+from ..encoder_recipe import (
+    DataArguments,
+    ModelArguments,
+    build_tokenizer,
+    load_silver,
+    start_run,
+    train_and_finish,
+)
 from ..span_recipe import (
     SpanArguments,
     TwoRateTrainer,
