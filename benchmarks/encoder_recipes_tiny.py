@@ -1,9 +1,10 @@
 """Held-out results of the tiny encoder recipes (CPU), next to their trivial baselines.
 
-    python benchmarks/encoder_recipes_tiny.py     (writes benchmarks/results/encoder_recipes_tiny.json; ~2 min on 2 cores)
+    python benchmarks/encoder_recipes_tiny.py     (writes benchmarks/results/encoder_recipes_tiny.json; ~4 min on 2 cores)
 
-Trains configs/rate_ner/iob/tiny.yaml and configs/chexbert/finetune/tiny.yaml on silver labels of the bundled
-IU X-ray corpus (built on the fly) into a temporary directory and records each run's eval_results.json.
+Trains every encoder recipe's tiny config (RaTE-NER IOB and span, CheXbert-style labeler, RadGraph-style
+extractor) on silver labels of the bundled IU X-ray corpus (built on the fly) into a temporary directory
+and records each run's eval_results.json.
 """
 
 import json
@@ -16,7 +17,8 @@ from radmetrics.training.recipes import load_recipe
 from radmetrics.training.run_dir import read_eval_results
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-RECIPES = {"rate_ner/iob": "rate_ner/iob/tiny.yaml", "chexbert/finetune": "chexbert/finetune/tiny.yaml"}
+RECIPES = {"rate_ner/iob": "rate_ner/iob/tiny.yaml", "rate_ner/span": "rate_ner/span/tiny.yaml",
+           "chexbert/finetune": "chexbert/finetune/tiny.yaml", "radgraph/train": "radgraph/train/tiny.yaml"}
 
 if __name__ == "__main__":
     results = {"machine": f"{platform.machine()} ({platform.system()}), CPU", "recipes": {}}

@@ -49,7 +49,7 @@ def discover_components(entries: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .registry import REGISTRY
+    from .registry import REGISTRY, available_metrics
     from .report_io import read_reports
     from .scorer import Scorer
 
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     refs, ref_ids = read_reports(args.refs, args.ref_field)
     hyps, hyp_ids = read_reports(args.hyps, args.hyp_field)
     components = discover_components(args.components)
-    metrics = args.metrics or [s.name for s in REGISTRY.values() if all(c in components for c in s.requires_components)]
+    metrics = args.metrics or available_metrics(components)
     scorer = Scorer(metrics, components, metric_options={"bertscore": {"model": args.bertscore_model}},
                     n_bootstrap=args.bootstrap, seed=args.seed)
     result = scorer(refs, hyps, ids=ref_ids or hyp_ids)

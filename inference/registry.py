@@ -15,8 +15,11 @@ class MetricSpec:
     name: str
     target: str  # "module:Class"
     keys: tuple[str, ...]
-    requires_components: tuple[str, ...] = ()
+    requires_components: tuple[str, ...] = ()  # "a|b": either component will do
     depends_on: tuple[str, ...] = ()  # other metrics whose per-sample scores this one combines
+
+    def missing_components(self, components) -> list[str]:
+        return [c for c in self.requires_components if not any(a in components for a in c.split("|"))]
 
     def load(self):
         module, cls = self.target.split(":")
@@ -34,9 +37,18 @@ REGISTRY: dict[str, MetricSpec] = {
         MetricSpec("chexbert", f"{_M}.chexbert:CheXbert",
                    (*(f"chexbert_f1_{n}_{k}" for n in (14, 5) for k in ("micro", "macro", "weighted")), "chexbert_similarity"),
                    requires_components=("chexbert",)),
-        MetricSpec("ratescore", f"{_M}.ratescore:RaTEScore", ("ratescore",), requires_components=("rate_ner_iob",)),
+        MetricSpec("radgraph", f"{_M}.radgraph:RadGraph",
+                   ("radgraph_simple", "radgraph_partial", "radgraph_complete", "radgraph_radcliq"), requires_components=("radgraph",)),
+        MetricSpec("ratescore", f"{_M}.ratescore:RaTEScore", ("ratescore",), requires_components=("rate_ner_iob|rate_ner_span",)),
+        MetricSpec("radcliq", f"{_M}.radcliq:RadCliQ", ("radcliq_v0", "radcliq_v1"), requires_components=("radgraph", "chexbert"),
+                   depends_on=("radgraph", "bertscore", "chexbert", "bleu2")),
     )
 }
+
+
+def available_metrics(components) -> list[str]:
+    """Names of the metrics whose required components are all in `components`."""
+    return [s.name for s in REGISTRY.values() if not s.missing_components(components)]
 
 
 class UnknownMetricError(ValueError):

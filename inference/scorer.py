@@ -58,7 +58,7 @@ class Scorer:
         self.components = dict(components or {})
         self.metric_options = metric_options or {}
         self.n_bootstrap, self.seed = n_bootstrap, seed
-        missing = {s.name: [c for c in s.requires_components if c not in self.components] for s in self.specs}
+        missing = {s.name: s.missing_components(self.components) for s in self.specs}
         missing = {k: v for k, v in missing.items() if v}
         if missing:
             text = "; ".join(f"{m} needs {', '.join(c)}" for m, c in missing.items())

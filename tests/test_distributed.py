@@ -12,7 +12,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("module", ["radmetrics.training.rate_ner.iob", "radmetrics.training.chexbert.finetune"])
+@pytest.mark.parametrize("module", ["radmetrics.training.rate_ner.iob", "radmetrics.training.rate_ner.span",
+                                    "radmetrics.training.chexbert.finetune"])
 def test_zero3_two_cpu_processes(module, tmp_path):
     accelerate = Path(sys.executable).with_name("accelerate")
     command = [str(accelerate), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",

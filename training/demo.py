@@ -82,6 +82,20 @@ def stage_rate_ner(out: Path, state: dict) -> str:
             f"word-majority baseline {results['baseline_word_majority_test_f1']:.3f}); exported")
 
 
+def stage_rate_ner_span(out: Path, state: dict) -> str:
+    results = _train_and_export(out, state, "rate_ner/span", "rate_ner_span", "rate_ner/span/tiny.yaml")
+    return (f"test span F1 {results['test_f1']:.3f} (word-majority baseline {results['baseline_word_majority_test_f1']:.3f}); "
+            "exported")
+
+
+def stage_radgraph(out: Path, state: dict) -> str:
+    results = _train_and_export(out, state, "radgraph/train", "radgraph", "radgraph/train/tiny.yaml")
+    return (f"test entity F1 {results['test_entity_f1']:.3f} (word-majority baseline "
+            f"{results['baseline_word_majority_test_entity_f1']:.3f}), relation F1 {results['test_relation_f1']:.3f}; "
+            f"vs radgraph gold: entities {results['radgraph_gold_entities_f1']:.3f}, relations "
+            f"{results['radgraph_gold_relations_f1']:.3f}; exported")
+
+
 def stage_chexbert(out: Path, state: dict) -> str:
     results = _train_and_export(out, state, "chexbert/finetune", "chexbert", "chexbert/finetune/tiny.yaml")
     return (f"test kappa {results['test_kappa']:.3f} (majority baseline {results['baseline_majority_test_kappa']:.3f}); "
@@ -94,17 +108,17 @@ def stage_score(out: Path, state: dict) -> str:
     registered metric whose components exist, and print the table."""
     import random
 
-    from radmetrics.inference.registry import REGISTRY
+    from radmetrics.inference.registry import available_metrics
     from radmetrics.inference.scorer import Scorer
 
     test = [r for r in state["reports"] if r.split == "test"][:50]
     shuffled = test[:]
     random.Random(0).shuffle(shuffled)
-    metrics = [s.name for s in REGISTRY.values() if all(c in state.get("components", {}) for c in s.requires_components)]
+    metrics = available_metrics(state.get("components", {}))
     result = Scorer(metrics, state.get("components", {}))([r.text for r in test], [r.text for r in shuffled])
     (out / "scores").mkdir(exist_ok=True)
     (out / "scores" / "summary.md").write_text(result.table() + "\n", encoding="utf-8")
-    print(result.table())
+    state["score_table"] = result.table()
     return f"{len(test)} pairs, metrics: {', '.join(result.summary)}"
 
 
@@ -114,9 +128,9 @@ def stages() -> list[Stage]:
         Stage("data: report pairs + programmatic GREEN teacher", stage_pairs),
         Stage("data: silver CheXpert / RaTE-NER / RadGraph labels", stage_silver),
         Stage("train+export: RaTE-NER IOB (tiny)", stage_rate_ner),
-        Stage("train+export: RaTE-NER span (PURE)", None, "encoder recipes (span variant)"),
+        Stage("train+export: RaTE-NER span, PURE (tiny)", stage_rate_ner_span),
         Stage("train+export: CheXbert-style labeler (tiny)", stage_chexbert),
-        Stage("train+export: RadGraph-style extractor", None, "encoder recipes"),
+        Stage("train+export: RadGraph-style extractor (tiny)", stage_radgraph),
         Stage("train+export: GREEN (pretrain + SFT)", None, "GREEN recipes"),
         Stage("score: every available metric on example pairs", stage_score),
         Stage("score: LLM judges (FineRadScore, RadFact)", None, "LLM engine"),
@@ -148,4 +162,6 @@ def run(args: argparse.Namespace) -> int:
     print("\n| stage | status | detail | seconds |\n|---|---|---|---|")
     for name, status, detail, secs in rows:
         print(f"| {name} | {status} | {detail} | {secs:.1f} |")
+    if "score_table" in state:
+        print(f"\nScores of {out / 'scores'} (IU test reports against shuffled ones):\n{state['score_table']}")
     return 1 if failed else 0

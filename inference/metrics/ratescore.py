@@ -4,7 +4,7 @@ best matches in both directions -> harmonic mean; 0.5 when a side has no entitie
 Options: `matrix` ("long" default, "short", or a tuned JSON from `meta-eval tune-ratescore`), `neg_weight`
 (override; 0.3612 reproduces the reference code's hard-coded value), `encoder` (entity encoder; the
 reference uses BioLORD-2023-C with [CLS] pooling, the default here is the bundled MiniLM with mean
-pooling), `pooling`.
+pooling), `pooling`, `ner` ("iob" or "span": which RaTE-NER component tags entities).
 """
 
 from __future__ import annotations
@@ -17,13 +17,27 @@ class RaTEScore(Metric):
     keys = ("ratescore",)
     higher_is_better = {"ratescore": True}
     reference = "RaTEScore (Zhao et al. 2024; MAGIC-AI4Med/RaTEScore utils.compute)"
-    requires_components = ("rate_ner_iob",)
+    requires_components = ("rate_ner_iob|rate_ner_span",)
+
+    def _tagger(self):
+        """The IOB tagger when given (the reference's decoder is IOB), else the span model; option `ner`
+        ("iob" or "span") picks one when both are given."""
+        from ..component_models import RateNerTagger
+        from ..span_extraction import RateNerSpanTagger
+
+        kind = self.options.get("ner") or ("iob" if "rate_ner_iob" in self.components else "span")
+        if kind not in ("iob", "span"):
+            raise ValueError(f"ratescore option ner={kind!r}: expected 'iob' or 'span'")
+        if f"rate_ner_{kind}" not in self.components:
+            raise KeyError(f"ratescore option ner={kind!r} needs the rate_ner_{kind} component")
+        if kind == "iob":
+            return RateNerTagger(self.components["rate_ner_iob"])
+        return RateNerSpanTagger.from_export(self.components["rate_ner_span"])
 
     def compute(self, references, candidates):
-        from ..component_models import RateNerTagger
         from ..ratescore import embed_entity_lists, load_affinity, pair_matches, score_from_matches
 
-        tagger = RateNerTagger(self.components["rate_ner_iob"])
+        tagger = self._tagger()
         ref_entities, cand_entities = tagger.entities(references), tagger.entities(candidates)
         embedded = embed_entity_lists(ref_entities + cand_entities, self.options.get("encoder", "default"),
                                       self.options.get("pooling", "mean"))

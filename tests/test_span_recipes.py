@@ -1,0 +1,150 @@
+"""Span extractor (RaTE-NER span, RadGraph-style): inputs and decoding, tiny recipes on the bundled corpus,
+exports that score through `radmetrics score` next to every other component metric."""
+
+import json
+
+import numpy as np
+import pytest
+
+from radmetrics.training.run_dir import read_eval_results
+
+COMMON = ["--model_name_or_path", "tiny-bert", "--max_eval_samples", "150", "--per_device_train_batch_size", "32",
+          "--learning_rate", "0.003", "--head_learning_rate", "0.003", "--report_to", "none", "--save_strategy", "no",
+          "--eval_strategy", "no", "--logging_steps", "1000", "--seed", "0", "--max_seq_length", "48",
+          "--width_embedding_size", "32", "--head_hidden_size", "128"]
+
+
+@pytest.fixture(scope="module")
+def silver_dir(tmp_path_factory, iu_reports):
+    from radmetrics.data_builders.corpus_io import assign_splits
+    from radmetrics.data_builders.silver_dataset import write_silver
+
+    out = tmp_path_factory.mktemp("silver")
+    write_silver(iu_reports, assign_splits(iu_reports), out, progress=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def exports(silver_dir, tmp_path_factory):
+    """Every encoder component trained for a few steps and exported: {component: export dir}."""
+    from radmetrics.training.chexbert import finetune
+    from radmetrics.training.export import export_run
+    from radmetrics.training.radgraph import train
+    from radmetrics.training.rate_ner import iob, span
+
+    root = tmp_path_factory.mktemp("runs")
+    runs = {
+        "rate_ner_span": span.main([*COMMON, "--silver_dir", str(silver_dir), "--output_dir", str(root / "span"),
+                                    "--max_train_samples", "4000", "--max_steps", "300"]),
+        "radgraph": train.main([*COMMON, "--silver_dir", str(silver_dir), "--output_dir", str(root / "radgraph"),
+                                "--max_train_samples", "600", "--max_steps", "150"]),
+        "rate_ner_iob": iob.main([*_without_span_args(COMMON), "--silver_dir", str(silver_dir), "--output_dir",
+                                  str(root / "iob"), "--max_train_samples", "2000", "--max_steps", "40"]),
+        "chexbert": finetune.main([*_without_span_args(COMMON), "--silver_dir", str(silver_dir), "--output_dir",
+                                   str(root / "chexbert"), "--max_steps", "20"]),
+    }
+    return {name: export_run(run, root / "exports" / name) for name, run in runs.items()}, runs
+
+
+def _without_span_args(args: list[str]) -> list[str]:
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in ("--head_learning_rate", "--width_embedding_size", "--head_hidden_size"):
+            skip = True
+        else:
+            out.append(a)
+    return out
+
+
+def test_span_inputs_cover_every_span_up_to_the_width():
+    from radmetrics.inference.span_extraction import enumerate_spans
+
+    spans = enumerate_spans(10, 8)
+    assert (0, 7) in spans and (0, 8) not in spans and (9, 9) in spans
+    assert len(spans) == sum(min(8, 10 - s) for s in range(10))
+
+
+def test_decoding_keeps_the_most_confident_of_overlapping_spans():
+    from radmetrics.inference.span_extraction import decode_entities
+
+    spans = [(0, 0), (0, 1), (1, 1), (2, 2)]
+    probabilities = np.array([[0.4, 0.6, 0.0], [0.1, 0.0, 0.9], [0.2, 0.8, 0.0], [0.9, 0.1, 0.0]])
+    assert decode_entities(probabilities, spans) == [(0, 1, 2)]
+
+
+def test_collator_pads_spans_and_relation_grids():
+    from radmetrics.inference.span_extraction import SpanCollator
+
+    class Pad:
+        def pad(self, rows, return_tensors):
+            import torch
+
+            width = max(len(r["input_ids"]) for r in rows)
+            return {"input_ids": torch.tensor([r["input_ids"] + [0] * (width - len(r["input_ids"])) for r in rows])}
+
+    rows = [{"input_ids": [1, 2, 3], "span_starts": [1, 2], "span_ends": [1, 2], "span_widths": [0, 0], "span_labels": [1, 0],
+             "entity_index": [0, 1], "relation_labels": [-100, 2, 0, -100]},
+            {"input_ids": [1, 2], "span_starts": [1], "span_ends": [1], "span_widths": [0], "span_labels": [0],
+             "entity_index": [], "relation_labels": []}]
+    batch = SpanCollator(Pad())(rows)
+    assert batch["span_labels"].tolist() == [[1, 0], [0, -100]]
+    assert batch["entity_index"].tolist() == [[0, 1], [-1, -1]]
+    assert batch["relation_labels"][0].tolist() == [[-100, 2], [0, -100]] and (batch["relation_labels"][1] == -100).all()
+
+
+def test_rate_ner_span_beats_the_word_majority_baseline(exports):
+    results = read_eval_results(exports[1]["rate_ner_span"])
+    assert results["test_f1"] > 0.5
+    assert {"test_precision", "test_recall", "test_f1_ANATOMY", "baseline_word_majority_test_f1"} <= set(results)
+
+
+def test_radgraph_extractor_learns_entities_and_relations(exports):
+    results = read_eval_results(exports[1]["radgraph"])
+    assert results["test_entity_f1"] > results["baseline_word_majority_test_entity_f1"]
+    assert results["test_relation_f1"] > 0.3
+    assert 0 <= results["radgraph_gold_entities_f1"] <= 1 and "silver_extractor_radgraph_gold_relations_f1" in results
+
+
+def test_radgraph_export_emits_annotation_dicts(exports):
+    from radmetrics.inference.radgraph_f1 import radgraph_f1
+    from radmetrics.inference.span_extraction import RadGraphExtractor
+
+    extractor = RadGraphExtractor.from_export(str(exports[0]["radgraph"]))
+    report = "Small left pleural effusion. No pneumothorax."
+    (annotation,) = extractor.annotations([report])
+    assert annotation["text"] == "Small left pleural effusion . No pneumothorax ."
+    assert annotation["entities"], "the tiny extractor finds entities in a typical sentence"
+    for entity in annotation["entities"].values():
+        assert entity["label"] in ("ANAT-DP", "OBS-DP", "OBS-U", "OBS-DA")
+        assert all(target in annotation["entities"] for _, target in entity["relations"])
+    assert radgraph_f1(annotation, annotation, level="all") == (1.0, 1.0, 1.0)
+
+
+def test_score_cli_prints_every_component_metric(exports, shared, tmp_path, capsys):
+    from radmetrics.inference.cli import main
+
+    workload = shared / "synthetic_pairs" / "radeval_speed_workload.json"
+    export_root = next(iter(exports[0].values())).parent
+    code = main(["score", "--refs", str(workload), "--ref-field", "ref", "--hyps", str(workload), "--hyp-field", "hyp",
+                 "--components", str(export_root), "--bootstrap", "100", "--out", str(tmp_path)])
+    assert code == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    expected = {"bleu2", "bleu4", "rougeL", "bertscore", "ratescore", "radgraph_simple", "radgraph_partial",
+                "radgraph_complete", "radgraph_radcliq", "radcliq_v0", "radcliq_v1", "chexbert_similarity",
+                *(f"chexbert_f1_{n}_{k}" for n in (14, 5) for k in ("micro", "macro", "weighted"))}
+    assert set(summary) == expected
+    assert all(s["n"] == 20 and s["ci95"][0] <= s["value"] <= s["ci95"][1] for s in summary.values())
+    printed = capsys.readouterr().out
+    assert "| radcliq_v1 |" in printed and "| radgraph_partial |" in printed
+
+
+def test_ratescore_runs_on_the_span_tagger(exports):
+    from radmetrics.inference.scorer import Scorer
+
+    refs = ["Small left pleural effusion. The heart is normal in size.", "No pneumothorax."]
+    hyps = ["Small left pleural effusion. The heart is normal in size.", ""]
+    result = Scorer(["ratescore"], {"rate_ner_span": str(exports[0]["rate_ner_span"])}, n_bootstrap=20)(refs, hyps)
+    assert result.per_sample[0]["ratescore"] == pytest.approx(1.0, abs=1e-5)
+    assert result.per_sample[1]["ratescore"] == 0.5
