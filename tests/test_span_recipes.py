@@ -120,6 +120,8 @@ def test_radgraph_export_emits_annotation_dicts(exports):
         assert entity["label"] in ("ANAT-DP", "OBS-DP", "OBS-U", "OBS-DA")
         assert all(target in annotation["entities"] for _, target in entity["relations"])
     assert radgraph_f1(annotation, annotation, level="all") == (1.0, 1.0, 1.0)
+    (empty,) = extractor.annotations([""])
+    assert empty["entities"] == {} and radgraph_f1(empty, annotation, level="all") == (0.0, 0.0, 0.0)  # as the reference
 
 
 def test_score_cli_prints_every_component_metric(exports, shared, tmp_path, capsys):
