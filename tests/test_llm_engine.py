@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from llm_fault_server import FaultServer
+
 from radmetrics.inference.llm_endpoint import Endpoint, EndpointError
 from radmetrics.inference.llm_engine import LLMEngine, LLMTask
 
