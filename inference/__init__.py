@@ -28,6 +28,11 @@ _LAZY = {
     "dygie_to_annotation": ".radgraph_annotation",
     "chexbert_f1": ".chexbert_f1",
     "ratescore_from_entities": ".ratescore",
+    "Endpoint": ".llm_endpoint",
+    "LLMEngine": ".llm_engine",
+    "LLMTask": ".llm_engine",
+    "RadGraphExtractor": ".span_extraction",
+    "RateNerSpanTagger": ".span_extraction",
 }
 
 __all__ = sorted(_LAZY)

@@ -124,3 +124,26 @@ def test_endpoint_yaml_is_checked(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(EndpointError, match="OPENAI_API_KEY is not set"):
         e.api_key()
+
+
+def test_local_hf_backend_generates_in_batches(tmp_path, iu_reports):
+    from transformers import LlamaForCausalLM
+
+    from radmetrics.inference.llm_local import HFBackend, cut_at_stop
+    from radmetrics.training.tiny import tiny_llama_config, train_bpe_tokenizer
+
+    tokenizer = train_bpe_tokenizer([r.text for r in iu_reports[:300]], tmp_path / "tok", vocab_size=500)
+    model = LlamaForCausalLM(tiny_llama_config(len(tokenizer), tokenizer.pad_token_id, tokenizer.bos_token_id,
+                                               tokenizer.eos_token_id))
+    e = Endpoint(model=str(tmp_path / "tok"), backend="hf", batch_size=4, generation={"max_tokens": 6})
+    backend = HFBackend(e, model, tokenizer)
+    batches = []
+    generate = backend.generate
+    backend.generate = lambda conversations, generation: batches.append(len(conversations)) or generate(conversations, generation)
+    engine = LLMEngine(e, tmp_path / "cache.sqlite", progress=False, backend=backend)
+    short = [LLMTask(f"t{i}", [{"role": "user", "content": "No pleural effusion." * (i % 3 + 1)}]) for i in range(10)]
+    results = engine.run(short)
+    assert all(r.ok and isinstance(r.text, str) for r in results) and batches == [4, 4, 2]
+    assert 0 < engine.totals.completion_tokens <= 60 and engine.totals.prompt_tokens > 0
+    assert LLMEngine(e, tmp_path / "cache.sqlite", progress=False, backend=backend).run(short)[0].from_cache
+    assert cut_at_stop("a [END] b", ["[END]"]) == "a " and cut_at_stop("abc", None) == "abc"
