@@ -11,34 +11,24 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from transformers import AutoConfig, AutoModel, PretrainedConfig, PreTrainedModel
+from transformers import AutoConfig, AutoModel, PreTrainedModel
 
 from .components import CHEXPERT_CONDITIONS, get_component
+from .wrapped_encoder import WrappedEncoderConfig
 
 
-class CheXbertConfig(PretrainedConfig):
+class CheXbertConfig(WrappedEncoderConfig):
     model_type = "radmetrics_chexbert"
 
     def __init__(self, encoder: dict | None = None, conditions: list[str] | None = None,
                  classes_per_head: list[int] | None = None, dropout: float = 0.1, **kwargs):
-        super().__init__(**kwargs)
-        self.encoder = encoder or {}
+        super().__init__(encoder=encoder, **kwargs)
         self.conditions = conditions or list(CHEXPERT_CONDITIONS)
         label_map = get_component("chexbert").label_map
         default_classes = [len(label_map["no_finding_classes"]) if c == "No Finding" else len(label_map["classes"])
                            for c in self.conditions]
         self.classes_per_head = classes_per_head or default_classes
         self.dropout = dropout
-        if "hidden_size" in self.encoder:  # read by DeepSpeed's "auto" bucket sizes
-            self.hidden_size = self.encoder["hidden_size"]
-
-    @classmethod
-    def from_encoder(cls, encoder_config: PretrainedConfig, **kwargs) -> CheXbertConfig:
-        return cls(encoder=encoder_config.to_dict(), **kwargs)
-
-    def encoder_config(self) -> PretrainedConfig:
-        values = dict(self.encoder)
-        return AutoConfig.for_model(values.pop("model_type"), **values)
 
 
 class CheXbertLabeler(PreTrainedModel):

@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from transformers import AutoConfig, AutoModel, PretrainedConfig, PreTrainedModel
+from transformers import AutoConfig, AutoModel, PreTrainedModel
+
+from .wrapped_encoder import WrappedEncoderConfig
 
 
-class SpanExtractorConfig(PretrainedConfig):
+class SpanExtractorConfig(WrappedEncoderConfig):
     model_type = "radmetrics_span"
 
     def __init__(self, encoder: dict | None = None, entity_labels: list[str] | None = None,
                  relation_labels: list[str] | None = None, max_span_width: int = 8, width_embedding_size: int = 64,
                  head_hidden_size: int = 150, head_layers: int = 2, dropout: float = 0.1,
                  **kwargs):
-        super().__init__(**kwargs)
-        self.encoder = encoder or {}
+        super().__init__(encoder=encoder, **kwargs)
         self.entity_labels = list(entity_labels or ["NULL"])
         self.relation_labels = list(relation_labels or [])
         self.max_span_width = max_span_width
@@ -35,16 +36,6 @@ class SpanExtractorConfig(PretrainedConfig):
         self.head_layers = head_layers
         self.dropout = dropout
         self.keys_to_ignore_at_inference = ["relation_logits"]  # Trainer evaluation gathers entity logits only
-        if "hidden_size" in self.encoder:  # read by DeepSpeed's "auto" bucket sizes
-            self.hidden_size = self.encoder["hidden_size"]
-
-    @classmethod
-    def from_encoder(cls, encoder_config: PretrainedConfig, **kwargs) -> SpanExtractorConfig:
-        return cls(encoder=encoder_config.to_dict(), **kwargs)
-
-    def encoder_config(self) -> PretrainedConfig:
-        values = dict(self.encoder)
-        return AutoConfig.for_model(values.pop("model_type"), **values)
 
 
 def _feed_forward(inputs: int, hidden: int, outputs: int, hidden_layers: int, dropout: float) -> nn.Sequential:

@@ -181,6 +181,7 @@ def train_and_finish(trainer, tokenizer, run_dir: Path, evaluate) -> dict:
         results = evaluate(final)
         write_eval_results(run_dir, results)
         mark_complete(final)
+        print({k: round(v, 4) for k, v in results.items() if isinstance(v, float)})
     close_process_group()
     return results
 

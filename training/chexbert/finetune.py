@@ -114,8 +114,7 @@ def main(argv: list[str] | None = None):
             results["rule_labeler_negbio_test_macro_f1"] = rule["macro_f1"]
         return results
 
-    results = train_and_finish(trainer, tokenizer, run_dir, evaluate)
-    print({k: round(v, 4) for k, v in results.items() if isinstance(v, float)})
+    train_and_finish(trainer, tokenizer, run_dir, evaluate)
     return run_dir
 
 

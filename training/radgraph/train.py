@@ -128,8 +128,7 @@ def main(argv: list[str] | None = None):
             results[f"silver_extractor_radgraph_gold_{name}_f1"] = silver[name]["f1"]
         return results
 
-    results = train_and_finish(trainer, tokenizer, run_dir, evaluate)
-    print({k: round(v, 4) for k, v in results.items() if isinstance(v, float)})
+    train_and_finish(trainer, tokenizer, run_dir, evaluate)
     return run_dir
 
 

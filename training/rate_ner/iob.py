@@ -134,8 +134,7 @@ def main(argv: list[str] | None = None):
         results["baseline_word_majority_test_f1"] = seqeval_scores(gold, word_majority_baseline(data["train"], data["test"]))["f1"]
         return results
 
-    results = train_and_finish(trainer, tokenizer, run_dir, evaluate)
-    print({k: round(v, 4) for k, v in results.items() if isinstance(v, float)})
+    train_and_finish(trainer, tokenizer, run_dir, evaluate)
     return run_dir
 
 
