@@ -13,7 +13,6 @@ against the radgraph package's own gold examples.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from .rule_labeler import classify_mention
@@ -79,7 +78,6 @@ KINDS = {  # kind -> entries; a longer entry wins over a shorter one at the same
     "severity": _entries(SEVERITY_MODIFIERS),
 }
 OBSERVATION_KINDS = ("abnormality", "disease", "normal", "severity")
-_TOKEN = re.compile(r"\d+(?:\.\d+)?|[A-Za-z]+(?:['-][A-Za-z]+)*|[^\sA-Za-z\d]")
 _MAX_ENTRY = max(len(e) for entries in KINDS.values() for e in entries)
 
 
@@ -93,10 +91,6 @@ class Atom:
     @property
     def is_observation(self) -> bool:
         return self.kind in OBSERVATION_KINDS
-
-
-def tokenize(sentence: str) -> list[str]:
-    return _TOKEN.findall(sentence)
 
 
 def _status(tokens: list[str], start: int, end: int) -> str:

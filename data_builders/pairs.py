@@ -22,9 +22,10 @@ import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
+from radmetrics.inference.sentences import split_sentences
+
 from . import findings as fx
 from .corpora import Report
-from .sentences import split_sentences
 
 PAIR_SCHEMA_VERSION = 1
 HEURISTICS = ("random", "remove_shuffle", "nearest_neighbour", "radgraph_permute", "recombine")

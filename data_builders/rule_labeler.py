@@ -15,9 +15,9 @@ import re
 from functools import lru_cache
 
 from radmetrics.inference.components import CHEXPERT_CONDITIONS
+from radmetrics.inference.sentences import split_sentences
 
 from .corpora import bundled_path
-from .sentences import split_sentences
 
 PRE_NEGATION = ["no", "not", "without", "negative for", "free of", "absence of", "no evidence of", "no signs of",
                 "resolution of", "resolved", "clear of", "rather than", "removal of", "interval removal of", "no new",

@@ -15,9 +15,10 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from radmetrics.inference.sentences import split_sentences
+
 from .corpora import Report
 from .corpus_io import write_split_records
-from .sentences import split_sentences
 
 LABELERS = ("chexpert", "rate_ner", "radgraph")
 

@@ -49,8 +49,7 @@ class RateNerTagger:
         self.batch_size, self.max_length, self._torch = batch_size, max_length, torch
 
     def entities(self, reports: Sequence[str]) -> list[list[tuple[str, str]]]:
-        from radmetrics.data_builders.entity_lexicon import tokenize
-        from radmetrics.data_builders.sentences import split_sentences
+        from .sentences import split_sentences, tokenize
 
         sentences, owner = [], []
         for n, report in enumerate(reports):

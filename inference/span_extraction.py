@@ -130,8 +130,7 @@ class SpanExtractorRunner:
 
 def report_sentences(reports: Sequence[str]) -> list[list[list[str]]]:
     """Reports -> sentences -> words, with the splitter and word tokeniser the silver data uses."""
-    from radmetrics.data_builders.entity_lexicon import tokenize
-    from radmetrics.data_builders.sentences import split_sentences
+    from .sentences import split_sentences, tokenize
 
     return [[words for words in (tokenize(s) for s in split_sentences(report)) if words] for report in reports]
 

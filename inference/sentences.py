@@ -1,4 +1,5 @@
-"""Sentence splitting for radiology reports.
+"""Sentence splitting and word tokenisation for radiology reports (shared by the silver labelers in
+data_builders and the component runners in inference, so both see the same sentences and words).
 
 - `fineradscore`: the regex of FineRadScore (Huang et al. 2024, appendix A), `(?<!\\d)\\.(?!\\d|$) `,
   which splits at ". " unless a digit precedes or follows the period (the period is dropped, as re.split does).
@@ -16,6 +17,14 @@ ABBREVIATIONS = {"e.g", "i.e", "approx", "vs", "dr", "mr", "mrs", "ms", "st", "f
                  "max", "ant", "post", "lat", "ap", "pa", "rt", "lt", "sq", "cm", "mm"}
 _LIST_MARKER = re.compile(r"(?:(?<=^)|(?<=[.:;!?]))\s*\(?(\d{1,2})[.)]\s*(?=[A-Za-z(])")
 _GLUED = re.compile(r"(?<=[a-z]{2})\.(?=[A-Z][a-z])")
+
+
+_WORD = re.compile(r"\d+(?:\.\d+)?|[A-Za-z]+(?:['-][A-Za-z]+)*|[^\sA-Za-z\d]")
+
+
+def tokenize(sentence: str) -> list[str]:
+    """Words: numbers (decimals kept), words with inner apostrophes/hyphens, single punctuation marks."""
+    return _WORD.findall(sentence)
 
 
 def split_fineradscore(text: str) -> list[str]:
