@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import csv
 
+from radmetrics.inference.stats import precision_recall_f1
+
 from .corpora import bundled_path, iu_xray_corpus
 from .rule_labeler import label_report
 
@@ -43,10 +45,7 @@ def f1_against_negbio(report_ids: set[str] | None = None, uncertain_as_positive:
             tp += pred and true
             fp += pred and not true
             fn += true and not pred
-        precision = tp / (tp + fp) if tp + fp else 0.0
-        recall = tp / (tp + fn) if tp + fn else 0.0
-        results[ours] = {"precision": precision, "recall": recall,
-                         "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
-                         "support": tp + fn}
+        precision, recall, f1 = precision_recall_f1(tp, tp + fp, tp + fn)
+        results[ours] = {"precision": precision, "recall": recall, "f1": f1, "support": tp + fn}
     return {"reports": len(reports), "uncertain_as_positive": uncertain_as_positive, "per_label": results,
             "macro_f1": sum(v["f1"] for v in results.values()) / len(results)}

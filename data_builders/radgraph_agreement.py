@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 
-from radmetrics.inference.radgraph_annotation import short_label
+from radmetrics.inference.radgraph_annotation import dygie_document, short_label
+from radmetrics.inference.stats import precision_recall_f1
 
 from .corpora import bundled_path
 from .silver_radgraph import extract_sentence
@@ -37,12 +38,12 @@ def _gold_sets(doc: dict) -> tuple[set, set]:
     return ents, rels
 
 
-def _sentences(tokens: list[str]) -> list[tuple[int, list[str]]]:
-    """(offset, words) of each sentence, split after every "." token."""
+def _sentences(tokens: list[str]) -> list[list[str]]:
+    """The words of each sentence, split after every "." token."""
     pieces, start = [], 0
     for end in [i + 1 for i, t in enumerate(tokens) if t == "."] + [len(tokens)]:
         if end > start:
-            pieces.append((start, tokens[start:end]))
+            pieces.append(tokens[start:end])
         start = end
     return pieces
 
@@ -52,9 +53,8 @@ def _silver_extract(sentences: list[list[str]]) -> list[tuple[list, list]]:
 
 
 def _prf(tp: int, n_pred: int, n_gold: int) -> dict:
-    p = tp / n_pred if n_pred else 0.0
-    r = tp / n_gold if n_gold else 0.0
-    return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0, "gold": n_gold, "predicted": n_pred}
+    p, r, f1 = precision_recall_f1(tp, n_pred, n_gold)
+    return {"precision": p, "recall": r, "f1": f1, "gold": n_gold, "predicted": n_pred}
 
 
 def agreement_with_gold(extract_sentences=_silver_extract) -> dict:
@@ -65,11 +65,10 @@ def agreement_with_gold(extract_sentences=_silver_extract) -> dict:
     docs = gold_documents()
     for doc in docs:
         gold_e, gold_r = _gold_sets(doc)
-        pieces = _sentences(doc["text"].split())
-        pred_e, pred_r = set(), set()
-        for (offset, _), (entities, relations) in zip(pieces, extract_sentences([words for _, words in pieces])):
-            pred_e |= {(a + offset, b + offset, label) for a, b, label in entities}
-            pred_r |= {(a + offset, b + offset, c + offset, d + offset, label) for a, b, c, d, label in relations}
+        sentences = _sentences(doc["text"].split())
+        predicted = dygie_document("", ((w, *extracted) for w, extracted in zip(sentences, extract_sentences(sentences))))
+        pred_e = {tuple(e) for sentence in predicted["ner"] for e in sentence}
+        pred_r = {tuple(r) for sentence in predicted["relations"] for r in sentence}
         for name, pred, gold in (("entities", pred_e, gold_e), ("relations", pred_r, gold_r),
                                  ("entity_spans", {e[:2] for e in pred_e}, {e[:2] for e in gold_e})):
             counts[name][0] += len(pred & gold)

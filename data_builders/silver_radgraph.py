@@ -88,13 +88,7 @@ def _location_of(before: list[Atom], after: list[Atom], head: Atom, clause: list
 
 
 def extract_document(doc_key: str, sentences: list[str]) -> dict:
-    doc = {"doc_key": doc_key, "sentences": [], "ner": [], "relations": []}
-    offset = 0
-    for sentence in sentences:
-        tokens = tokenize(sentence)
-        entities, relations = extract_sentence(tokens)
-        doc["sentences"].append(tokens)
-        doc["ner"].append([[s + offset, e + offset, label] for s, e, label in entities])
-        doc["relations"].append([[a + offset, b + offset, c + offset, d + offset, label] for a, b, c, d, label in relations])
-        offset += len(tokens)
-    return doc
+    from radmetrics.inference.radgraph_annotation import dygie_document
+
+    words = [tokenize(sentence) for sentence in sentences]
+    return dygie_document(doc_key, ((w, *extract_sentence(w)) for w in words))

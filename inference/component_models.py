@@ -49,15 +49,9 @@ class RateNerTagger:
         self.batch_size, self.max_length, self._torch = batch_size, max_length, torch
 
     def entities(self, reports: Sequence[str]) -> list[list[tuple[str, str]]]:
-        from .sentences import split_sentences, tokenize
+        from .sentences import sentences_with_owner
 
-        sentences, owner = [], []
-        for n, report in enumerate(reports):
-            for sentence in split_sentences(report):
-                words = tokenize(sentence)
-                if words:
-                    sentences.append(words)
-                    owner.append(n)
+        sentences, owner = sentences_with_owner(reports)
         found: list[list[tuple[str, str]]] = [[] for _ in reports]
         for start in range(0, len(sentences), self.batch_size):
             batch = sentences[start:start + self.batch_size]

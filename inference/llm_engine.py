@@ -254,8 +254,8 @@ class LLMEngine:
         return text, False
 
     async def _call_with_retries(self, messages: list[dict]) -> tuple[str, int, int]:
-        endpoint = self.endpoint
-        for attempt in range(endpoint.max_retries + 1):
+        endpoint, attempt = self.endpoint, 0
+        while True:
             await self._limiter.acquire(estimate_tokens(messages, self.generation))
             self.totals.requests_sent += 1
             try:
@@ -267,7 +267,7 @@ class LLMEngine:
                 self.totals.retries += 1
                 backoff = min(endpoint.backoff_max_s, endpoint.backoff_base_s * 2 ** attempt) * random.uniform(0.5, 1.0)
                 await asyncio.sleep(max(backoff, exc.retry_after or 0.0))
-        raise AssertionError("unreachable")
+                attempt += 1
 
     def _account_cost(self) -> None:
         e = self.endpoint

@@ -20,6 +20,19 @@ def short_label(label: str) -> str:
     return XL_LABELS.get(label, label)
 
 
+def dygie_document(doc_key: str, sentences) -> dict:
+    """A DyGIE document from (words, entities [start, end, label], relations [s1, e1, s2, e2, label]) per
+    sentence, indices sentence-level; the document's indices are document-level, inclusive."""
+    doc: dict = {"doc_key": doc_key, "sentences": [], "ner": [], "relations": []}
+    offset = 0
+    for words, entities, relations in sentences:
+        doc["sentences"].append(list(words))
+        doc["ner"].append([[s + offset, e + offset, label] for s, e, label in entities])
+        doc["relations"].append([[a + offset, b + offset, c + offset, d + offset, label] for a, b, c, d, label in relations])
+        offset += len(words)
+    return doc
+
+
 def dygie_to_annotation(doc: dict) -> dict:
     """One DyGIE document (document-level inclusive indices) -> the radgraph annotation dict."""
     tokens = [t for sentence in doc["sentences"] for t in sentence]

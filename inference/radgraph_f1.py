@@ -42,10 +42,9 @@ def _items(annotation: dict, level: str, case: str) -> set:
 
 
 def _prf(hyp: set, ref: set) -> tuple[float, float, float]:
-    overlap = len(hyp & ref)
-    precision = overlap / len(hyp) if hyp else 0.0
-    recall = overlap / len(ref) if ref else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    from .stats import precision_recall_f1
+
+    precision, recall, f1 = precision_recall_f1(len(hyp & ref), len(hyp), len(ref))
     return f1, precision, recall
 
 

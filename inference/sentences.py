@@ -66,3 +66,17 @@ def split_sentences(text: str, method: str = "robust") -> list[str]:
     if method == "fineradscore":
         return split_fineradscore(text)
     raise ValueError(f"unknown sentence splitter {method!r}; expected 'robust' or 'fineradscore'")
+
+
+def report_sentences(reports) -> list[list[list[str]]]:
+    """Reports -> sentences -> words (empty sentences dropped), as the silver labelers see them."""
+    return [[words for words in (tokenize(s) for s in split_sentences(report)) if words] for report in reports]
+
+
+def sentences_with_owner(reports) -> tuple[list[list[str]], list[int]]:
+    """Every report's word-tokenised sentences in one list, and the index of the report each came from."""
+    flat, owner = [], []
+    for n, sentences in enumerate(report_sentences(reports)):
+        flat.extend(sentences)
+        owner.extend([n] * len(sentences))
+    return flat, owner

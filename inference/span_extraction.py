@@ -120,27 +120,13 @@ class SpanExtractorRunner:
                     entities = [[s, e, config.entity_labels[c]] for s, e, c in kept]
                     relations = []
                     if self.model.relation_head is not None and len(kept) > 1:
-                        index = self._torch.tensor([[row["spans"].index((s, e)) for s, e, _ in kept]], device=self.model.device)
+                        position = {span: n for n, span in enumerate(row["spans"])}
+                        index = self._torch.tensor([[position[(s, e)] for s, e, _ in kept]], device=self.model.device)
                         pair_classes = self.model.relation_logits(spans[i:i + 1], index)[0].argmax(-1).cpu().numpy()
                         relations = [[*kept[a][:2], *kept[b][:2], config.relation_labels[pair_classes[a, b]]]
                                      for a in range(len(kept)) for b in range(len(kept)) if a != b and pair_classes[a, b] != 0]
                     results.append((entities, relations))
         return results
-
-
-def report_sentences(reports: Sequence[str]) -> list[list[list[str]]]:
-    """Reports -> sentences -> words, with the splitter and word tokeniser the silver data uses."""
-    from .sentences import split_sentences, tokenize
-
-    return [[words for words in (tokenize(s) for s in split_sentences(report)) if words] for report in reports]
-
-
-def _flatten(per_report: list[list]) -> tuple[list, list[int]]:
-    flat, owner = [], []
-    for n, items in enumerate(per_report):
-        flat.extend(items)
-        owner.extend([n] * len(items))
-    return flat, owner
 
 
 class RateNerSpanTagger(SpanExtractorRunner):
@@ -149,7 +135,9 @@ class RateNerSpanTagger(SpanExtractorRunner):
     component = "rate_ner_span"
 
     def entities(self, reports: Sequence[str]) -> list[list[tuple[str, str]]]:
-        sentences, owner = _flatten(report_sentences(reports))
+        from .sentences import sentences_with_owner
+
+        sentences, owner = sentences_with_owner(reports)
         found: list[list[tuple[str, str]]] = [[] for _ in reports]
         for words, n, (entities, _) in zip(sentences, owner, self.extract(sentences)):
             found[n].extend((" ".join(words[s:e + 1]), label) for s, e, label in entities)
@@ -163,18 +151,14 @@ class RadGraphExtractor(SpanExtractorRunner):
 
     def documents(self, reports: Sequence[str]) -> list[dict]:
         """Per report a DyGIE document (document-level inclusive indices)."""
-        per_report = report_sentences(reports)
-        sentences, owner = _flatten(per_report)
-        docs = [{"doc_key": str(n), "sentences": [], "ner": [], "relations": [], "_offset": 0} for n in range(len(reports))]
+        from .radgraph_annotation import dygie_document
+        from .sentences import sentences_with_owner
+
+        sentences, owner = sentences_with_owner(reports)
+        per_report: list[list] = [[] for _ in reports]
         for words, n, (entities, relations) in zip(sentences, owner, self.extract(sentences)):
-            doc, offset = docs[n], docs[n]["_offset"]
-            doc["sentences"].append(list(words))
-            doc["ner"].append([[s + offset, e + offset, label] for s, e, label in entities])
-            doc["relations"].append([[a + offset, b + offset, c + offset, d + offset, label] for a, b, c, d, label in relations])
-            doc["_offset"] += len(words)
-        for doc in docs:
-            del doc["_offset"]
-        return docs
+            per_report[n].append((words, entities, relations))
+        return [dygie_document(str(n), extracted) for n, extracted in enumerate(per_report)]
 
     def annotations(self, reports: Sequence[str]) -> list[dict]:
         from .radgraph_annotation import dygie_to_annotation

@@ -11,6 +11,13 @@ from collections.abc import Callable
 import numpy as np
 
 
+def precision_recall_f1(true_positives: int, predicted: int, gold: int) -> tuple[float, float, float]:
+    """Precision, recall and F1 from counts; 0 where a denominator is 0."""
+    precision = true_positives / predicted if predicted else 0.0
+    recall = true_positives / gold if gold else 0.0
+    return precision, recall, 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
 def bootstrap_ci(aggregate: Callable[[np.ndarray], float], n: int, n_resamples: int = 1000,
                  seed: int = 0, level: float = 0.95) -> tuple[float, float]:
     """Percentile CI of `aggregate(indices)` over resamples of n items with replacement."""

@@ -9,9 +9,9 @@ import pytest
 from radmetrics.training.run_dir import read_eval_results
 
 COMMON = ["--model_name_or_path", "tiny-bert", "--max_eval_samples", "150", "--per_device_train_batch_size", "32",
-          "--learning_rate", "0.003", "--head_learning_rate", "0.003", "--report_to", "none", "--save_strategy", "no",
-          "--eval_strategy", "no", "--logging_steps", "1000", "--seed", "0", "--max_seq_length", "48",
-          "--width_embedding_size", "32", "--head_hidden_size", "128"]
+          "--learning_rate", "0.003", "--report_to", "none", "--save_strategy", "no", "--eval_strategy", "no",
+          "--logging_steps", "1000", "--seed", "0", "--max_seq_length", "48"]
+SPAN = [*COMMON, "--head_learning_rate", "0.003", "--width_embedding_size", "32", "--head_hidden_size", "128"]
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +26,7 @@ def silver_dir(tmp_path_factory, iu_reports):
 
 @pytest.fixture(scope="module")
 def exports(silver_dir, tmp_path_factory):
-    """Every encoder component trained for a few steps and exported: {component: export dir}."""
+    """Every encoder component trained for a few steps and exported: ({component: export}, {component: run dir})."""
     from radmetrics.training.chexbert import finetune
     from radmetrics.training.export import export_run
     from radmetrics.training.radgraph import train
@@ -34,28 +34,16 @@ def exports(silver_dir, tmp_path_factory):
 
     root = tmp_path_factory.mktemp("runs")
     runs = {
-        "rate_ner_span": span.main([*COMMON, "--silver_dir", str(silver_dir), "--output_dir", str(root / "span"),
+        "rate_ner_span": span.main([*SPAN, "--silver_dir", str(silver_dir), "--output_dir", str(root / "span"),
                                     "--max_train_samples", "4000", "--max_steps", "300"]),
-        "radgraph": train.main([*COMMON, "--silver_dir", str(silver_dir), "--output_dir", str(root / "radgraph"),
+        "radgraph": train.main([*SPAN, "--silver_dir", str(silver_dir), "--output_dir", str(root / "radgraph"),
                                 "--max_train_samples", "600", "--max_steps", "150"]),
-        "rate_ner_iob": iob.main([*_without_span_args(COMMON), "--silver_dir", str(silver_dir), "--output_dir",
+        "rate_ner_iob": iob.main([*COMMON, "--silver_dir", str(silver_dir), "--output_dir",
                                   str(root / "iob"), "--max_train_samples", "2000", "--max_steps", "40"]),
-        "chexbert": finetune.main([*_without_span_args(COMMON), "--silver_dir", str(silver_dir), "--output_dir",
+        "chexbert": finetune.main([*COMMON, "--silver_dir", str(silver_dir), "--output_dir",
                                    str(root / "chexbert"), "--max_steps", "20"]),
     }
     return {name: export_run(run, root / "exports" / name) for name, run in runs.items()}, runs
-
-
-def _without_span_args(args: list[str]) -> list[str]:
-    out, skip = [], False
-    for a in args:
-        if skip:
-            skip = False
-        elif a in ("--head_learning_rate", "--width_embedding_size", "--head_hidden_size"):
-            skip = True
-        else:
-            out.append(a)
-    return out
 
 
 def test_span_inputs_cover_every_span_up_to_the_width():

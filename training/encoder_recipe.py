@@ -136,6 +136,20 @@ def encoder_config(model_args: ModelArguments, tokenizer, **overrides):
     return AutoConfig.from_pretrained(resolve_model_path(model_args.model_name_or_path), **overrides)
 
 
+def build_wrapped_model(model_cls, model_args: ModelArguments, tokenizer, **config_kwargs):
+    """A model that wraps an encoder (CheXbert-style labeler, span extractor): built with `_from_config`,
+    which honours a ZeRO-3 zero.Init context (calling the class does not), then given the pretrained
+    encoder's weights unless the encoder is a tiny random one."""
+    config = model_cls.config_class.from_encoder(encoder_config(model_args, tokenizer), **config_kwargs)
+    model = model_cls._from_config(config)
+    weights = pretrained_weights(model_args)
+    if weights:
+        from transformers import AutoModel
+
+        model.encoder = AutoModel.from_pretrained(weights)
+    return model
+
+
 def pretrained_weights(model_args: ModelArguments) -> str | None:
     """Path of pretrained weights to start from, or None for a random tiny encoder."""
     from radmetrics.inference.models import resolve_model_path

@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 
 from transformers import Trainer
 
-from .encoder_recipe import encoder_config, pretrained_weights
+from radmetrics.inference.stats import precision_recall_f1
+
+from .encoder_recipe import build_wrapped_model
 
 
 @dataclass
@@ -50,19 +52,12 @@ class TwoRateTrainer(Trainer):
 
 
 def build_span_model(model_args, span_args: SpanArguments, tokenizer, entity_labels, relation_labels=()):
-    from transformers import AutoModel
+    from radmetrics.inference.span_model import SpanExtractor
 
-    from radmetrics.inference.span_model import SpanExtractor, SpanExtractorConfig
-
-    config = SpanExtractorConfig.from_encoder(
-        encoder_config(model_args, tokenizer), entity_labels=list(entity_labels), relation_labels=list(relation_labels),
-        max_span_width=span_args.max_span_width, width_embedding_size=span_args.width_embedding_size,
-        head_hidden_size=span_args.head_hidden_size, head_layers=span_args.head_layers)
-    model = SpanExtractor._from_config(config)  # honours a ZeRO-3 zero.Init context
-    weights = pretrained_weights(model_args)
-    if weights:
-        model.encoder = AutoModel.from_pretrained(weights)
-    return model
+    return build_wrapped_model(SpanExtractor, model_args, tokenizer, entity_labels=list(entity_labels),
+                               relation_labels=list(relation_labels), max_span_width=span_args.max_span_width,
+                               width_embedding_size=span_args.width_embedding_size,
+                               head_hidden_size=span_args.head_hidden_size, head_layers=span_args.head_layers)
 
 
 def span_label_ids(spans, gold: dict[tuple[int, int], str], label2id: dict[str, int]) -> list[int]:
@@ -71,9 +66,7 @@ def span_label_ids(spans, gold: dict[tuple[int, int], str], label2id: dict[str, 
 
 
 def prf(true_positives: int, predicted: int, gold: int, prefix: str = "") -> dict[str, float]:
-    p = true_positives / predicted if predicted else 0.0
-    r = true_positives / gold if gold else 0.0
-    return {f"{prefix}precision": p, f"{prefix}recall": r, f"{prefix}f1": 2 * p * r / (p + r) if p + r else 0.0}
+    return dict(zip((f"{prefix}precision", f"{prefix}recall", f"{prefix}f1"), precision_recall_f1(true_positives, predicted, gold)))
 
 
 def set_scores(gold: list[set], predicted: list[set], prefix: str = "", per_type: bool = False) -> dict[str, float]:

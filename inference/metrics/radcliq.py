@@ -19,8 +19,9 @@ class RadCliQ(Metric):
 
     def compute(self, references, candidates):
         from ..radcliq import FEATURES, radcliq_v0, radcliq_v1
+        from ..registry import key_owner
 
-        owners = {"radgraph_radcliq": "radgraph", "bertscore": "bertscore", "chexbert_similarity": "chexbert", "bleu2": "bleu2"}
+        owners = key_owner()
         features = [self.upstream[owners[key]].per_sample[key] for key in FEATURES]
         return MetricOutput({"radcliq_v0": [float(v) for v in radcliq_v0(*features)],
                              "radcliq_v1": [float(v) for v in radcliq_v1(*features)]})

@@ -19,10 +19,9 @@ from ..encoder_recipe import (
     DataArguments,
     ModelArguments,
     build_tokenizer,
-    encoder_config,
+    build_wrapped_model,
     load_silver,
     predict_logits,
-    pretrained_weights,
     start_run,
     train_and_finish,
 )
@@ -62,7 +61,7 @@ def main(argv: list[str] | None = None):
     from transformers import DataCollatorWithPadding, Trainer
 
     from radmetrics.data_builders.labeler_eval import f1_against_negbio
-    from radmetrics.inference.chexbert_model import CheXbertConfig, CheXbertLabeler, argmax_per_head
+    from radmetrics.inference.chexbert_model import CheXbertLabeler, argmax_per_head
 
     model_args, data_args, training_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
     data, provenance = load_silver(data_args, "chexpert", training_args)
@@ -77,13 +76,8 @@ def main(argv: list[str] | None = None):
     with training_args.main_process_first(desc="tokenize"):
         tokenized = data.map(tokenize, batched=True, remove_columns=data["train"].column_names)
 
-    config = CheXbertConfig.from_encoder(encoder_config(model_args, tokenizer))
-    model = CheXbertLabeler._from_config(config)  # honours a ZeRO-3 zero.Init context, unlike CheXbertLabeler(config)
-    weights = pretrained_weights(model_args)
-    if weights:
-        from transformers import AutoModel
-
-        model.encoder = AutoModel.from_pretrained(weights)
+    model = build_wrapped_model(CheXbertLabeler, model_args, tokenizer)
+    config = model.config
 
     def predict_classes(logits) -> np.ndarray:
         return argmax_per_head(logits, config.classes_per_head).numpy()

@@ -60,14 +60,14 @@ def sentences_of(batch) -> dict[str, list]:
     return out
 
 
-def entity_set(row) -> set[tuple]:
-    """(start, end, label) of each entity."""
-    return {tuple(e[k] for k in SPAN_KEYS) for e in row["entities"]}
+def entity_set(entities) -> set[tuple]:
+    """(start, end, label) of each entity struct."""
+    return {tuple(e[k] for k in SPAN_KEYS) for e in entities}
 
 
-def relation_set(row) -> set[tuple]:
-    """(s1, e1, s2, e2, label) of each relation."""
-    return {tuple(r[k] for k in RELATION_KEYS) for r in row["relations"]}
+def relation_set(relations) -> set[tuple]:
+    """(s1, e1, s2, e2, label) of each relation struct."""
+    return {tuple(r[k] for k in RELATION_KEYS) for r in relations}
 
 
 def main(argv: list[str] | None = None):
@@ -90,12 +90,12 @@ def main(argv: list[str] | None = None):
         rows = encode_span_inputs(tokenizer, batch["tokens"], span_args.max_span_width, data_args.max_seq_length)
         for row, entities, relations in zip(rows, batch["entities"], batch["relations"]):
             spans = row.pop("spans")
-            gold = sorted(entity_set({"entities": entities}))
+            gold = sorted(entity_set(entities))
             row["span_labels"] = span_label_ids(spans, {(s, e): label for s, e, label in gold}, entity_ids)
             position = {span: i for i, span in enumerate(spans)}
             kept = [(s, e) for s, e, _ in gold if (s, e) in position]
             row["entity_index"] = [position[span] for span in kept]
-            linked = {link[:4]: relation_ids[link[4]] for link in relation_set({"relations": relations})}
+            linked = {link[:4]: relation_ids[link[4]] for link in relation_set(relations)}
             row["relation_labels"] = [-100 if i == j else linked.get((*source, *target), 0)
                                       for i, source in enumerate(kept) for j, target in enumerate(kept)]
         return {key: [row[key] for row in rows] for key in rows[0]}
@@ -117,10 +117,10 @@ def main(argv: list[str] | None = None):
                                       batch_size=training_args.per_device_eval_batch_size, max_length=data_args.max_seq_length)
         test, train = data["test"], data["train"]
         predicted = extractor.extract(test["tokens"])
-        gold_entities, gold_relations = [entity_set(r) for r in test], [relation_set(r) for r in test]
+        gold_entities, gold_relations = [entity_set(r["entities"]) for r in test], [relation_set(r["relations"]) for r in test]
         results = set_scores(gold_entities, [{tuple(e) for e in p[0]} for p in predicted], prefix="test_entity_", per_type=True)
         results.update(set_scores(gold_relations, [{tuple(r) for r in p[1]} for p in predicted], prefix="test_relation_", per_type=True))
-        baseline = word_majority_spans(train["tokens"], [entity_set(r) for r in train], test["tokens"])
+        baseline = word_majority_spans(train["tokens"], [entity_set(r["entities"]) for r in train], test["tokens"])
         results["baseline_word_majority_test_entity_f1"] = set_scores(gold_entities, baseline)["f1"]
         ours, silver = agreement_with_gold(extractor.extract), agreement_with_gold()
         for name in ("entities", "relations"):
