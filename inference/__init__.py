@@ -31,6 +31,9 @@ _LAZY = {
     "Endpoint": ".llm_endpoint",
     "LLMEngine": ".llm_engine",
     "LLMTask": ".llm_engine",
+    "number_lines": ".fineradscore",
+    "fineradscore_aggregate": ".fineradscore",
+    "box_precision": ".radfact",
     "RadGraphExtractor": ".span_extraction",
     "RateNerSpanTagger": ".span_extraction",
 }

@@ -11,10 +11,15 @@ DESCRIPTION = """Score candidate reports against references.
 
 Inputs: .txt (one report per line), .csv, .jsonl or .json (a list of strings or objects); pick the
 field with --ref-field/--hyp-field (default 'report' or 'text'). The two files must pair up one to one.
-Writes OUT/per_sample.jsonl, OUT/summary.json ({key: {value, ci95, n}}) and OUT/summary.md, and prints
-the table. Without --metrics, every registered metric whose components are available runs.
+JSON(L) fields may also hold grounded reports (lists of {"text", "boxes"}), which RadFact scores.
+Writes OUT/per_sample.jsonl, OUT/summary.json ({key: {value, ci95, n, not_scored}}), OUT/summary.md,
+OUT/details/METRIC.jsonl (per-pair detail: FineRadScore corrections, RadFact evidence, ...) and
+OUT/run.json (what each metric reproduces; LLM endpoint without secrets and totals), and prints the table.
+Without --metrics, every registered metric whose components are available runs; the LLM-judged metrics
+(fineradscore, radfact) run when --endpoint names an endpoint YAML.
 
-Example: radmetrics score --refs refs.txt --hyps hyps.txt --metrics bleu2 rougeL bertscore --out scores/"""
+Examples: radmetrics score --refs refs.txt --hyps hyps.txt --metrics bleu2 rougeL bertscore --out scores/
+          radmetrics score --refs refs.txt --hyps hyps.txt --metrics fineradscore --endpoint configs/llm/openai_gpt4o.yaml --out scores/"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,6 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--components", nargs="+", default=[],
                         help="exported component checkpoints: directories, Hub ids, or a directory holding several")
     parser.add_argument("--bertscore-model", default="default", help="encoder for BERTScore (default: bundled all-MiniLM-L6-v2)")
+    parser.add_argument("--endpoint", help="LLM endpoint YAML for the LLM-judged metrics (see configs/llm/)")
+    parser.add_argument("--llm-cache", help="SQLite cache of LLM answers (default: OUT/llm_cache.sqlite); reruns re-send nothing cached")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the 95%% CIs")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="output directory")
@@ -63,17 +70,33 @@ def run(args: argparse.Namespace) -> int:
     refs, ref_ids = read_reports(args.refs, args.ref_field)
     hyps, hyp_ids = read_reports(args.hyps, args.hyp_field)
     components = discover_components(args.components)
-    metrics = args.metrics or available_metrics(components)
-    scorer = Scorer(metrics, components, metric_options={"bertscore": {"model": args.bertscore_model}},
-                    n_bootstrap=args.bootstrap, seed=args.seed)
-    result = scorer(refs, hyps, ids=ref_ids or hyp_ids)
+    metrics = args.metrics or available_metrics(components, endpoint=bool(args.endpoint))
     out = Path(args.out)
+    scorer = Scorer(metrics, components, metric_options={"bertscore": {"model": args.bertscore_model}},
+                    n_bootstrap=args.bootstrap, seed=args.seed, endpoint=args.endpoint,
+                    llm_cache=args.llm_cache or out / "llm_cache.sqlite")
+    result = scorer(refs, hyps, ids=ref_ids or hyp_ids)
+    write_result(result, out)
+    print(result.table())
+    for name, meta in result.meta.items():
+        if "llm" in meta:
+            totals = meta["llm"]["totals"]
+            print(f"{name}: {totals['answered']} LLM answers ({totals['cache_hits']} from cache), {totals['failed']} failed; "
+                  f"{totals['prompt_tokens']} prompt + {totals['completion_tokens']} completion tokens")
+    return 0
+
+
+def write_result(result, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "per_sample.jsonl", "w", encoding="utf-8") as fh:
         for row in result.per_sample:
             fh.write(json.dumps(row) + "\n")
     (out / "summary.json").write_text(json.dumps(result.summary, indent=2), encoding="utf-8")
-    table = result.table()
-    (out / "summary.md").write_text(table + "\n", encoding="utf-8")
-    print(table)
-    return 0
+    (out / "summary.md").write_text(result.table() + "\n", encoding="utf-8")
+    for name, details in result.details.items():
+        if details:
+            (out / "details").mkdir(exist_ok=True)
+            with open(out / "details" / f"{name}.jsonl", "w", encoding="utf-8") as fh:
+                for row, detail in zip(result.per_sample, details):
+                    fh.write(json.dumps({"id": row["id"], **detail}) + "\n")
+    (out / "run.json").write_text(json.dumps({"references": result.references, "meta": result.meta}, indent=2), encoding="utf-8")

@@ -275,9 +275,12 @@ class LLMEngine:
             self.totals.cost = (self.totals.prompt_tokens * e.price_per_million_input
                                 + self.totals.completion_tokens * e.price_per_million_output) / 1e6
 
+    def summary(self) -> dict:
+        """The run's endpoint (without secrets), cache location, re-prompt limit and totals."""
+        return {"endpoint": self.endpoint.public(), "cache": str(self.cache.path), "max_reprompts": self.max_reprompts,
+                "totals": asdict(self.totals)}
+
     def write_manifest(self, path: str | Path, started: float) -> None:
-        """The run's endpoint (without secrets), generation parameters, cache location and totals."""
-        manifest = {"endpoint": self.endpoint.public(), "cache": str(self.cache.path), "max_reprompts": self.max_reprompts,
-                    "started": started, "finished": time.time(), "totals": asdict(self.totals)}
+        manifest = {**self.summary(), "started": started, "finished": time.time()}
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(json.dumps(manifest, indent=2), encoding="utf-8")

@@ -42,15 +42,17 @@ def read_jsonl_records(path: str | Path, required: tuple[str, ...] | list[str] =
     return records
 
 
-def _pick(record: dict, field: str | None, path: Path, where: str) -> str:
+def _pick(record: dict, field: str | None, path: Path, where: str) -> str | list:
     names = [field] if field else [f for f in DEFAULT_FIELDS if f in record]
     if not names or names[0] not in record:
         raise ReportFileError(f"{path}: {where} has no field {field or ' or '.join(DEFAULT_FIELDS)!r} (found {sorted(record)}); pass --ref-field/--hyp-field")
     value = record[names[0]]
     if value is None:
         return ""
-    if not isinstance(value, str):
-        raise ReportFileError(f"{path}: {where} field {names[0]!r} is {type(value).__name__}, not a string")
+    grounded = isinstance(value, list) and all(isinstance(p, dict) and "text" in p for p in value)
+    if not isinstance(value, str) and not grounded:
+        raise ReportFileError(f"{path}: {where} field {names[0]!r} is {type(value).__name__}, not a string "
+                              "or a grounded report (a list of {\"text\", \"boxes\"})")
     return value
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .registry import resolve
 from .stats import bootstrap_ci
@@ -18,7 +20,17 @@ class MissingComponentError(RuntimeError):
     pass
 
 
-def validate_reports(references: Sequence, candidates: Sequence, ids: Sequence | None = None) -> list[str]:
+def default_llm_cache() -> Path:
+    root = os.environ.get("RADMETRICS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "radmetrics"
+    return Path(root) / "llm_answers.sqlite"
+
+
+def _is_grounded(value) -> bool:
+    return isinstance(value, list) and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in value)
+
+
+def validate_reports(references: Sequence, candidates: Sequence, ids: Sequence | None = None,
+                     grounded_ok: bool = False) -> list[str]:
     if len(references) != len(candidates):
         raise ScoringInputError(f"{len(references)} references but {len(candidates)} candidates; they must pair up one to one")
     ids = [str(i) for i in (ids if ids is not None else range(len(references)))]
@@ -26,8 +38,11 @@ def validate_reports(references: Sequence, candidates: Sequence, ids: Sequence |
         raise ScoringInputError(f"{len(ids)} ids for {len(references)} pairs")
     for i, (ref, cand) in enumerate(zip(references, candidates)):
         for side, value in (("reference", ref), ("candidate", cand)):
+            if grounded_ok and _is_grounded(value):
+                continue
             if not isinstance(value, str):
-                raise ScoringInputError(f"pair {ids[i]}: the {side} is {type(value).__name__}, not a string")
+                kind = "a string or a grounded report (a list of {\"text\", \"boxes\"})" if grounded_ok else "a string"
+                raise ScoringInputError(f"pair {ids[i]}: the {side} is {type(value).__name__}, not {kind}")
     return ids
 
 
@@ -37,10 +52,14 @@ class ScoreResult:
     per_sample: list[dict]
     details: dict[str, list[dict] | None] = field(default_factory=dict)
     references: dict[str, str] = field(default_factory=dict)  # metric -> what it reproduces
+    meta: dict[str, dict] = field(default_factory=dict)  # metric -> run information (LLM totals)
 
     def table(self) -> str:
         lines = ["| score | value | 95% CI | n |", "|---|---|---|---|"]
         for key, s in self.summary.items():
+            if s["value"] is None:
+                lines.append(f"| {key} | n/a | | 0 |")
+                continue
             lo, hi = s["ci95"]
             lines.append(f"| {key} | {s['value']:.4f} | [{lo:.4f}, {hi:.4f}] | {s['n']} |")
         return "\n".join(lines)
@@ -50,14 +69,23 @@ class Scorer:
     """Scorer(metrics=[...], components={kind: path_or_hub_id})(references, candidates).
 
     `metric_options` passes options to one metric, e.g. {"bertscore": {"model": "distilroberta-base"}}.
+    LLM-judged metrics (FineRadScore, RadFact) need `endpoint` (an Endpoint or its YAML path); their answers
+    are cached in `llm_cache` (default: $RADMETRICS_CACHE or ~/.cache/radmetrics, llm_answers.sqlite).
+    A per-sample value of None is a sample that could not be scored; `n` counts the scored ones.
     """
 
     def __init__(self, metrics: list[str] | None = None, components: dict | None = None,
-                 metric_options: dict | None = None, n_bootstrap: int = 1000, seed: int = 0):
+                 metric_options: dict | None = None, n_bootstrap: int = 1000, seed: int = 0,
+                 endpoint=None, llm_cache: str | Path | None = None):
         self.specs = resolve(metrics)
         self.components = dict(components or {})
         self.metric_options = metric_options or {}
         self.n_bootstrap, self.seed = n_bootstrap, seed
+        self.endpoint, self.llm_cache = endpoint, llm_cache or default_llm_cache()
+        judged = [s.name for s in self.specs if s.judged_by_llm]
+        if judged and endpoint is None:
+            raise MissingComponentError(f"{', '.join(judged)} {'is' if len(judged) == 1 else 'are'} judged by an LLM: "
+                                        "pass endpoint=... (radmetrics score --endpoint YAML)")
         missing = {s.name: s.missing_components(self.components) for s in self.specs}
         missing = {k: v for k, v in missing.items() if v}
         if missing:
@@ -65,10 +93,13 @@ class Scorer:
             raise MissingComponentError(f"missing component checkpoints: {text} (pass components={{kind: path}} or --components DIR)")
 
     def __call__(self, references: Sequence[str], candidates: Sequence[str], ids: Sequence | None = None) -> ScoreResult:
-        ids = validate_reports(references, candidates, ids)
+        ids = validate_reports(references, candidates, ids, grounded_ok=all(s.accepts_grounded for s in self.specs))
         outputs, docs = {}, {}
         for spec in self.specs:
-            metric = spec.load()(components=self.components, upstream=outputs, **self.metric_options.get(spec.name, {}))
+            options = self.metric_options.get(spec.name, {})
+            if spec.judged_by_llm:
+                options = {"endpoint": self.endpoint, "llm_cache": self.llm_cache, **options}
+            metric = spec.load()(components=self.components, upstream=outputs, **options)
             outputs[spec.name] = metric(list(references), list(candidates))
             docs[spec.name] = metric.reference
         summary, rows = {}, [{"id": i} for i in ids]
@@ -79,9 +110,13 @@ class Scorer:
                 for row, v in zip(rows, values):
                     row[key] = None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
                 n = len(values)
+                scored = int(sum(1 for row in rows if row[key] is not None))
+                value = out.aggregate(key)
                 summary[key] = {
-                    "value": out.aggregate(key),
+                    "value": None if math.isnan(value) else value,
                     "ci95": list(bootstrap_ci(lambda idx, k=key, o=out: o.aggregate(k, idx), n, self.n_bootstrap, self.seed)),
-                    "n": n,
+                    "n": scored,
+                    "not_scored": n - scored,
                 }
-        return ScoreResult(summary, rows, {name: o.details for name, o in outputs.items()}, docs)
+        return ScoreResult(summary, rows, {name: o.details for name, o in outputs.items()}, docs,
+                           {name: o.meta for name, o in outputs.items() if o.meta})

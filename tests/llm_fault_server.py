@@ -1,4 +1,5 @@
-"""A chat-completions server on 127.0.0.1 for tests: it answers "echo: <last user message>" and injects faults.
+"""A chat-completions server on 127.0.0.1 for tests: it answers "echo: <first message>" (or what a `responder`
+function makes of the messages: a stand-in judge for FineRadScore, RadFact or GREEN) and injects faults.
 
 On the first sighting of a request (by the sha256 of its messages) it draws, with probability
 `fault_rate`, one fault: 429 with Retry-After, 500, a timeout (sleeps past the client's timeout), a 200
@@ -16,6 +17,7 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 FAULTS = ("rate_limit", "server_error", "timeout", "malformed_json", "invalid_answer")
@@ -27,8 +29,9 @@ class _Server(ThreadingHTTPServer):
 
 class FaultServer:
     def __init__(self, fault_rate: float = 0.0, seed: int = 0, timeout_sleep: float = 1.5, hang_after: int | None = None,
-                 faults: tuple[str, ...] = FAULTS):
+                 faults: tuple[str, ...] = FAULTS, responder: Callable[[list[dict]], str] | None = None):
         self.fault_rate, self.timeout_sleep, self.hang_after, self.faults = fault_rate, timeout_sleep, hang_after, faults
+        self.responder = responder or (lambda messages: f"echo: {messages[0]['content']}")
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -91,7 +94,7 @@ class FaultServer:
             return self._send(request, 500, {"error": {"message": "too late"}})
         if fault == "malformed_json":
             return self._send_raw(request, 200, b'{"id": "x", "choices": [', {})
-        text = "INVALID" if fault == "invalid_answer" else f"echo: {messages[0]['content']}"
+        text = "INVALID" if fault == "invalid_answer" else self.responder(messages)
         completion = {"id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()), "model": body["model"],
                       "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
                       "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}

@@ -5,6 +5,9 @@ aggregate of a key is the mean of its per-sample values unless the metric is cor
 BLEU-4, CheXbert F1), in which case it supplies `aggregate(key, indices)` computed from per-sample
 sufficient statistics. Bootstrap confidence intervals resample those indices and never recompute
 the metric from text.
+
+A per-sample value of NaN means the sample could not be scored (an LLM judge that never gave a valid
+answer): it is left out of the aggregate and counted as failed, never replaced by a default value.
 """
 
 from __future__ import annotations
@@ -21,13 +24,15 @@ class MetricOutput:
     details: list[dict] | None = None
     # key -> f(indices) for corpus-level aggregates; keys not listed aggregate as the mean.
     corpus_aggregate: dict[str, Callable[[np.ndarray], float]] = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)  # run information, e.g. the LLM engine's totals
 
     def aggregate(self, key: str, indices: np.ndarray | None = None) -> float:
         values = np.asarray(self.per_sample[key], dtype=float)
         idx = np.arange(len(values)) if indices is None else indices
         if key in self.corpus_aggregate:
             return float(self.corpus_aggregate[key](idx))
-        return float(np.mean(values[idx])) if len(idx) else float("nan")
+        scored = values[idx][~np.isnan(values[idx])]
+        return float(np.mean(scored)) if len(scored) else float("nan")
 
 
 class Metric:
@@ -44,6 +49,19 @@ class Metric:
         self.components = components or {}
         self.upstream = upstream or {}  # MetricOutputs of metrics computed earlier in the same run
         self.options = options
+
+    def llm_engine(self, max_reprompts: int = 0):
+        """The LLM engine of an LLM-judged metric: options `endpoint` (Endpoint or YAML path) and `llm_cache`."""
+        from ..llm_endpoint import Endpoint
+        from ..llm_engine import LLMEngine
+
+        endpoint = self.options.get("endpoint")
+        if endpoint is None:
+            raise RuntimeError(f"metric {self.name} is judged by an LLM: pass an endpoint (--endpoint YAML or endpoint=...)")
+        if not isinstance(endpoint, Endpoint):
+            endpoint = Endpoint.from_yaml(endpoint)
+        return LLMEngine(endpoint, self.options["llm_cache"], max_reprompts=max_reprompts,
+                         progress=self.options.get("progress", True))
 
     def compute(self, references: Sequence[str], candidates: Sequence[str]) -> MetricOutput:
         raise NotImplementedError

@@ -1,0 +1,186 @@
+"""FineRadScore and RadFact: parsing and scoring rules, and end to end through `radmetrics score` against a
+chat-completions server on 127.0.0.1 whose stand-in judge answers by simple sentence matching."""
+
+import json
+import math
+import re
+
+import pytest
+from llm_fault_server import FaultServer
+
+from radmetrics.inference import box_precision, fineradscore_aggregate, number_lines
+from radmetrics.inference.cli import main
+from radmetrics.inference.fineradscore import apply_corrections, parse_corrections
+from radmetrics.inference.radfact import NLI_INSTRUCTIONS, PHRASES_INSTRUCTIONS, parse_entailment
+from radmetrics.inference.sentences import split_fineradscore, split_sentences
+
+pytest.importorskip("openai")
+
+
+def norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9 ]", "", text.lower()).strip()
+
+
+def fineradscore_judge(messages: list[dict]) -> str:
+    """Deletes candidate lines absent from the ground truth (urgent), inserts missing ground-truth sentences."""
+    prompt = messages[0]["content"]
+    query = prompt[prompt.rindex("Generated Text:"):]
+    lines = re.findall(r"^\[(\d+)\] (.*)$", query.split("Ground Truth Text:")[0], re.MULTILINE)
+    truth = query.split("Ground Truth Text: ")[1].split("\n\nCorrections:")[0]
+    truth_sentences = split_fineradscore(truth)
+    entries = [f'"{i}": {{"corrections": "[delete]", "clinical severity": "Urgent error", "comments": "not in the reference", '
+               f'"error category": ["False prediction of finding"]}}'
+               for i, line in lines if norm(line) not in {norm(t) for t in truth_sentences}]
+    entries += [f'"None": {json.dumps({"corrections": t, "clinical severity": "Not actionable", "comments": "omitted", "error category": ["Omission of finding"]})}'
+                for t in truth_sentences if norm(t) not in {norm(line) for _, line in lines}]
+    return "```json\n{" + ", ".join(entries) + "}\n```"
+
+
+def radfact_judge(messages: list[dict]) -> str:
+    """Report-to-phrases: one phrase per sentence. Entailment: the hypothesis is entailed when a reference phrase
+    says the same words."""
+    query = messages[-1]["content"]
+    if messages[0]["content"] == PHRASES_INSTRUCTIONS:
+        return json.dumps({"phrases": split_sentences(query)})
+    assert messages[0]["content"] == NLI_INSTRUCTIONS
+    q = json.loads(query)
+    evidence = [p for p in q["reference"] if norm(p) == norm(q["hypothesis"])]
+    return json.dumps({"status": "entailment" if evidence else "not_entailment", "evidence": evidence})
+
+
+def write_endpoint(path, server) -> str:
+    path.write_text(f"model: judge\nbase_url: {server.url}\napi_key_env: null\nmax_in_flight: 8\ntimeout_s: 5\n"
+                    "backoff_base_s: 0.01\nbackoff_max_s: 0.05\ngeneration: {temperature: 0, max_tokens: 512}\n")
+    return str(path)
+
+
+def test_number_lines_uses_the_paper_regex():
+    assert number_lines("Heart size is normal. Effusion measures 2.5 cm. No pneumothorax.") == (
+        "[0] Heart size is normal\n[1] Effusion measures 2.5 cm\n[2] No pneumothorax.")
+
+
+def test_corrections_are_validated_scored_and_applied():
+    answer = ('{"1": {"corrections": "[delete]", "clinical severity": "Urgent error", "comments": "x", '
+              '"error category": ["False prediction of finding"]}, '
+              '"None": {"corrections": "Small left effusion.", "clinical severity": "Invalid comparison", "comments": "", '
+              '"error category": []}, '
+              '"None": {"corrections": "Mild edema.", "clinical severity": "emergent error", "comments": "", '
+              '"error category": ["Omission of finding"]}}')
+    corrections = parse_corrections(answer, n_lines=2)
+    assert [c.line for c in corrections] == [1, None, None]  # both "None" insertions kept
+    assert fineradscore_aggregate(corrections) == (3 + 1 + 4, 4)
+    assert fineradscore_aggregate({}) == (0, 0)
+    assert apply_corrections("Heart size is normal. Cardiomegaly.", corrections) == "Heart size is normal. Small left effusion. Mild edema."
+    for bad, reason in [("no json", "no JSON object"), ('{"7": {}}', "line id"), ('{"0": {"corrections": "x", "clinical severity": "severe"}}', "clinical severity"),
+                        ('{"None": {"corrections": "[delete]", "clinical severity": "Urgent error"}}', "cannot be"),
+                        ('{"0": {"corrections": "x", "clinical severity": "Urgent error", "error category": ["Wrong"]}}', "error category")]:
+        with pytest.raises(ValueError, match=reason):
+            parse_corrections(bad, n_lines=2)
+
+
+def test_box_precision_uses_the_224_grid_and_strict_half():
+    assert box_precision([(0, 0, 0.5, 0.5)], [(0, 0, 0.25, 0.5)]) == 0.5  # 56x112 of 112x112 pixels
+    assert box_precision([(0, 0, 0.5, 0.5)], [(0, 0, 0.25, 0.5), (0.25, 0, 0.5, 0.1)]) == pytest.approx((56 * 112 + 56 * 22) / 112 ** 2)
+    assert box_precision([(0.1, 0.1, 0.2, 0.2)], [(0, 0, 1, 1)]) == 1.0
+    assert box_precision([(0.1, 0.1, 0.2, 0.2)], []) == 0.0
+    # 0.004 * 224 = 0.896 truncates to pixel 0: the box is empty on the grid
+    assert math.isnan(box_precision([(0.0, 0.0, 0.004, 0.004)], [(0, 0, 1, 1)]))
+
+
+def test_entailment_evidence_must_quote_the_reference():
+    assert parse_entailment('{"status": "entailment", "evidence": ["No  effusion."]}', ["Heart normal.", "No effusion."]) == (True, [1])
+    assert parse_entailment('{"status": "not_entailment", "evidence": []}', ["x"]) == (False, [])
+    with pytest.raises(ValueError, match="not among"):
+        parse_entailment('{"status": "entailment", "evidence": ["Made up."]}', ["x"])
+    with pytest.raises(ValueError, match="status"):
+        parse_entailment('{"status": "neutral"}', ["x"])
+
+
+PAIRS = [
+    ("Heart size is normal. No pleural effusion.", "Heart size is normal. No pleural effusion."),
+    ("Heart size is normal. No pleural effusion.", "Heart size is normal. Cardiomegaly."),
+    ("Lungs are clear. No pneumothorax.", "Lungs are clear. No pneumothorax. Small left effusion."),
+]
+
+
+def write_pairs(tmp_path):
+    (tmp_path / "refs.txt").write_text("\n".join(r for r, _ in PAIRS) + "\n")
+    (tmp_path / "hyps.txt").write_text("\n".join(c for _, c in PAIRS) + "\n")
+
+
+def read_rows(out):
+    return [json.loads(line) for line in (out / "per_sample.jsonl").read_text().splitlines()]
+
+
+def test_fineradscore_through_radmetrics_score_with_reprompts_and_cache(tmp_path):
+    write_pairs(tmp_path)
+    with FaultServer(fault_rate=0.5, seed=3, faults=("invalid_answer", "server_error"), responder=fineradscore_judge) as server:
+        args = ["score", "--refs", str(tmp_path / "refs.txt"), "--hyps", str(tmp_path / "hyps.txt"), "--metrics", "fineradscore",
+                "--endpoint", write_endpoint(tmp_path / "judge.yaml", server), "--bootstrap", "50", "--out", str(tmp_path / "out")]
+        assert main(args) == 0
+        sent = server.requests
+        assert main(args) == 0  # rerun: every answer comes from the cache
+        assert server.requests == sent
+    out = tmp_path / "out"
+    rows = read_rows(out)
+    assert [(r["fineradscore_sum"], r["fineradscore_max"]) for r in rows] == [(0, 0), (3 + 1, 3), (3, 3)]
+    details = [json.loads(line) for line in (out / "details" / "fineradscore.jsonl").read_text().splitlines()]
+    assert details[1]["corrected_report"] == "Heart size is normal. No pleural effusion."
+    assert details[1]["corrections"][0]["comments"] == "not in the reference"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["fineradscore_sum"]["value"] == pytest.approx(7 / 3) and summary["fineradscore_sum"]["n"] == 3
+    totals = json.loads((out / "run.json").read_text())["meta"]["fineradscore"]["llm"]["totals"]
+    assert totals["answered"] == 3 and totals["failed"] == 0 and totals["reprompts"] >= 1
+    assert totals["cache_hits"] == 3 + totals["reprompts"]  # the rerun replays invalid answers and re-prompts from the cache
+
+
+def test_fineradscore_answer_that_never_validates_is_not_scored(tmp_path):
+    write_pairs(tmp_path)
+    with FaultServer(responder=lambda messages: "I think the report is fine.") as server:
+        args = ["score", "--refs", str(tmp_path / "refs.txt"), "--hyps", str(tmp_path / "hyps.txt"), "--metrics", "fineradscore",
+                "--endpoint", write_endpoint(tmp_path / "judge.yaml", server), "--bootstrap", "10", "--out", str(tmp_path / "out")]
+        assert main(args) == 0
+        assert server.requests == 3 * 6  # the question and 5 re-prompts per pair
+    rows = read_rows(tmp_path / "out")
+    assert all(r["fineradscore_sum"] is None for r in rows)
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["fineradscore_sum"] == {"value": None, "ci95": [pytest.approx(float("nan"), nan_ok=True)] * 2, "n": 0, "not_scored": 3}
+    details = (tmp_path / "out" / "details" / "fineradscore.jsonl").read_text()
+    assert "invalid answer after 5 re-prompts" in details
+
+
+def test_radfact_narrative_through_radmetrics_score(tmp_path):
+    write_pairs(tmp_path)
+    with FaultServer(fault_rate=0.2, seed=4, responder=radfact_judge) as server:
+        assert main(["score", "--refs", str(tmp_path / "refs.txt"), "--hyps", str(tmp_path / "hyps.txt"), "--metrics", "radfact",
+                     "--endpoint", write_endpoint(tmp_path / "judge.yaml", server), "--bootstrap", "50", "--out", str(tmp_path / "out")]) == 0
+    rows = read_rows(tmp_path / "out")
+    assert [(r["radfact_logical_precision"], r["radfact_logical_recall"]) for r in rows] == [(1.0, 1.0), (0.5, 0.5), (2 / 3, 1.0)]
+    assert all(r["radfact_spatial_precision"] is None for r in rows)  # no boxes: not scored
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    p, r = (1 + 0.5 + 2 / 3) / 3, (1 + 0.5 + 1) / 3
+    assert summary["radfact_logical_f1"]["value"] == pytest.approx(2 * p * r / (p + r))  # F1 of the means
+    assert summary["radfact_grounding_f1"]["value"] is None
+
+
+def test_radfact_grounded_reports_spatial_entailment(tmp_path):
+    left, right = {"x_min": 0.0, "y_min": 0.0, "x_max": 0.5, "y_max": 0.5}, {"x_min": 0.5, "y_min": 0.5, "x_max": 1.0, "y_max": 1.0}
+    reference = [{"text": "Left opacity.", "boxes": [left]}, {"text": "Heart normal.", "boxes": None}]
+    candidate = [{"text": "Left opacity.", "boxes": [right]}, {"text": "Heart normal.", "boxes": None}]
+    (tmp_path / "pairs.jsonl").write_text(json.dumps({"id": "s1", "target": reference, "prediction": candidate}) + "\n"
+                                          + json.dumps({"id": "s2", "target": reference, "prediction": reference}) + "\n")
+    with FaultServer(responder=radfact_judge) as server:
+        assert main(["score", "--refs", str(tmp_path / "pairs.jsonl"), "--ref-field", "target", "--hyps", str(tmp_path / "pairs.jsonl"),
+                     "--hyp-field", "prediction", "--metrics", "radfact", "--endpoint", write_endpoint(tmp_path / "judge.yaml", server),
+                     "--bootstrap", "10", "--out", str(tmp_path / "out")]) == 0
+    rows = read_rows(tmp_path / "out")
+    assert [r["id"] for r in rows] == ["s1", "s2"]
+    assert rows[0]["radfact_logical_precision"] == 1.0 and rows[0]["radfact_grounding_precision"] == 0.0
+    assert rows[0]["radfact_spatial_recall"] == 0.0 and rows[1]["radfact_spatial_precision"] == 1.0
+
+
+def test_llm_metrics_need_an_endpoint(tmp_path):
+    from radmetrics.inference.scorer import MissingComponentError, Scorer
+
+    with pytest.raises(MissingComponentError, match="judged by an LLM"):
+        Scorer(["fineradscore"])
