@@ -14,6 +14,10 @@ DESCRIPTION = """Build data for the recipes. Subcommands:
   pairs    reference/candidate pairs by the five GREEN heuristics, each with an edit log and a
            programmatic GREEN annotation; JSONL + HF dataset + dataset card
 
+  inject-errors    LLM-written candidates (GREEN appendix A.4): sampled error categories, or a rephrasing
+  annotate         GREEN annotations of pairs by an LLM teacher (appendix A.1), validated by the GREEN parser;
+                   resumable (answers are cached; a rerun re-sends nothing already answered)
+
   pretrain-corpus  de-duplicated findings + impression text as an HF dataset (GREEN stage-1 pretraining)
 
   silver   silver labels for the encoder recipes: CheXpert-style rule labels, RaTE-NER (IOB + spans),
@@ -22,7 +26,15 @@ DESCRIPTION = """Build data for the recipes. Subcommands:
 
 Examples: radmetrics data corpus --kind iu_xray --out outputs/corpus
           radmetrics data pairs --out outputs/pairs --per-heuristic 2000
-          radmetrics data silver --out outputs/silver --labelers chexpert rate_ner radgraph"""
+          radmetrics data silver --out outputs/silver --labelers chexpert rate_ner radgraph
+          radmetrics data annotate --pairs outputs/pairs/train.jsonl --endpoint configs/llm/openai_gpt4o.yaml --out outputs/teacher"""
+
+
+def add_llm_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--endpoint", required=True, help="LLM endpoint YAML (see configs/llm/)")
+    p.add_argument("--llm-cache", help="SQLite answer cache (default: OUT/llm_cache.sqlite); rerun to resume")
+    p.add_argument("--max-reprompts", type=int, default=2, help="re-prompts after an answer that fails validation")
+    p.add_argument("--limit", type=int, default=None, help="at most this many items (in input order)")
 
 
 def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
@@ -51,6 +63,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     pairs.add_argument("--sentence-splitter", default="robust", choices=["robust", "fineradscore"])
     pairs.add_argument("--encoder", default="default", help="encoder for nearest-neighbour pairing (default: bundled MiniLM)")
     pairs.add_argument("--out", required=True, help="output directory")
+    inject = sub.add_parser("inject-errors", help="LLM-written candidates with sampled GREEN error categories (appendix A.4)")
+    add_corpus_arguments(inject)
+    add_llm_arguments(inject)
+    inject.add_argument("--max-errors", type=int, default=3, help="at most this many error categories per candidate")
+    inject.add_argument("--out", required=True, help="output directory")
+    annotate = sub.add_parser("annotate", help="GREEN annotations by an LLM teacher (appendix A.1)")
+    annotate.add_argument("--pairs", required=True, nargs="+", help="pair JSONL files (from `data pairs` or `data inject-errors`)")
+    add_llm_arguments(annotate)
+    annotate.add_argument("--out", required=True, help="output directory")
     pretrain = sub.add_parser("pretrain-corpus", help="de-duplicated report text as an HF dataset for causal-LM pretraining")
     add_corpus_arguments(pretrain)
     pretrain.add_argument("--out", required=True, help="output directory")
@@ -97,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
         stats = write_pairs(pairs, args.out, {"corpus": args.kind, "path": args.path or "bundled", "split_by": args.split_by,
                                               "seed": args.seed, "sentence_splitter": args.sentence_splitter})
         print(json.dumps({k: stats[k] for k in ("pairs", "per_heuristic", "per_split")}, indent=2))
+    elif args.data_command in ("inject-errors", "annotate"):
+        run_llm_builder(args)
     elif args.data_command == "pretrain-corpus":
         from .pretrain_corpus import write_pretrain_corpus
 
@@ -114,3 +137,37 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({name: s["records_per_split"] for name, s in stats["labelers"].items()}, indent=2))
         print(f"dataset card: {args.out}/README.md")
     return 0
+
+
+def run_llm_builder(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from radmetrics.inference.llm_endpoint import Endpoint
+    from radmetrics.inference.llm_engine import LLMEngine
+    from radmetrics.inference.report_io import read_jsonl_records
+
+    from .corpus_io import assign_splits, write_split_records
+    from .llm_teacher import annotate_pairs, inject_errors
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    engine = LLMEngine(Endpoint.from_yaml(args.endpoint), args.llm_cache or out / "llm_cache.sqlite")
+    if args.data_command == "inject-errors":
+        reports = load_corpus_from_args(args)[: args.limit]
+        pairs, failures = inject_errors(reports, assign_splits(reports, args.split_by, seed=args.seed), engine, args.seed,
+                                        args.max_errors, args.max_reprompts)
+        records = [p.to_dict() for p in pairs]
+    else:
+        pairs = [record for path in args.pairs for _, record in read_jsonl_records(path, ("id", "reference", "candidate", "split"))]
+        records, failures = annotate_pairs(pairs[: args.limit], engine, args.max_reprompts)
+    by_split: dict[str, list[dict]] = {}
+    for record in records:
+        by_split.setdefault(record["split"], []).append(record)
+    if by_split:
+        write_split_records(by_split, out)
+    with open(out / "failures.jsonl", "w", encoding="utf-8") as fh:
+        for failure in failures:
+            fh.write(json.dumps(failure) + "\n")
+    engine.write_manifest(out / "llm_manifest.json")
+    print(json.dumps({"written": len(records), "failed": len(failures), "per_split": {k: len(v) for k, v in by_split.items()},
+                      "llm": {k: engine.totals.__dict__[k] for k in ("requests_sent", "cache_hits", "retries", "reprompts")}}, indent=2))

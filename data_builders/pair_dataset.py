@@ -18,8 +18,8 @@ def pair_statistics(pairs: list[PairRecord]) -> dict:
         "per_heuristic": dict(Counter(p.heuristic for p in pairs)),
         "per_split": dict(Counter(p.split for p in pairs)),
         "per_heuristic_and_split": {h: dict(Counter(p.split for p in pairs if p.heuristic == h)) for h in sorted({p.heuristic for p in pairs})},
-        "errors_per_category": {f"{c}_{'significant' if s else 'insignificant'}": n
-                                for (c, s), n in sorted(Counter((e.category, e.significant) for e in edits).items())},
+        "errors_per_category": {f"{c}_{'requested' if s is None else 'significant' if s else 'insignificant'}": n
+                                for (c, s), n in sorted(Counter((e.category, e.significant) for e in edits).items(), key=str)},
         "edit_kinds": dict(Counter(e.kind for p in pairs for e in p.edits)),
     }
 

@@ -38,7 +38,7 @@ class Edit:
     before: str
     after: str
     category: str | None
-    significant: bool
+    significant: bool | None  # None: not known (an error an LLM was asked to inject, before annotation)
 
 
 @dataclass

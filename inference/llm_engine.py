@@ -165,6 +165,7 @@ class LLMEngine:
         self.generation = dict(endpoint.generation)
         self._backend = backend
         self.totals = RunTotals()
+        self.started: float | None = None
 
     @property
     def backend(self):
@@ -179,10 +180,10 @@ class LLMEngine:
 
     def run(self, tasks: Sequence[LLMTask], manifest: str | Path | None = None) -> list[LLMResult]:
         """Answer every task (cache first); failures are results with `ok=False`, listed in `self.totals`."""
-        started = time.time()
+        self.started = self.started or time.time()
         results = asyncio.run(self.run_async(tasks))
         if manifest:
-            self.write_manifest(manifest, started)
+            self.write_manifest(manifest)
         return results
 
     async def run_async(self, tasks: Sequence[LLMTask]) -> list[LLMResult]:
@@ -280,7 +281,7 @@ class LLMEngine:
         return {"endpoint": self.endpoint.public(), "cache": str(self.cache.path), "max_reprompts": self.max_reprompts,
                 "totals": asdict(self.totals)}
 
-    def write_manifest(self, path: str | Path, started: float) -> None:
-        manifest = {**self.summary(), "started": started, "finished": time.time()}
+    def write_manifest(self, path: str | Path) -> None:
+        manifest = {**self.summary(), "started": self.started, "finished": time.time()}
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(json.dumps(manifest, indent=2), encoding="utf-8")

@@ -60,3 +60,13 @@ def test_every_recipe_config_parses():
         else:
             check_keys(read_yaml(path), types, str(path))
             RecipeParser(types).parse_recipe_args(["--config", str(path), "--bf16", "false"])
+
+
+def test_every_llm_endpoint_config_loads():
+    from radmetrics.inference.llm_endpoint import Endpoint
+
+    paths = sorted((CONFIGS / "llm").glob("*.yaml"))
+    assert {p.stem for p in paths} >= {"openai_gpt4o", "azure_gpt4o", "vllm_local", "hf_local"}
+    for path in paths:
+        endpoint = Endpoint.from_yaml(path)
+        assert endpoint.model and endpoint.name

@@ -184,3 +184,35 @@ def test_llm_metrics_need_an_endpoint(tmp_path):
 
     with pytest.raises(MissingComponentError, match="judged by an LLM"):
         Scorer(["fineradscore"])
+
+
+def test_demo_llm_stages_run_with_an_endpoint_and_are_skipped_without(tmp_path, capsys, monkeypatch):
+    import argparse
+
+    from radmetrics.data_builders.corpora import iu_xray_corpus
+    from radmetrics.data_builders.corpus_io import assign_splits
+    from radmetrics.data_builders.pairs import build_pairs
+    from radmetrics.training import demo
+
+    reports = iu_xray_corpus()[:300]
+    for report, split in zip(reports, assign_splits(reports).values()):
+        report.split = split
+
+    def judge(messages):
+        first = messages[0]["content"]
+        if first in (PHRASES_INSTRUCTIONS, NLI_INSTRUCTIONS):
+            return radfact_judge(messages)
+        if first.startswith("Objective: Evaluate the accuracy"):
+            return "[Explanation]:\nok\n\n[Clinically Significant Errors]:\nNo errors.\n\n[Clinically Insignificant Errors]:\nNo errors.\n\n[Matched Findings]:\n1. x."
+        return fineradscore_judge(messages)
+
+    state = {"reports": reports, "pairs": build_pairs(reports, assign_splits(reports), ("remove_shuffle",), 20)}
+    with FaultServer(responder=judge) as server:
+        state["endpoint"] = write_endpoint(tmp_path / "judge.yaml", server)
+        assert demo.stage_llm_teacher(tmp_path, state) == "20 GREEN annotations by judge, 0 failed"
+        assert demo.stage_llm_judges(tmp_path, state).startswith("10 pairs; LLM items failed: {'fineradscore': 0, 'radfact': 0}")
+    assert (tmp_path / "scores_llm" / "details" / "fineradscore.jsonl").is_file()
+    monkeypatch.setattr(demo, "stages", lambda: [
+        demo.Stage("score: LLM judges", demo.stage_llm_judges, needs_endpoint=True)])
+    assert demo.run(argparse.Namespace(out=str(tmp_path / "demo"), endpoint=None)) == 0
+    assert "| score: LLM judges | skipped | no LLM endpoint configured" in capsys.readouterr().out

@@ -14,7 +14,9 @@ from pathlib import Path
 
 HELP = "run the whole pipeline on the bundled IU X-ray corpus with tiny models (CPU, minutes)"
 DESCRIPTION = """End-to-end demo: corpus -> data builders -> tiny training runs -> export -> scoring.
-Stages that are not built in this version are listed as such. Outputs go to --out."""
+Stages that are not built in this version are listed as such. The LLM stages (teacher annotation,
+FineRadScore, RadFact) run when --endpoint names an endpoint YAML and are listed as skipped otherwise.
+Outputs go to --out."""
 
 
 @dataclass
@@ -22,6 +24,7 @@ class Stage:
     name: str
     run: Callable[[Path, dict], str] | None
     not_built_reason: str = ""
+    needs_endpoint: bool = False
 
 
 def stage_corpus(out: Path, state: dict) -> str:
@@ -106,20 +109,50 @@ def stage_chexbert(out: Path, state: dict) -> str:
 def stage_score(out: Path, state: dict) -> str:
     """Score example pairs (IU test reports against randomly matched other test reports) with every
     registered metric whose components exist, and print the table."""
-    import random
-
+    from radmetrics.inference.cli_score import write_result
     from radmetrics.inference.registry import available_metrics
     from radmetrics.inference.scorer import Scorer
 
-    test = [r for r in state["reports"] if r.split == "test"][:50]
+    references, candidates = _demo_pairs(state, 50)
+    metrics = available_metrics(state.get("components", {}))
+    result = Scorer(metrics, state.get("components", {}))(references, candidates)
+    write_result(result, out / "scores")
+    state["score_table"] = result.table()
+    return f"{len(references)} pairs, metrics: {', '.join(result.summary)}"
+
+
+def _demo_pairs(state: dict, n: int) -> tuple[list[str], list[str]]:
+    import random
+
+    test = [r for r in state["reports"] if r.split == "test"][:n]
     shuffled = test[:]
     random.Random(0).shuffle(shuffled)
-    metrics = available_metrics(state.get("components", {}))
-    result = Scorer(metrics, state.get("components", {}))([r.text for r in test], [r.text for r in shuffled])
-    (out / "scores").mkdir(exist_ok=True)
-    (out / "scores" / "summary.md").write_text(result.table() + "\n", encoding="utf-8")
-    state["score_table"] = result.table()
-    return f"{len(test)} pairs, metrics: {', '.join(result.summary)}"
+    return [r.text for r in test], [r.text for r in shuffled]
+
+
+def stage_llm_teacher(out: Path, state: dict) -> str:
+    """GREEN annotations of 20 demo pairs by the configured LLM teacher (appendix A.1), parsed and cached."""
+    from radmetrics.data_builders.llm_teacher import annotate_pairs
+    from radmetrics.inference.llm_endpoint import Endpoint
+    from radmetrics.inference.llm_engine import LLMEngine
+
+    engine = LLMEngine(Endpoint.from_yaml(state["endpoint"]), out / "llm_cache.sqlite")
+    records, failures = annotate_pairs([p.to_dict() for p in state["pairs"][:20]], engine)
+    engine.write_manifest(out / "teacher_manifest.json")
+    return f"{len(records)} GREEN annotations by {engine.endpoint.name}, {len(failures)} failed"
+
+
+def stage_llm_judges(out: Path, state: dict) -> str:
+    """FineRadScore and RadFact on 10 demo pairs through the configured endpoint."""
+    from radmetrics.inference.cli_score import write_result
+    from radmetrics.inference.scorer import Scorer
+
+    references, candidates = _demo_pairs(state, 10)
+    result = Scorer(["fineradscore", "radfact"], endpoint=state["endpoint"], llm_cache=out / "llm_cache.sqlite")(references, candidates)
+    write_result(result, out / "scores_llm")
+    state["llm_score_table"] = result.table()
+    failed = {name: meta["llm"]["totals"]["failed"] for name, meta in result.meta.items()}
+    return f"{len(references)} pairs; LLM items failed: {failed}"
 
 
 def stages() -> list[Stage]:
@@ -127,28 +160,33 @@ def stages() -> list[Stage]:
         Stage("data: corpus (IU X-ray, 80/10/10 by report)", stage_corpus),
         Stage("data: report pairs + programmatic GREEN teacher", stage_pairs),
         Stage("data: silver CheXpert / RaTE-NER / RadGraph labels", stage_silver),
+        Stage("data: GREEN annotations by the LLM teacher (20 pairs)", stage_llm_teacher, needs_endpoint=True),
         Stage("train+export: RaTE-NER IOB (tiny)", stage_rate_ner),
         Stage("train+export: RaTE-NER span, PURE (tiny)", stage_rate_ner_span),
         Stage("train+export: CheXbert-style labeler (tiny)", stage_chexbert),
         Stage("train+export: RadGraph-style extractor (tiny)", stage_radgraph),
         Stage("train+export: GREEN (pretrain + SFT)", None, "GREEN recipes"),
         Stage("score: every available metric on example pairs", stage_score),
-        Stage("score: LLM judges (FineRadScore, RadFact)", None, "LLM engine"),
+        Stage("score: LLM judges (FineRadScore, RadFact) on 10 pairs", stage_llm_judges, needs_endpoint=True),
     ]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="checkpoints/demo", help="where the demo writes data, runs and exports")
+    parser.add_argument("--endpoint", help="LLM endpoint YAML (configs/llm/): adds the teacher and LLM-judge stages")
 
 
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    state: dict = {}
+    state: dict = {"endpoint": args.endpoint}
     rows, failed = [], 0
     for stage in stages():
         if stage.run is None:
             rows.append((stage.name, "not built", stage.not_built_reason, 0.0))
+            continue
+        if stage.needs_endpoint and not args.endpoint:
+            rows.append((stage.name, "skipped", "no LLM endpoint configured: radmetrics demo --endpoint configs/llm/NAME.yaml", 0.0))
             continue
         print(f"== {stage.name}", flush=True)
         start = time.perf_counter()
@@ -164,4 +202,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"| {name} | {status} | {detail} | {secs:.1f} |")
     if "score_table" in state:
         print(f"\nScores of {out / 'scores'} (IU test reports against shuffled ones):\n{state['score_table']}")
+    if "llm_score_table" in state:
+        print(f"\nLLM-judged scores ({out / 'scores_llm'}):\n{state['llm_score_table']}")
     return 1 if failed else 0

@@ -7,7 +7,14 @@ categories, and the corrected report. Options: `endpoint`, `llm_cache`, `max_rep
 
 from __future__ import annotations
 
-from ..fineradscore import MAX_REPROMPTS, apply_corrections, candidate_lines, fineradscore_aggregate, fineradscore_prompt, parse_corrections
+from ..fineradscore import (
+    MAX_REPROMPTS,
+    apply_corrections,
+    candidate_lines,
+    fineradscore_aggregate,
+    fineradscore_prompt,
+    parse_corrections,
+)
 from ..llm_engine import LLMTask
 from .base import Metric, MetricOutput
 
