@@ -8,7 +8,11 @@ import pytest
 from llm_fault_server import FaultServer
 
 from radmetrics.data_builders.corpora import load_corpus
-from radmetrics.data_builders.llm_teacher import error_injection_prompt, parse_candidate, sample_error_combination
+from radmetrics.data_builders.llm_teacher import (
+    error_injection_prompt,
+    parse_candidate,
+    sample_error_combination,
+)
 from radmetrics.inference.cli import main
 from radmetrics.inference.green_format import CATEGORIES, parse_green_response, render_green_response
 
