@@ -74,6 +74,13 @@ COMPONENTS: dict[str, Component] = {
             },
         ),
         Component(
+            "green",
+            1,
+            "GREEN evaluator: a causal LM that writes the GREEN analysis (appendix A.2 format) of a report pair",
+            {"response_sections": ["Explanation", "Clinically Significant Errors", "Clinically Insignificant Errors",
+                                   "Matched Findings"], "categories": ["a", "b", "c", "d", "e", "f"]},
+        ),
+        Component(
             "radgraph",
             1,
             "RadGraph-style span entity + relation extractor",

@@ -40,13 +40,10 @@ class HFBackend:
             tokenizer = load_tokenizer(path)
             dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
             model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
-        self.device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.model = model.eval().to(self.device)
+        self.model = model.eval().to("cuda" if torch.cuda.is_available() else "cpu")
         self.tokenizer = tokenizer
-        self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self._torch = torch
         self._queue: list[tuple[list[dict], dict, asyncio.Future]] = []
         self._worker: asyncio.Task | None = None
 
@@ -72,23 +69,53 @@ class HFBackend:
 
     def generate(self, conversations: list[list[dict]], generation: dict) -> list[tuple[str, int, int]]:
         """Batched generation; returns (text, prompt tokens, completion tokens) per conversation."""
-        torch = self._torch
-        prompts = [render_prompt(self.tokenizer, c) for c in conversations]
-        encoded = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
-        temperature = float(generation.get("temperature") or 0.0)
-        kwargs = {"max_new_tokens": int(generation.get("max_tokens") or 512), "pad_token_id": self.tokenizer.pad_token_id,
-                  "do_sample": temperature > 0}
-        if temperature > 0:
-            kwargs.update(temperature=temperature, top_p=float(generation.get("top_p") or 1.0))
-        if "seed" in generation:
-            torch.manual_seed(int(generation["seed"]))
-        with torch.no_grad():
-            output = self.model.generate(**encoded, **kwargs)
-        width = encoded["input_ids"].shape[1]
-        results = []
-        for i in range(len(prompts)):
-            new = output[i, width:]
-            new = new[new != self.tokenizer.pad_token_id]
-            text = cut_at_stop(self.tokenizer.decode(new, skip_special_tokens=True), generation.get("stop"))
-            results.append((text, int(encoded["attention_mask"][i].sum()), int(len(new))))
-        return results
+        return generate_batch(self.model, self.tokenizer, [render_prompt(self.tokenizer, c) for c in conversations], generation)
+
+
+def generate_batch(model, tokenizer, prompts: list[str], generation: dict) -> list[tuple[str, int, int]]:
+    """One left-padded batch through `model.generate`: (text cut at the first stop string, prompt tokens,
+    completion tokens) per prompt. `max_tokens` bounds the new tokens only, whatever the prompt length."""
+    import torch
+
+    tokenizer.padding_side = "left"
+    encoded = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
+    temperature = float(generation.get("temperature") or 0.0)
+    kwargs = {"max_new_tokens": int(generation.get("max_tokens") or 512), "pad_token_id": tokenizer.pad_token_id,
+              "do_sample": temperature > 0}
+    if temperature > 0:
+        kwargs.update(temperature=temperature, top_p=float(generation.get("top_p") or 1.0))
+    if "seed" in generation:
+        torch.manual_seed(int(generation["seed"]))
+    with torch.no_grad():
+        output = model.generate(**encoded, **kwargs)
+    width = encoded["input_ids"].shape[1]
+    results = []
+    for i in range(len(prompts)):
+        new = output[i, width:]
+        new = new[new != tokenizer.pad_token_id]
+        text = cut_at_stop(tokenizer.decode(new, skip_special_tokens=True), generation.get("stop"))
+        results.append((text, int(encoded["attention_mask"][i].sum()), int(len(new))))
+    return results
+
+
+def generate_sorted(model, tokenizer, prompts: list[str], generation: dict, batch_size: int = 8,
+                    progress: bool = True) -> list[tuple[str, int, int]]:
+    """`generate_batch` over prompts sorted by token length (longest first, so padding is small and an
+    out-of-memory error comes early), results returned in input order."""
+    lengths = [len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts]
+    order = sorted(range(len(prompts)), key=lambda i: -lengths[i])
+    results: list = [None] * len(prompts)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(prompts), desc="generate", unit="prompt")
+    for start in range(0, len(order), batch_size):
+        chunk = order[start:start + batch_size]
+        for i, result in zip(chunk, generate_batch(model, tokenizer, [prompts[i] for i in chunk], generation)):
+            results[i] = result
+        if bar is not None:
+            bar.update(len(chunk))
+    if bar is not None:
+        bar.close()
+    return results

@@ -18,9 +18,12 @@ class MetricSpec:
     requires_components: tuple[str, ...] = ()  # "a|b": either component will do
     depends_on: tuple[str, ...] = ()  # other metrics whose per-sample scores this one combines
     judged_by_llm: bool = False  # needs an LLM endpoint (Scorer(endpoint=...), --endpoint)
+    endpoint_replaces_components: bool = False  # an endpoint can stand in for the required components (GREEN)
     accepts_grounded: bool = False  # also scores grounded reports (lists of {"text", "boxes"})
 
-    def missing_components(self, components) -> list[str]:
+    def missing_components(self, components, endpoint: bool = False) -> list[str]:
+        if endpoint and self.endpoint_replaces_components:
+            return []
         return [c for c in self.requires_components if not any(a in components for a in c.split("|"))]
 
     def load(self):
@@ -44,6 +47,9 @@ REGISTRY: dict[str, MetricSpec] = {
         MetricSpec("ratescore", f"{_M}.ratescore:RaTEScore", ("ratescore",), requires_components=("rate_ner_iob|rate_ner_span",)),
         MetricSpec("radcliq", f"{_M}.radcliq:RadCliQ", ("radcliq_v0", "radcliq_v1"), requires_components=("radgraph", "chexbert"),
                    depends_on=("radgraph", "bertscore", "chexbert", "bleu2")),
+        MetricSpec("green", f"{_M}.green:Green",
+                   ("green", "green_significant_errors", "green_insignificant_errors", "green_matched_findings"),
+                   requires_components=("green",), endpoint_replaces_components=True),
         MetricSpec("fineradscore", f"{_M}.fineradscore:FineRadScore", ("fineradscore_sum", "fineradscore_max"), judged_by_llm=True),
         MetricSpec("radfact", f"{_M}.radfact:RadFact",
                    tuple(f"radfact_{k}_{p}" for k in ("logical", "grounding", "spatial") for p in ("precision", "recall", "f1")),
@@ -54,7 +60,7 @@ REGISTRY: dict[str, MetricSpec] = {
 
 def available_metrics(components, endpoint: bool = False) -> list[str]:
     """Names of the metrics whose required components are all in `components` (LLM-judged ones with an endpoint)."""
-    return [s.name for s in REGISTRY.values() if not s.missing_components(components) and (endpoint or not s.judged_by_llm)]
+    return [s.name for s in REGISTRY.values() if not s.missing_components(components, endpoint) and (endpoint or not s.judged_by_llm)]
 
 
 class UnknownMetricError(ValueError):

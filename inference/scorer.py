@@ -86,7 +86,7 @@ class Scorer:
         if judged and endpoint is None:
             raise MissingComponentError(f"{', '.join(judged)} {'is' if len(judged) == 1 else 'are'} judged by an LLM: "
                                         "pass endpoint=... (radmetrics score --endpoint YAML)")
-        missing = {s.name: s.missing_components(self.components) for s in self.specs}
+        missing = {s.name: s.missing_components(self.components, endpoint is not None) for s in self.specs}
         missing = {k: v for k, v in missing.items() if v}
         if missing:
             text = "; ".join(f"{m} needs {', '.join(c)}" for m, c in missing.items())
@@ -97,7 +97,7 @@ class Scorer:
         outputs, docs = {}, {}
         for spec in self.specs:
             options = self.metric_options.get(spec.name, {})
-            if spec.judged_by_llm:
+            if spec.judged_by_llm or spec.endpoint_replaces_components:
                 options = {"endpoint": self.endpoint, "llm_cache": self.llm_cache, **options}
             metric = spec.load()(components=self.components, upstream=outputs, **options)
             outputs[spec.name] = metric(list(references), list(candidates))

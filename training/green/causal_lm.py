@@ -1,0 +1,96 @@
+"""What both GREEN stages share: causal-LM arguments, tokenizer and model construction.
+
+`model_name_or_path: tiny-llama` builds a random 2-layer Llama with a byte-level BPE tokenizer trained on the
+training text (CPU tests and the `tiny` configs); anything else is a local path or Hub id (local first). The
+attention implementation is flash-attn 2 when the package is installed and a GPU is present, else PyTorch SDPA.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..encoder_recipe import build_once
+
+TINY = "tiny-llama"
+
+# Used when the tokenizer has no chat template (base models such as phi-2, llama-2-7b, mistral-7b and the tiny
+# model). The prompt rendered with the generation prompt is a prefix of the full conversation, which TRL's
+# completion-only loss needs; the assistant turn ends with the EOS token so the model learns to stop.
+GREEN_CHAT_TEMPLATE = (
+    "{% for message in messages %}<|{{ message['role'] }}|>\n{{ message['content'] }}"
+    "{% if message['role'] == 'assistant' %}{{ eos_token }}{% endif %}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+
+
+@dataclass
+class CausalLMArguments:
+    model_name_or_path: str = field(default=TINY, metadata={
+        "help": "local path or Hub id of a causal LM (stage 2: the stage-1 run's final/), or tiny-llama"})
+    tiny_vocab_size: int = field(default=2000, metadata={"help": "vocabulary of the tiny BPE tokenizer"})
+    tiny_hidden_size: int = field(default=64, metadata={"help": "hidden size of the tiny Llama"})
+    tiny_layers: int = field(default=2, metadata={"help": "layers of the tiny Llama"})
+    attn_implementation: str = field(default="auto", metadata={
+        "help": "auto (flash_attention_2 when installed on a GPU, else sdpa), flash_attention_2, sdpa or eager"})
+    dtype: str = field(default="auto", metadata={"help": "auto (bf16 on GPU, fp32 on CPU), bfloat16, float16, float32"})
+
+
+def attention_implementation(requested: str = "auto") -> str:
+    import torch
+
+    if requested != "auto":
+        return requested
+    if torch.cuda.is_available() and importlib.util.find_spec("flash_attn") is not None:
+        return "flash_attention_2"
+    return "sdpa"
+
+
+def torch_dtype(requested: str = "auto"):
+    import torch
+
+    if requested == "auto":
+        return torch.bfloat16 if torch.cuda.is_available() else torch.float32
+    return getattr(torch, requested)
+
+
+def build_causal_tokenizer(args: CausalLMArguments, texts, output_dir: str | Path):
+    """The tiny BPE tokenizer (trained once per run, reused on resume) or the model's own; a chat template is
+    added when the tokenizer has none, and a pad token when it lacks one."""
+    from radmetrics.inference.models import load_tokenizer
+
+    if args.model_name_or_path == TINY:
+        from ..tiny import train_bpe_tokenizer
+
+        directory = Path(output_dir) / "tokenizer"
+        build_once(directory, lambda: train_bpe_tokenizer(texts, directory, vocab_size=args.tiny_vocab_size))
+        tokenizer = load_tokenizer(directory, min_vocab=50)
+    else:
+        tokenizer = load_tokenizer(args.model_name_or_path)
+    if not getattr(tokenizer, "chat_template", None):
+        tokenizer.chat_template = GREEN_CHAT_TEMPLATE
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def build_causal_lm(args: CausalLMArguments, tokenizer, quantization_config=None):
+    """A tiny random Llama or the pretrained model, with the chosen attention; `use_cache` off for training:
+    with a KV cache, transformers does not build the block-diagonal mask that keeps packed documents apart."""
+    from transformers import AutoModelForCausalLM
+
+    from radmetrics.inference.models import resolve_model_path
+
+    from ..tiny import tiny_llama_config
+
+    attention = attention_implementation(args.attn_implementation)
+    if args.model_name_or_path == TINY:
+        config = tiny_llama_config(len(tokenizer), tokenizer.pad_token_id, tokenizer.bos_token_id, tokenizer.eos_token_id,
+                                   hidden_size=args.tiny_hidden_size, num_hidden_layers=args.tiny_layers, use_cache=False)
+        model = AutoModelForCausalLM.from_config(config, attn_implementation=attention)
+    else:
+        model = AutoModelForCausalLM.from_pretrained(resolve_model_path(args.model_name_or_path), dtype=torch_dtype(args.dtype),
+                                                     attn_implementation=attention, quantization_config=quantization_config)
+        model.config.use_cache = False
+    return model

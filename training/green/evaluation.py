@@ -1,0 +1,50 @@
+"""GREEN agreement with the teacher on held-out pairs (the paper's Table 2): parse rate, and mean absolute error of
+the significant error counts (total and mean per category) and of matched findings, each next to the MAE of a
+constant prediction (the teacher's training-set mean), computed on the same parsed responses."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from radmetrics.inference.green_format import parse_green_response
+from radmetrics.inference.green_scoring import generate_green_responses
+
+
+def teacher_means(train_records) -> tuple[float, float]:
+    parses = [parse_green_response(r) for r in train_records["response"]]
+    return float(np.mean([p.significant_total for p in parses])), float(np.mean([p.matched for p in parses]))
+
+
+def agreement_from_responses(responses: list[str], teacher_responses: list[str], constant: tuple[float, float], prefix: str = "") -> dict:
+    model = [parse_green_response(r) for r in responses]
+    teacher = [parse_green_response(r) for r in teacher_responses]
+    kept = [(m, t) for m, t in zip(model, teacher) if m.parsed]
+    results = {f"{prefix}parse_rate": len(kept) / len(model) if model else float("nan"), f"{prefix}green_eval_pairs": len(model)}
+    if not kept:
+        return results
+    significant = np.array([[m.significant_total, t.significant_total] for m, t in kept], dtype=float)
+    matched = np.array([[m.matched, t.matched] for m, t in kept], dtype=float)
+    per_category = np.array([np.abs(np.subtract(m.significant, t.significant)).mean() for m, t in kept])
+    results.update({
+        f"{prefix}significant_mae": float(np.abs(significant[:, 0] - significant[:, 1]).mean()),
+        f"{prefix}significant_mae_constant_baseline": float(np.abs(constant[0] - significant[:, 1]).mean()),
+        f"{prefix}significant_category_mae": float(per_category.mean()),
+        f"{prefix}matched_mae": float(np.abs(matched[:, 0] - matched[:, 1]).mean()),
+        f"{prefix}matched_mae_constant_baseline": float(np.abs(constant[1] - matched[:, 1]).mean()),
+    })
+    return results
+
+
+def green_agreement(model, tokenizer, records, train_records, max_new_tokens: int = 512, prefix: str = "", batch_size: int = 16) -> dict:
+    """Generate GREEN analyses for `records` (reference, candidate, teacher response) and compare with the teacher."""
+    was_training = model.training
+    model.eval()
+    cache = model.config.use_cache
+    model.config.use_cache = True  # generation wants the KV cache; training keeps it off (packing masks)
+    try:
+        responses = generate_green_responses(model, tokenizer, records["reference"], records["candidate"], batch_size,
+                                             max_new_tokens, progress=False, shard=False)
+    finally:
+        model.config.use_cache = cache
+        model.train(was_training)
+    return agreement_from_responses(responses, records["response"], teacher_means(train_records), prefix)
