@@ -61,10 +61,14 @@ def build_causal_tokenizer(args: CausalLMArguments, texts, output_dir: str | Pat
     from radmetrics.inference.models import load_tokenizer
 
     if args.model_name_or_path == TINY:
+        from radmetrics.inference.green_format import green_prompt, render_green_response
+
         from ..tiny import train_bpe_tokenizer
 
+        # The GREEN prompt and response format join the report text, so their words get merges of their own.
+        template = [green_prompt("", ""), render_green_response("", {}, {}, [])] * 200
         directory = Path(output_dir) / "tokenizer"
-        build_once(directory, lambda: train_bpe_tokenizer(texts, directory, vocab_size=args.tiny_vocab_size))
+        build_once(directory, lambda: train_bpe_tokenizer([*texts, *template], directory, vocab_size=args.tiny_vocab_size))
         tokenizer = load_tokenizer(directory, min_vocab=50)
     else:
         tokenizer = load_tokenizer(args.model_name_or_path)

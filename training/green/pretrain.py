@@ -95,8 +95,8 @@ def main(argv: list[str] | None = None):
         tokenized = data.map(tokenize, batched=True, remove_columns=data["train"].column_names)
     collator = DataCollatorWithFlattening(return_position_ids=True)
     model = build_causal_lm(model_args, tokenizer)
-    if training_args.gradient_checkpointing:
-        training_args.gradient_checkpointing_kwargs = {"use_reentrant": False}
+    if training_args.activation_checkpointing:  # non-reentrant: works with LoRA's frozen inputs and ZeRO-3
+        training_args.activation_checkpointing_kwargs = {"use_reentrant": False}
     trainer = Trainer(model=model, args=training_args, train_dataset=tokenized["train"], eval_dataset=tokenized["validation"],
                       data_collator=collator, processing_class=tokenizer)
 

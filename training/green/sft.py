@@ -156,8 +156,8 @@ def main(argv: list[str] | None = None):
     model = build_causal_lm(model_args, tokenizer, quantization)
     if peft_config is not None and model_args.model_name_or_path == "tiny-llama" and is_main_process():
         model.save_pretrained(run_dir / "base")  # the random tiny base the adapter is merged onto at the end
-    if training_args.gradient_checkpointing:
-        training_args.gradient_checkpointing_kwargs = {"use_reentrant": False}
+    if training_args.activation_checkpointing:  # non-reentrant: works with LoRA's frozen inputs and ZeRO-3
+        training_args.activation_checkpointing_kwargs = {"use_reentrant": False}
     training_args.completion_only_loss = True
 
     train_records = data["train"]
