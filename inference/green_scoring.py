@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .green_format import CATEGORY_LETTERS, GreenParse, green_prompt, parse_green_response
+from .green_format import CATEGORY_LETTERS, GreenParse, green_prompt
 
 MAX_REPORT_WORDS = 300
 

@@ -1,0 +1,119 @@
+"""GREEN: packing keeps documents apart, the two tiny training stages (full and LoRA), export, and scoring with
+the `green` metric from the exported model and through an OpenAI-compatible server."""
+
+import pytest
+from llm_fault_server import FaultServer
+
+from radmetrics.inference.green_format import render_green_response
+from radmetrics.training.recipes import load_recipe
+from radmetrics.training.run_dir import read_eval_results
+
+PRETRAIN = ["--model_name_or_path", "tiny-llama", "--tiny_hidden_size", "32", "--tiny_vocab_size", "600", "--max_length", "64",
+            "--max_train_samples", "200", "--max_eval_samples", "16", "--max_steps", "4", "--per_device_train_batch_size", "16",
+            "--save_strategy", "no", "--report_to", "none", "--learning_rate", "0.003"]
+
+
+def sft_args(pretrained, out, *extra):
+    return ["--model_name_or_path", str(pretrained), "--heuristics", "remove_shuffle", "--per_heuristic", "40",
+            "--max_train_samples", "16", "--max_eval_samples", "4", "--generation_eval_samples", "2", "--max_new_tokens", "16",
+            "--max_steps", "2", "--per_device_train_batch_size", "4", "--per_device_eval_batch_size", "4", "--bf16", "false",
+            "--eval_strategy", "steps", "--eval_steps", "2", "--save_strategy", "steps", "--save_steps", "1",
+            "--activation_checkpointing", "true", "--report_to", "none", "--output_dir", str(out), *extra]
+
+
+@pytest.fixture(scope="module")
+def pretrained(tmp_path_factory):
+    run = load_recipe("green/pretrain").main([*PRETRAIN, "--output_dir", str(tmp_path_factory.mktemp("green") / "pretrain")])
+    return run / "final"
+
+
+def test_packed_documents_do_not_attend_to_each_other(tmp_path):
+    import torch
+    from transformers import DataCollatorWithFlattening
+
+    from radmetrics.training.green.causal_lm import CausalLMArguments, build_causal_lm, build_causal_tokenizer
+
+    args = CausalLMArguments(tiny_hidden_size=32, tiny_vocab_size=400)
+    tokenizer = build_causal_tokenizer(args, ["Heart size is normal.", "No pleural effusion.", "Lungs are clear."] * 20, tmp_path)
+    model = build_causal_lm(args, tokenizer).eval()
+    a, b = tokenizer("Heart size is normal.")["input_ids"], tokenizer("No pleural effusion.")["input_ids"]
+    batch = DataCollatorWithFlattening(return_position_ids=True)([{"input_ids": a}, {"input_ids": b}])
+    with torch.no_grad():
+        packed = model(**batch).logits[0]
+        alone = model(input_ids=torch.tensor([b])).logits[0]
+    assert batch["labels"][0, len(a)] == -100  # no label across the boundary
+    assert torch.allclose(packed[len(a):], alone, atol=1e-5)
+
+
+def test_pretrain_then_sft_then_export_and_score(pretrained, tmp_path):
+    from radmetrics.inference.scorer import Scorer
+    from radmetrics.training.export import export_run
+
+    assert read_eval_results(pretrained.parent)["validation_perplexity"] > 1
+    run = load_recipe("green/sft").main(sft_args(pretrained, tmp_path / "sft"))
+    results = read_eval_results(run)
+    assert 0 <= results["test_parse_rate"] <= 1 and 1 <= results["test_green_eval_pairs"] <= 4
+    assert "train_dropped_over_max_length" in results
+    assert (run / "checkpoint-2" / ".complete").is_file() and (run / "final" / ".complete").is_file()
+    export = export_run(run, tmp_path / "export")
+    assert "parse_rate" in (export / "README.md").read_text()
+    refs, hyps = ["Heart size is normal. No effusion.", "Lungs are clear."], ["Heart size is normal.", "Lungs are clear. Small effusion."]
+    result = Scorer(["green"], {"green": str(export)}, metric_options={"green": {"max_new_tokens": 16, "summary": False}})(refs, hyps)
+    s = result.summary["green"]
+    assert s["n"] + s["not_scored"] == 2  # an unreadable generation is counted, never scored 0
+    assert result.meta["green"]["green"]["responses"] == 2
+
+
+def test_sft_with_lora_checks_and_merges_the_adapter(pretrained, tmp_path):
+    run = load_recipe("green/sft").main(sft_args(pretrained, tmp_path / "lora", "--use_peft", "true", "--lora_r", "4",
+                                                 "--lora_alpha", "8", "--generation_eval_samples", "0"))
+    final = run / "final"
+    assert (final / "adapter" / "adapter_model.safetensors").is_file() and (final / "model.safetensors").is_file()
+    assert (run / "checkpoint-1" / "adapter_model.safetensors").is_file()
+    from transformers import AutoModelForCausalLM
+
+    assert AutoModelForCausalLM.from_pretrained(final) is not None  # merged: a plain causal LM, no PEFT needed
+
+
+def test_check_adapter_file_refuses_empty_and_mismatched_adapters(tmp_path):
+    import torch
+    from safetensors.torch import save_file
+
+    from radmetrics.training.green.adapters import AdapterError, check_adapter_file
+
+    save_file({"a.lora_A.weight": torch.zeros(4, 8), "a.lora_B.weight": torch.zeros(8, 4)}, str(tmp_path / "adapter_model.safetensors"))
+    assert check_adapter_file(tmp_path, {"a.lora_A.weight", "a.lora_B.weight"}, rank=4) == 2
+    with pytest.raises(AdapterError, match="rank 8"):
+        check_adapter_file(tmp_path, rank=8)
+    with pytest.raises(AdapterError, match="differ"):
+        check_adapter_file(tmp_path, {"a.lora_A.weight"})
+    save_file({"a.lora_A.weight": torch.zeros(0)}, str(tmp_path / "adapter_model.safetensors"))
+    with pytest.raises(AdapterError, match="empty"):
+        check_adapter_file(tmp_path)
+
+
+def test_green_through_an_openai_compatible_server_with_summary(tmp_path):
+    from radmetrics.inference.scorer import Scorer
+
+    def judge(messages):
+        prompt = messages[0]["content"]
+        candidate = prompt.split("3. Candidate Report:\n")[1].split("\n\n")[0]
+        if "effusion" in candidate:
+            return render_green_response("x", {"a": ["The candidate reports a pleural effusion"]}, {}, ["Heart size normal"])
+        if "edema" in candidate:
+            return render_green_response("x", {"a": ["The candidate reports pulmonary edema"], "c": ["Left instead of right"]}, {},
+                                         ["Heart size normal", "Lungs clear"])
+        return "I could not compare these reports."
+
+    endpoint = tmp_path / "green.yaml"
+    with FaultServer(responder=judge) as server:
+        endpoint.write_text(f"model: green\nbase_url: {server.url}\napi_key_env: null\n")
+        refs = ["Heart size normal. Lungs clear."] * 4
+        hyps = ["Heart size normal. Small effusion.", "Heart size normal. Lungs clear. Mild edema.", "Heart size normal.", "Small effusion."]
+        result = Scorer(["green"], endpoint=str(endpoint), llm_cache=tmp_path / "cache.sqlite")(refs, hyps)
+    scores = [row["green"] for row in result.per_sample]
+    assert scores == [0.5, 0.5, None, 0.5]
+    assert result.summary["green"]["not_scored"] == 1 and result.meta["green"]["green"]["parse_rate"] == 0.75
+    summary = result.meta["green"]["green"]["summary"]
+    assert summary["a"]["errors"] == 3 and summary["a"]["accuracy"] == 0.0 and summary["c"]["accuracy"] == pytest.approx(2 / 3)
+    assert sum(c["size"] for c in summary["a"]["clusters"]) == 3 and summary["b"]["clusters"] == []
