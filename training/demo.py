@@ -106,6 +106,25 @@ def stage_chexbert(out: Path, state: dict) -> str:
             f"{results.get('rule_labeler_negbio_test_macro_f1', float('nan')):.3f}; exported")
 
 
+def stage_green(out: Path, state: dict) -> str:
+    """GREEN stage 1 (tiny Llama pretrained from scratch on the IU text, packed) then stage 2 (SFT on
+    programmatic-teacher pairs), shortened for the demo; `benchmarks/green_tiny.py` runs the full tiny recipe."""
+    from radmetrics.training.export import export_run
+    from radmetrics.training.recipes import load_recipe
+    from radmetrics.training.run_dir import read_eval_results
+
+    configs = Path(__file__).resolve().parent.parent / "configs"
+    pretrain = load_recipe("green/pretrain").main(["--config", str(configs / "green/pretrain/tiny.yaml"), "--output_dir",
+                                                   str(out / "runs" / "green_pretrain"), "--max_steps", "60"])
+    sft = load_recipe("green/sft").main(["--config", str(configs / "green/sft/tiny.yaml"), "--output_dir", str(out / "runs" / "green"),
+                                         "--model_name_or_path", str(pretrain / "final"), "--max_steps", "40",
+                                         "--max_eval_samples", "16", "--generation_eval_samples", "0", "--max_new_tokens", "256"])
+    state.setdefault("components", {})["green"] = str(export_run(sft, out / "exports" / "green"))
+    results = read_eval_results(sft)
+    return (f"stage-1 validation perplexity {read_eval_results(pretrain)['validation_perplexity']:.1f}; SFT test parse rate "
+            f"{results['test_parse_rate']:.2f} on {results['test_green_eval_pairs']} pairs (40 steps; see benchmarks/green_tiny.py); exported")
+
+
 def stage_score(out: Path, state: dict) -> str:
     """Score example pairs (IU test reports against randomly matched other test reports) with every
     registered metric whose components exist, and print the table."""
@@ -115,7 +134,7 @@ def stage_score(out: Path, state: dict) -> str:
 
     references, candidates = _demo_pairs(state, 50)
     metrics = available_metrics(state.get("components", {}))
-    result = Scorer(metrics, state.get("components", {}))(references, candidates)
+    result = Scorer(metrics, state.get("components", {}), metric_options={"green": {"max_new_tokens": 256}})(references, candidates)
     write_result(result, out / "scores")
     state["score_table"] = result.table()
     return f"{len(references)} pairs, metrics: {', '.join(result.summary)}"
@@ -165,7 +184,7 @@ def stages() -> list[Stage]:
         Stage("train+export: RaTE-NER span, PURE (tiny)", stage_rate_ner_span),
         Stage("train+export: CheXbert-style labeler (tiny)", stage_chexbert),
         Stage("train+export: RadGraph-style extractor (tiny)", stage_radgraph),
-        Stage("train+export: GREEN (pretrain + SFT)", None, "GREEN recipes"),
+        Stage("train+export: GREEN (pretrain + SFT, tiny, shortened)", stage_green),
         Stage("score: every available metric on example pairs", stage_score),
         Stage("score: LLM judges (FineRadScore, RadFact) on 10 pairs", stage_llm_judges, needs_endpoint=True),
     ]

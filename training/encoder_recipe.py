@@ -181,7 +181,8 @@ def train_and_finish(trainer, tokenizer, run_dir: Path, evaluate) -> dict:
     resume = last_complete_checkpoint(run_dir)
     if resume:
         print(f"resuming from {resume}")
-    print(f"training on {trainer.accelerator.num_processes} process(es)"
+    processes = int(os.environ.get("WORLD_SIZE", trainer.accelerator.num_processes))  # accelerate says 1 for DeepSpeed on CPU
+    print(f"training on {processes} process(es)"
           + (" with DeepSpeed" if trainer.is_deepspeed_enabled else ""))
     trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     trainer.save_model(str(final))

@@ -102,13 +102,30 @@ def conversation_length(tokenizer, example: dict) -> int:
     return len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
+def _gather_over_process_group(tensor, *args, **kwargs):
+    import torch
+    import torch.distributed as dist
+
+    tensor = tensor.reshape(1) if tensor.dim() == 0 else tensor
+    gathered = [torch.zeros_like(tensor) for _ in range(dist.get_world_size())]
+    dist.all_gather(gathered, tensor.contiguous())
+    return torch.cat(gathered)
+
+
 class GreenSFTTrainer(SFTTrainer):
     """SFTTrainer that refuses batches with a row whose labels are all masked, and adds GREEN agreement
     (parse rate, MAE against the teacher) to every evaluation when it runs in a single process."""
 
     def __init__(self, *args, generation_eval=None, **kwargs):
+        import torch.distributed as dist
+
         super().__init__(*args, **kwargs)
         self.generation_eval = generation_eval
+
+        if dist.is_initialized() and dist.get_world_size() != self.accelerator.num_processes:
+            # DeepSpeed on CPU: accelerate sees one process while the process group has several, so TRL's metric
+            # gathers (sized by accelerate) fail in all_gather. Gather over the real group instead.
+            self.accelerator.gather_for_metrics = _gather_over_process_group
 
     def compute_loss(self, model, inputs, *args, **kwargs):
         labels = inputs.get("labels")
