@@ -1,0 +1,82 @@
+"""GREEN scoring throughput (reports/s): batched greedy generation of GREEN analyses for IU report pairs.
+
+    python benchmarks/green_scoring_throughput.py --model exports/green --pairs 64          # an exported GREEN model
+    python benchmarks/green_scoring_throughput.py --shape tiny --pairs 64                   # random tiny Llama (CPU)
+    python benchmarks/green_scoring_throughput.py --shape 7b --pairs 256 --batch-size 32    # random 7B-shaped Llama (one GPU, bf16)
+
+Random weights generate until the new-token budget, so every report costs `--max-new-tokens` tokens: the
+figure is the generation cost per report at that budget, not the speed of a trained model that stops early.
+Writes benchmarks/results/green_scoring_throughput_<shape>.json with the device it ran on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def random_llama(shape: str):
+    import torch
+    from transformers import AutoModelForCausalLM, LlamaConfig
+
+    from radmetrics.data_builders.corpora import iu_xray_corpus
+    from radmetrics.training.green.causal_lm import attention_implementation
+    from radmetrics.training.tiny import train_bpe_tokenizer
+
+    tokenizer = train_bpe_tokenizer([r.text for r in iu_xray_corpus()[:500]], ROOT / "checkpoints" / "bench_tokenizer", 2000)
+    tokenizer.chat_template = None
+    sizes = {"tiny": dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2),
+             "7b": dict(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=32)}[shape]
+    config = LlamaConfig(vocab_size=32000 if shape == "7b" else len(tokenizer), pad_token_id=tokenizer.pad_token_id,
+                         bos_token_id=tokenizer.bos_token_id, eos_token_id=None, **sizes)  # no EOS: every report uses the full budget
+    dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
+    with torch.device("cuda" if torch.cuda.is_available() else "cpu"):
+        model = AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation=attention_implementation())
+    return model.eval(), tokenizer
+
+
+def main() -> None:
+    import torch
+
+    from radmetrics.data_builders.corpora import iu_xray_corpus
+    from radmetrics.inference.green_scoring import generate_green_responses, load_green_model
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", help="an exported GREEN checkpoint (else --shape builds a random Llama)")
+    parser.add_argument("--shape", default="tiny", choices=["tiny", "7b"])
+    parser.add_argument("--pairs", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--max-new-tokens", type=int, default=256)
+    args = parser.parse_args()
+    model, tokenizer = load_green_model(args.model) if args.model else random_llama(args.shape)
+    reports = [r.text for r in iu_xray_corpus()[: args.pairs * 2]]
+    refs, hyps = reports[: args.pairs], reports[args.pairs:]
+    random.Random(0).shuffle(hyps)
+    generate_green_responses(model, tokenizer, refs[: args.batch_size], hyps[: args.batch_size], args.batch_size, 8, progress=False)
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    start = time.perf_counter()
+    generate_green_responses(model, tokenizer, refs, hyps, args.batch_size, args.max_new_tokens)
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - start
+    device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
+    result = {"model": args.model or f"random {args.shape} Llama", "pairs": args.pairs, "batch_size": args.batch_size,
+              "max_new_tokens": args.max_new_tokens, "seconds": round(seconds, 2), "reports_per_s": round(args.pairs / seconds, 3),
+              "device": device, "dtype": str(next(model.parameters()).dtype),
+              "attention": model.config._attn_implementation,
+              "peak_gpu_memory_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2) if torch.cuda.is_available() else None}
+    name = "model" if args.model else args.shape
+    (ROOT / "benchmarks" / "results" / f"green_scoring_throughput_{name}.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
