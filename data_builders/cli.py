@@ -151,15 +151,15 @@ def run_llm_builder(args: argparse.Namespace) -> None:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    engine = LLMEngine(Endpoint.from_yaml(args.endpoint), args.llm_cache or out / "llm_cache.sqlite")
+    engine = LLMEngine(Endpoint.from_yaml(args.endpoint), args.llm_cache or out / "llm_cache.sqlite", args.max_reprompts)
     if args.data_command == "inject-errors":
         reports = load_corpus_from_args(args)[: args.limit]
         pairs, failures = inject_errors(reports, assign_splits(reports, args.split_by, seed=args.seed), engine, args.seed,
-                                        args.max_errors, args.max_reprompts)
+                                        args.max_errors)
         records = [p.to_dict() for p in pairs]
     else:
         pairs = [record for path in args.pairs for _, record in read_jsonl_records(path, ("id", "reference", "candidate", "split"))]
-        records, failures = annotate_pairs(pairs[: args.limit], engine, args.max_reprompts)
+        records, failures = annotate_pairs(pairs[: args.limit], engine)
     by_split: dict[str, list[dict]] = {}
     for record in records:
         by_split.setdefault(record["split"], []).append(record)

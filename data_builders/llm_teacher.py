@@ -60,14 +60,13 @@ def parse_candidate(text: str) -> str:
 
 
 def inject_errors(reports: list[Report], splits: dict[str, str], engine: LLMEngine, seed: int = 0,
-                  max_errors: int = 3, max_reprompts: int = 2) -> tuple[list[PairRecord], list[dict]]:
+                  max_errors: int = 3) -> tuple[list[PairRecord], list[dict]]:
     """One LLM-written candidate per reference. Returns (pairs, failures)."""
     rng = random.Random(seed)
     plans = []
     for report in reports:
         categories = sample_error_combination(rng, max_errors)
         plans.append((report, categories, rng.random() > 0.5))
-    engine.max_reprompts = max_reprompts
     tasks = [LLMTask(f"inject-{r.id}", [{"role": "user", "content": error_injection_prompt(r.text, cats, subtle)}], parse_candidate)
              for r, cats, subtle in plans]
     pairs, failures = [], []
@@ -89,9 +88,9 @@ def validate_green_answer(text: str):
     return parsed
 
 
-def annotate_pairs(pairs: list[dict], engine: LLMEngine, max_reprompts: int = 2) -> tuple[list[dict], list[dict]]:
-    """GREEN annotation records (the pair + `response` + `teacher`) from the LLM teacher. Returns (records, failures)."""
-    engine.max_reprompts = max_reprompts
+def annotate_pairs(pairs: list[dict], engine: LLMEngine) -> tuple[list[dict], list[dict]]:
+    """GREEN annotation records (the pair + `response` + `teacher`) from the LLM teacher (the engine's
+    `max_reprompts` bounds the re-prompts after unreadable answers). Returns (records, failures)."""
     tasks = [LLMTask(f"green-{p['id']}", [{"role": "user", "content": green_prompt(p["reference"], p["candidate"])}],
                      validate_green_answer) for p in pairs]
     records, failures = [], []

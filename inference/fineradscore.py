@@ -22,6 +22,7 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 
+from .llm_engine import json_object_text
 from .sentences import split_fineradscore
 
 SEVERITY_SCORES = {
@@ -172,15 +173,6 @@ class Correction:
         return asdict(self)
 
 
-def _json_object_text(text: str) -> str:
-    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
-    body = fenced.group(1) if fenced else text
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end < start:
-        raise ValueError("the answer holds no JSON object")
-    return body[start: end + 1]
-
-
 class _Pairs(list):
     """A JSON object as its (key, value) pairs, so duplicated keys are seen instead of silently overwritten."""
 
@@ -227,7 +219,7 @@ def _correction(key: str, value, n_lines: int) -> Correction:
 def parse_corrections(text: str, n_lines: int) -> list[Correction]:
     """Validate one answer for a candidate of `n_lines` lines; raises ValueError saying what is wrong."""
     try:
-        pairs = json.loads(_json_object_text(text), object_pairs_hook=_Pairs)
+        pairs = json.loads(json_object_text(text), object_pairs_hook=_Pairs)
     except json.JSONDecodeError as exc:
         raise ValueError(f"the answer is not valid JSON ({exc})") from exc
     if not isinstance(pairs, _Pairs):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
@@ -29,6 +30,16 @@ from .llm_endpoint import Endpoint
 
 REPROMPT = ("Your previous answer could not be used: {error}\n"
             "Answer the original request again, following the required format exactly.")
+
+
+def json_object_text(text: str) -> str:
+    """The JSON object in an LLM answer: inside a ```json fence if there is one, from the first "{" to the last "}"."""
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
+    body = fenced.group(1) if fenced else text
+    start, end = body.find("{"), body.rfind("}")
+    if start < 0 or end < start:
+        raise ValueError("the answer holds no JSON object")
+    return body[start: end + 1]
 
 
 class TransientLLMError(Exception):

@@ -28,6 +28,8 @@ from importlib import resources
 
 import numpy as np
 
+from .llm_engine import json_object_text
+
 GRID = 224
 BOX_PRECISION_THRESHOLD = 0.5
 ENTAILMENT, NOT_ENTAILMENT = "entailment", "not_entailment"
@@ -152,11 +154,8 @@ def nli_messages(reference: list[str], hypothesis: str, max_shots: int | None = 
 
 
 def _json_answer(text: str):
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end < start:
-        raise ValueError("the answer holds no JSON object")
     try:
-        return json.loads(text[start: end + 1])
+        return json.loads(json_object_text(text))
     except json.JSONDecodeError as exc:
         raise ValueError(f"the answer is not valid JSON ({exc})") from exc
 

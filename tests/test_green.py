@@ -59,9 +59,10 @@ def test_pretrain_then_sft_then_export_and_score(pretrained, tmp_path):
     assert "parse_rate" in (export / "README.md").read_text()
     refs, hyps = ["Heart size is normal. No effusion.", "Lungs are clear."], ["Heart size is normal.", "Lungs are clear. Small effusion."]
     result = Scorer(["green"], {"green": str(export)}, metric_options={"green": {"max_new_tokens": 16, "summary": False}})(refs, hyps)
-    s = result.summary["green"]
-    assert s["n"] + s["not_scored"] == 2  # an unreadable generation is counted, never scored 0
-    assert result.meta["green"]["green"]["responses"] == 2
+    s, meta = result.summary["green"], result.meta["green"]["green"]
+    assert meta["responses"] == 2 and s["n"] == meta["parsed"]  # an unreadable generation is counted, never scored 0
+    for row, detail in zip(result.per_sample, result.details["green"]):
+        assert (row["green"] is None) == ("error" in detail)
 
 
 def test_sft_with_lora_checks_and_merges_the_adapter(pretrained, tmp_path):

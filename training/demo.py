@@ -155,7 +155,7 @@ def stage_llm_teacher(out: Path, state: dict) -> str:
     from radmetrics.inference.llm_endpoint import Endpoint
     from radmetrics.inference.llm_engine import LLMEngine
 
-    engine = LLMEngine(Endpoint.from_yaml(state["endpoint"]), out / "llm_cache.sqlite")
+    engine = LLMEngine(Endpoint.from_yaml(state["endpoint"]), out / "llm_cache.sqlite", max_reprompts=2)
     records, failures = annotate_pairs([p.to_dict() for p in state["pairs"][:20]], engine)
     engine.write_manifest(out / "teacher_manifest.json")
     return f"{len(records)} GREEN annotations by {engine.endpoint.name}, {len(failures)} failed"

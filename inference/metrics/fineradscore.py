@@ -27,14 +27,12 @@ class FineRadScore(Metric):
 
     def compute(self, references, candidates):
         engine = self.llm_engine(self.options.get("max_reprompts", MAX_REPROMPTS))
-        tasks = []
-        for i, (reference, candidate) in enumerate(zip(references, candidates)):
-            n_lines = len(candidate_lines(candidate))
-            tasks.append(LLMTask(f"fineradscore-{i}", [{"role": "user", "content": fineradscore_prompt(reference, candidate)}],
-                                 lambda text, n=n_lines: parse_corrections(text, n)))
+        lines_of = [candidate_lines(c) for c in candidates]
+        tasks = [LLMTask(f"fineradscore-{i}", [{"role": "user", "content": fineradscore_prompt(reference, candidate)}],
+                         lambda text, n=len(lines): parse_corrections(text, n))
+                 for i, (reference, candidate, lines) in enumerate(zip(references, candidates, lines_of))]
         sums, maxima, details = [], [], []
-        for candidate, result in zip(candidates, engine.run(tasks)):
-            lines = candidate_lines(candidate)
+        for candidate, lines, result in zip(candidates, lines_of, engine.run(tasks)):
             if not result.ok:
                 sums.append(float("nan"))
                 maxima.append(float("nan"))

@@ -35,8 +35,10 @@ def agreement_from_responses(responses: list[str], teacher_responses: list[str],
     return results
 
 
-def green_agreement(model, tokenizer, records, train_records, max_new_tokens: int = 512, prefix: str = "", batch_size: int = 16) -> dict:
-    """Generate GREEN analyses for `records` (reference, candidate, teacher response) and compare with the teacher."""
+def green_agreement(model, tokenizer, records, constant: tuple[float, float], max_new_tokens: int = 512, prefix: str = "",
+                    batch_size: int = 16) -> dict:
+    """Generate GREEN analyses for `records` (reference, candidate, teacher response) and compare with the teacher;
+    `constant` is the baseline's prediction (`teacher_means` of the training split)."""
     was_training = model.training
     model.eval()
     cache = model.config.use_cache
@@ -47,4 +49,4 @@ def green_agreement(model, tokenizer, records, train_records, max_new_tokens: in
     finally:
         model.config.use_cache = cache
         model.train(was_training)
-    return agreement_from_responses(responses, records["response"], teacher_means(train_records), prefix)
+    return agreement_from_responses(responses, records["response"], constant, prefix)

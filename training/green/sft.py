@@ -29,8 +29,8 @@ from radmetrics.inference.green_scoring import MAX_REPORT_WORDS, green_messages
 
 from ..config import RecipeParser
 from ..encoder_recipe import build_once, is_main_process, start_run, train_and_finish
-from .causal_lm import CausalLMArguments, build_causal_lm, build_causal_tokenizer
-from .evaluation import green_agreement
+from .causal_lm import TINY, CausalLMArguments, build_causal_lm, build_causal_tokenizer
+from .evaluation import green_agreement, teacher_means
 
 COMPONENT = "green"
 
@@ -171,17 +171,17 @@ def main(argv: list[str] | None = None):
                                  target_modules=peft_args.lora_target_modules[0] if peft_args.lora_target_modules == ["all-linear"]
                                  else peft_args.lora_target_modules, task_type="CAUSAL_LM")
     model = build_causal_lm(model_args, tokenizer, quantization)
-    if peft_config is not None and model_args.model_name_or_path == "tiny-llama" and is_main_process():
+    if peft_config is not None and model_args.model_name_or_path == TINY and is_main_process():
         model.save_pretrained(run_dir / "base")  # the random tiny base the adapter is merged onto at the end
     if training_args.activation_checkpointing:  # non-reentrant: works with LoRA's frozen inputs and ZeRO-3
         training_args.activation_checkpointing_kwargs = {"use_reentrant": False}
     training_args.completion_only_loss = True
 
-    train_records = data["train"]
+    constant = teacher_means(data["train"])
     validation = data["validation"].select(range(min(data_args.generation_eval_samples, len(data["validation"]))))
 
     def generation_eval(current_model) -> dict:
-        return green_agreement(current_model, tokenizer, validation, train_records, data_args.max_new_tokens)
+        return green_agreement(current_model, tokenizer, validation, constant, data_args.max_new_tokens)
 
     trainer = GreenSFTTrainer(model=model, args=training_args, train_dataset=conversations["train"],
                               eval_dataset=conversations["validation"], processing_class=tokenizer, peft_config=peft_config,
@@ -197,10 +197,9 @@ def main(argv: list[str] | None = None):
         if peft_config is not None:
             from .adapters import merge_into_final
 
-            merge_into_final(final, model_args.model_name_or_path if model_args.model_name_or_path != "tiny-llama"
-                             else str(run_dir / "base"))
+            merge_into_final(final, model_args.model_name_or_path if model_args.model_name_or_path != TINY else str(run_dir / "base"))
         final_model = AutoModelForCausalLM.from_pretrained(final)
-        return {**green_agreement(final_model, tokenizer, data["test"], train_records, data_args.max_new_tokens, prefix="test_"),
+        return {**green_agreement(final_model, tokenizer, data["test"], constant, data_args.max_new_tokens, prefix="test_"),
                 **{k: v for k, v in provenance.items() if k.endswith("dropped_over_max_length")}}
 
     train_and_finish(trainer, tokenizer, run_dir, evaluate)
