@@ -1,6 +1,8 @@
 """GREEN: packing keeps documents apart, the two tiny training stages (full and LoRA), export, and scoring with
 the `green` metric from the exported model and through an OpenAI-compatible server."""
 
+import json
+
 import pytest
 from llm_fault_server import FaultServer
 
@@ -54,6 +56,9 @@ def test_pretrain_then_sft_then_export_and_score(pretrained, tmp_path):
     results = read_eval_results(run)
     assert 0 <= results["test_parse_rate"] <= 1 and 1 <= results["test_green_eval_pairs"] <= 4
     assert "train_dropped_over_max_length" in results
+    generations = [json.loads(line) for line in (run / "test_generations.jsonl").read_text().splitlines()]
+    assert len(generations) == results["test_green_eval_pairs"]
+    assert sum(g["parsed"] for g in generations) / len(generations) == results["test_parse_rate"]
     assert (run / "checkpoint-2" / ".complete").is_file() and (run / "final" / ".complete").is_file()
     export = export_run(run, tmp_path / "export")
     assert "parse_rate" in (export / "README.md").read_text()
@@ -91,6 +96,21 @@ def test_check_adapter_file_refuses_empty_and_mismatched_adapters(tmp_path):
     save_file({"a.lora_A.weight": torch.zeros(0)}, str(tmp_path / "adapter_model.safetensors"))
     with pytest.raises(AdapterError, match="empty"):
         check_adapter_file(tmp_path)
+
+
+def test_agreement_baseline_is_the_teacher_median():
+    from radmetrics.training.green.evaluation import agreement_from_responses, teacher_medians
+
+    def response(significant_b: int, matched: int) -> str:
+        return render_green_response("x", {"b": ["omitted"] * significant_b}, {}, ["found"] * matched)
+
+    train = {"response": [response(n, 2) for n in (0, 0, 1, 5, 9)]}
+    assert teacher_medians(train) == (1.0, 2.0)
+    teacher = [response(0, 2), response(4, 1)]
+    results = agreement_from_responses([response(1, 2), "no sections"], teacher, teacher_medians(train))
+    assert results["parse_rate"] == 0.5 and results["green_eval_pairs"] == 2
+    assert results["significant_mae"] == 1 and results["significant_mae_constant_baseline"] == 1  # only the parsed pair counts
+    assert results["matched_mae"] == 0 and results["matched_mae_constant_baseline"] == 0
 
 
 def test_green_through_an_openai_compatible_server_with_summary(tmp_path):

@@ -1,8 +1,12 @@
 """GREEN agreement with the teacher on held-out pairs (the paper's Table 2): parse rate, and mean absolute error of
 the significant error counts (total and mean per category) and of matched findings, each next to the MAE of a
-constant prediction (the teacher's training-set mean), computed on the same parsed responses."""
+constant prediction, computed on the same parsed responses. The constant is the teacher's training-set median,
+the constant with the smallest expected absolute error, so the baseline is the strongest one a constant can be."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import numpy as np
 
@@ -10,9 +14,9 @@ from radmetrics.inference.green_format import parse_green_response
 from radmetrics.inference.green_scoring import generate_green_responses
 
 
-def teacher_means(train_records) -> tuple[float, float]:
+def teacher_medians(train_records) -> tuple[float, float]:
     parses = [parse_green_response(r) for r in train_records["response"]]
-    return float(np.mean([p.significant_total for p in parses])), float(np.mean([p.matched for p in parses]))
+    return float(np.median([p.significant_total for p in parses])), float(np.median([p.matched for p in parses]))
 
 
 def agreement_from_responses(responses: list[str], teacher_responses: list[str], constant: tuple[float, float], prefix: str = "") -> dict:
@@ -35,10 +39,21 @@ def agreement_from_responses(responses: list[str], teacher_responses: list[str],
     return results
 
 
+def write_generations(path: Path, records, responses: list[str]) -> None:
+    """One line per held-out pair: the model's response next to the teacher's, with both parses."""
+    with Path(path).open("w", encoding="utf-8") as out:
+        for record, response in zip(records, responses):
+            model, teacher = parse_green_response(response), parse_green_response(record["response"])
+            out.write(json.dumps({"id": record.get("id"), "response": response, "parsed": model.parsed, "problems": model.problems,
+                                  "significant": model.significant, "matched": model.matched,
+                                  "teacher_significant": teacher.significant, "teacher_matched": teacher.matched}) + "\n")
+
+
 def green_agreement(model, tokenizer, records, constant: tuple[float, float], max_new_tokens: int = 512, prefix: str = "",
-                    batch_size: int = 16) -> dict:
+                    batch_size: int = 16, generations_path: Path | None = None) -> dict:
     """Generate GREEN analyses for `records` (reference, candidate, teacher response) and compare with the teacher;
-    `constant` is the baseline's prediction (`teacher_means` of the training split)."""
+    `constant` is the baseline's prediction (`teacher_medians` of the training split). With `generations_path`
+    the responses are also written there (`write_generations`)."""
     was_training = model.training
     model.eval()
     cache = model.config.use_cache
@@ -49,4 +64,6 @@ def green_agreement(model, tokenizer, records, constant: tuple[float, float], ma
     finally:
         model.config.use_cache = cache
         model.train(was_training)
+    if generations_path is not None:
+        write_generations(generations_path, records, responses)
     return agreement_from_responses(responses, records["response"], constant, prefix)

@@ -11,8 +11,9 @@
   checkpointing; flash-attn 2 when installed, else SDPA. DeepSpeed ZeRO-3 configs (with and without CPU offload)
   save consolidated 16-bit weights; LoRA adapters are checked after every save and merged offline at the end.
 - Evaluation (the paper's Table 2): parse rate and mean absolute error of the significant error counts and of
-  matched findings against the teacher on held-out pairs, with a constant-prediction baseline; logged at every
-  evaluation (single process) and written to the eval results and model card.
+  matched findings against the teacher on held-out pairs, with a constant-prediction baseline (the teacher's
+  training-set median); logged at every evaluation (single process) and written to the eval results and model
+  card; the test split's generations go to `test_generations.jsonl` in the run directory.
 
     radmetrics train green/sft --config configs/green/sft/tiny.yaml --model_name_or_path checkpoints/green_pretrain_tiny/final
 """
@@ -30,7 +31,7 @@ from radmetrics.inference.green_scoring import MAX_REPORT_WORDS, green_messages
 from ..config import RecipeParser
 from ..encoder_recipe import build_once, is_main_process, start_run, train_and_finish
 from .causal_lm import TINY, CausalLMArguments, build_causal_lm, build_causal_tokenizer
-from .evaluation import green_agreement, teacher_means
+from .evaluation import green_agreement, teacher_medians
 
 COMPONENT = "green"
 
@@ -177,7 +178,7 @@ def main(argv: list[str] | None = None):
         training_args.activation_checkpointing_kwargs = {"use_reentrant": False}
     training_args.completion_only_loss = True
 
-    constant = teacher_means(data["train"])
+    constant = teacher_medians(data["train"])
     validation = data["validation"].select(range(min(data_args.generation_eval_samples, len(data["validation"]))))
 
     def generation_eval(current_model) -> dict:
@@ -199,7 +200,8 @@ def main(argv: list[str] | None = None):
 
             merge_into_final(final, model_args.model_name_or_path if model_args.model_name_or_path != TINY else str(run_dir / "base"))
         final_model = AutoModelForCausalLM.from_pretrained(final)
-        return {**green_agreement(final_model, tokenizer, data["test"], constant, data_args.max_new_tokens, prefix="test_"),
+        return {**green_agreement(final_model, tokenizer, data["test"], constant, data_args.max_new_tokens, prefix="test_",
+                                  generations_path=run_dir / "test_generations.jsonl"),
                 **{k: v for k, v in provenance.items() if k.endswith("dropped_over_max_length")}}
 
     train_and_finish(trainer, tokenizer, run_dir, evaluate)
