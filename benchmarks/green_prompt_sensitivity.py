@@ -39,7 +39,6 @@ def completion_loss(model, tokenizer, reference: str, candidate: str, response: 
 def main() -> None:
     import numpy as np
     from tqdm import tqdm
-
     from transformers import AutoModelForCausalLM
 
     from radmetrics.inference.models import load_tokenizer
