@@ -216,3 +216,6 @@ def test_demo_llm_stages_run_with_an_endpoint_and_are_skipped_without(tmp_path, 
         demo.Stage("score: LLM judges", demo.stage_llm_judges, needs_endpoint=True)])
     assert demo.run(argparse.Namespace(out=str(tmp_path / "demo"), endpoint=None)) == 0
     assert "| score: LLM judges | skipped | no LLM endpoint configured" in capsys.readouterr().out
+    (tmp_path / "demo" / "leftover").write_text("x")
+    assert demo.run(argparse.Namespace(out=str(tmp_path / "demo"), endpoint=None)) == 2  # never half-overwrites a demo
+    assert "exists and is not empty" in capsys.readouterr().err

@@ -6,6 +6,7 @@ Each stage either runs for real or is reported as not built; nothing is faked.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -201,6 +202,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
+    if out.is_dir() and any(out.iterdir()):  # exports refuse to overwrite, so a second demo into one folder would fail midway
+        print(f"radmetrics demo: {out} exists and is not empty; delete it or pass another --out", file=sys.stderr)
+        return 2
     out.mkdir(parents=True, exist_ok=True)
     state: dict = {"endpoint": args.endpoint}
     rows, failed = [], 0
