@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HELP = "run the whole pipeline on the bundled IU X-ray corpus with tiny models (CPU, minutes)"
-DEMO_GREEN_SFT_STEPS = 250  # SFT steps of the demo's GREEN stage: parseable analyses in ~6 minutes of 2 CPU cores
+DEMO_GREEN_SFT_STEPS = 250  # SFT steps of the demo's GREEN stage (its own table row prints what they reach)
 DESCRIPTION = """End-to-end demo: corpus -> data builders -> tiny training runs -> export -> scoring.
 Stages that are not built in this version are listed as such. The LLM stages (teacher annotation,
 FineRadScore, RadFact) run when --endpoint names an endpoint YAML and are listed as skipped otherwise.
@@ -110,8 +110,8 @@ def stage_chexbert(out: Path, state: dict) -> str:
 
 def stage_green(out: Path, state: dict) -> str:
     """GREEN stage 1 (tiny Llama pretrained from scratch on the IU text, packed) then stage 2 (SFT on the demo's
-    programmatic-teacher pairs), with SFT cut to 250 steps: enough for parseable analyses, not for counts better
-    than a constant (`benchmarks/green_tiny.py` runs the full tiny recipe and records both)."""
+    programmatic-teacher pairs), with SFT cut to DEMO_GREEN_SFT_STEPS: enough to learn most of the response format,
+    not counts better than a constant (`benchmarks/green_tiny.py` runs the full tiny recipe and records both)."""
     from radmetrics.training.export import export_run
     from radmetrics.training.recipes import load_recipe
     from radmetrics.training.run_dir import read_eval_results
@@ -189,7 +189,7 @@ def stages() -> list[Stage]:
         Stage("train+export: RaTE-NER span, PURE (tiny)", stage_rate_ner_span),
         Stage("train+export: CheXbert-style labeler (tiny)", stage_chexbert),
         Stage("train+export: RadGraph-style extractor (tiny)", stage_radgraph),
-        Stage("train+export: GREEN (pretrain + SFT, tiny, SFT cut to 250 steps)", stage_green),
+        Stage(f"train+export: GREEN (pretrain + SFT, tiny, SFT cut to {DEMO_GREEN_SFT_STEPS} steps)", stage_green),
         Stage("score: every available metric on example pairs", stage_score),
         Stage("score: LLM judges (FineRadScore, RadFact) on 10 pairs", stage_llm_judges, needs_endpoint=True),
     ]
