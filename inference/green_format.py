@@ -85,8 +85,7 @@ def render_green_response(explanation: str, significant: dict[str, list[str]], i
 
     found = [_strip_period(m) for m in matched]
     matched_line = f"{len(found)}." + (f" {'; '.join(found)}." if found else "")
-    explanation = "\n".join(" ".join(line.split()) for line in explanation.splitlines() if line.strip())
-    return (f"[{EXPLANATION}]:\n{explanation}\n\n[{SIGNIFICANT}]:\n{section(significant)}\n\n"
+    return (f"[{EXPLANATION}]:\n{' '.join(explanation.split())}\n\n[{SIGNIFICANT}]:\n{section(significant)}\n\n"
             f"[{INSIGNIFICANT}]:\n{section(insignificant)}\n\n[{MATCHED}]:\n{matched_line}")
 
 

@@ -17,9 +17,6 @@ import numpy as np
 from .green_format import CATEGORY_LETTERS, GreenParse, green_prompt
 
 MAX_REPORT_WORDS = 300
-# New-token budget of a GREEN analysis. The programmatic teacher's sentence-by-sentence explanation makes a response
-# about 550 tokens (median) and 900 (95th percentile) for two IU reports; generation stops at EOS well before it.
-MAX_NEW_TOKENS = 1024
 
 
 def truncate_words(text: str, max_words: int = MAX_REPORT_WORDS) -> str:
@@ -31,7 +28,7 @@ def green_messages(reference: str, candidate: str, max_words: int = MAX_REPORT_W
     return [{"role": "user", "content": green_prompt(truncate_words(reference, max_words), truncate_words(candidate, max_words))}]
 
 
-def generate_green_responses(model, tokenizer, references, candidates, batch_size: int = 8, max_new_tokens: int = MAX_NEW_TOKENS,
+def generate_green_responses(model, tokenizer, references, candidates, batch_size: int = 8, max_new_tokens: int = 512,
                              progress: bool = True, shard: bool = True) -> list[str]:
     """GREEN analyses of every pair from a causal LM. Under `accelerate launch` (and `shard`), each process
     generates its share of the pairs and all processes receive every result, in input order."""

@@ -5,7 +5,7 @@ Generation: an exported `green` component (local causal LM, batched) or, with an
 (a vLLM/TGI server serving a GREEN checkpoint). Keys: `green`, and the per-report counts of significant
 errors, insignificant errors and matched findings. A response that does not parse is not scored (None) and
 counted; `meta["green"]` holds the parse rate and the clustered GREEN summary.
-Options: `batch_size` (8), `max_new_tokens` (1024), `summary` (True), `encoder` (summary embeddings; bundled MiniLM).
+Options: `batch_size` (8), `max_new_tokens` (512), `summary` (True), `encoder` (summary embeddings; bundled MiniLM).
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ class Green(Metric):
 
     def _responses(self, references, candidates) -> tuple[list[str | None], list[str | None], dict]:
         """(responses, errors, meta): from the local component, else through the LLM engine."""
-        from ..green_scoring import MAX_NEW_TOKENS, generate_green_responses, green_messages, load_green_model
+        from ..green_scoring import generate_green_responses, green_messages, load_green_model
 
         if "green" in self.components:
             model, tokenizer = load_green_model(self.components["green"])
             texts = generate_green_responses(model, tokenizer, references, candidates, self.options.get("batch_size", 8),
-                                             self.options.get("max_new_tokens", MAX_NEW_TOKENS), self.options.get("progress", True))
+                                             self.options.get("max_new_tokens", 512), self.options.get("progress", True))
             return texts, [None] * len(texts), {}
         from ..llm_engine import LLMTask
 

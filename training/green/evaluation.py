@@ -49,7 +49,7 @@ def write_generations(path: Path, records, responses: list[str]) -> None:
                                   "teacher_significant": teacher.significant, "teacher_matched": teacher.matched}) + "\n")
 
 
-def green_agreement(model, tokenizer, records, constant: tuple[float, float], max_new_tokens: int, prefix: str = "",
+def green_agreement(model, tokenizer, records, constant: tuple[float, float], max_new_tokens: int = 512, prefix: str = "",
                     batch_size: int = 16, generations_path: Path | None = None) -> dict:
     """Generate GREEN analyses for `records` (reference, candidate, teacher response) and compare with the teacher;
     `constant` is the baseline's prediction (`teacher_medians` of the training split). With `generations_path`

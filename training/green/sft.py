@@ -26,7 +26,7 @@ from pathlib import Path
 
 from trl import SFTConfig, SFTTrainer
 
-from radmetrics.inference.green_scoring import MAX_NEW_TOKENS, MAX_REPORT_WORDS, green_messages
+from radmetrics.inference.green_scoring import MAX_REPORT_WORDS, green_messages
 
 from ..config import RecipeParser
 from ..encoder_recipe import build_once, is_main_process, start_run, train_and_finish
@@ -47,7 +47,7 @@ class GreenDataArguments:
     max_train_samples: int | None = field(default=None, metadata={"help": "truncate the training split"})
     max_eval_samples: int | None = field(default=None, metadata={"help": "truncate the validation and test splits"})
     generation_eval_samples: int = field(default=64, metadata={"help": "validation pairs generated at each evaluation (0: off)"})
-    max_new_tokens: int = field(default=MAX_NEW_TOKENS, metadata={"help": "new-token budget of evaluation generations"})
+    max_new_tokens: int = field(default=512, metadata={"help": "new-token budget of evaluation generations"})
 
 
 @dataclass
