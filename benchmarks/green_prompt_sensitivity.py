@@ -6,7 +6,7 @@ losses mean the model writes the response format without looking at the reports.
 With `--plain` (for a stage-1 model), the text scored is each pair's candidate report written after its own
 reference report (plain text, no prompt), next to the same candidate after the next pair's reference. Most
 candidates reuse sentences of their reference, so a model that copies from its context (the skill GREEN's
-quotes and comparisons need) predicts them clearly better after their own reference. A minute on CPU, where
+quotes and comparisons need) predicts them clearly better after their own reference. Seconds on CPU, where
 a full tiny SFT run takes a quarter of an hour.
 
     python benchmarks/green_prompt_sensitivity.py --model checkpoints/bench_green_tiny/sft/final \\
@@ -14,7 +14,7 @@ a full tiny SFT run takes a quarter of an hour.
     python benchmarks/green_prompt_sensitivity.py --plain --model checkpoints/bench_green_tiny/pretrain/final \\
         --pairs checkpoints/bench_green_tiny/sft/pairs/test.jsonl
 
-Writes benchmarks/results/green_prompt_sensitivity.json.
+Writes benchmarks/results/green_prompt_sensitivity.json (with --plain: green_copy_probe.json).
 """
 
 from __future__ import annotations

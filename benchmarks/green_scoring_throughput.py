@@ -26,6 +26,7 @@ def random_llama(shape: str):
     from transformers import AutoModelForCausalLM, LlamaConfig
 
     from radmetrics.data_builders.corpora import iu_xray_corpus
+    from radmetrics.inference.models import default_dtype, inference_device
     from radmetrics.training.green.causal_lm import attention_implementation
     from radmetrics.training.tiny import train_bpe_tokenizer
 
@@ -35,9 +36,8 @@ def random_llama(shape: str):
              "7b": dict(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=32)}[shape]
     config = LlamaConfig(vocab_size=32000 if shape == "7b" else len(tokenizer), pad_token_id=tokenizer.pad_token_id,
                          bos_token_id=tokenizer.bos_token_id, eos_token_id=None, **sizes)  # no EOS: every report uses the full budget
-    dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
-    with torch.device("cuda" if torch.cuda.is_available() else "cpu"):
-        model = AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation=attention_implementation())
+    with torch.device(inference_device()):
+        model = AutoModelForCausalLM.from_config(config, dtype=default_dtype(), attn_implementation=attention_implementation())
     return model.eval(), tokenizer
 
 

@@ -54,17 +54,11 @@ def generate_green_responses(model, tokenizer, references, candidates, batch_siz
 
 def load_green_model(path: str):
     """An exported GREEN checkpoint (manifest checked) as (model, tokenizer) for generation."""
-    import torch
-    from transformers import AutoModelForCausalLM
-
     from .checkpoint import load_manifest
-    from .models import load_tokenizer
+    from .models import load_causal_lm
 
     directory, _ = load_manifest(path, "green")
-    tokenizer = load_tokenizer(directory, min_vocab=50)
-    dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
-    model = AutoModelForCausalLM.from_pretrained(directory, dtype=dtype)
-    return model.eval().to("cuda" if torch.cuda.is_available() else "cpu"), tokenizer
+    return load_causal_lm(directory, min_vocab=50)
 
 
 def error_lines(response: str, section_title: str = "Clinically Significant Errors") -> dict[str, list[str]]:

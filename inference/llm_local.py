@@ -28,19 +28,12 @@ def cut_at_stop(text: str, stop) -> str:
 
 class HFBackend:
     def __init__(self, endpoint: Endpoint, model=None, tokenizer=None):
-        import torch
-
-        from .models import load_tokenizer, resolve_model_path
+        from .models import inference_device, load_causal_lm
 
         self.endpoint = endpoint
         if model is None:
-            from transformers import AutoModelForCausalLM
-
-            path = resolve_model_path(endpoint.model)
-            tokenizer = load_tokenizer(path)
-            dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
-            model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
-        self.model = model.eval().to("cuda" if torch.cuda.is_available() else "cpu")
+            model, tokenizer = load_causal_lm(endpoint.model)
+        self.model = model.eval().to(inference_device())
         self.tokenizer = tokenizer
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token

@@ -73,6 +73,28 @@ def load_tokenizer(name_or_path: str | os.PathLike, min_vocab: int = MIN_VOCAB, 
     return tokenizer
 
 
+def inference_device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def default_dtype():
+    """bf16 on a GPU, fp32 on CPU (where bf16 matmuls are slow)."""
+    import torch
+
+    return torch.bfloat16 if torch.cuda.is_available() else torch.float32
+
+
+def load_causal_lm(name_or_path: str | os.PathLike, min_vocab: int = MIN_VOCAB):
+    """(model, tokenizer) of a causal LM for generation: `default_dtype`, eval mode, on `inference_device`."""
+    from transformers import AutoModelForCausalLM
+
+    tokenizer = load_tokenizer(name_or_path, min_vocab)
+    model = load_pretrained(AutoModelForCausalLM, name_or_path, dtype=default_dtype())
+    return model.eval().to(inference_device()), tokenizer
+
+
 def load_pretrained(auto_class, name_or_path: str | os.PathLike, **kwargs):
     """`auto_class.from_pretrained` with local-path-first resolution and a clear error."""
     target = resolve_model_path(name_or_path)

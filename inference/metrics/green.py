@@ -58,9 +58,8 @@ class Green(Metric):
             values["green_matched_findings"].append(float(parse.matched))
             details.append({"response": text, "significant": list(parse.significant), "insignificant": list(parse.insignificant),
                             "matched": parse.matched})
-        readable = [p for p in parses if p is not None and p.parsed]
-        meta["green"] = {"responses": len(parses), "parsed": len(readable), "parse_rate": len(readable) / len(parses) if parses else None}
+        kept = [(t, p) for t, p in zip(responses, parses) if p is not None and p.parsed]
+        meta["green"] = {"responses": len(parses), "parsed": len(kept), "parse_rate": len(kept) / len(parses) if parses else None}
         if self.options.get("summary", True):
-            kept = [(t, p) for t, p in zip(responses, parses) if p is not None and p.parsed]
             meta["green"]["summary"] = green_summary([t for t, _ in kept], [p for _, p in kept], self.options.get("encoder", "default"))
         return MetricOutput(values, details=details, meta=meta)

@@ -50,9 +50,9 @@ def attention_implementation(requested: str = "auto") -> str:
 def torch_dtype(requested: str = "auto"):
     import torch
 
-    if requested == "auto":
-        return torch.bfloat16 if torch.cuda.is_available() else torch.float32
-    return getattr(torch, requested)
+    from radmetrics.inference.models import default_dtype
+
+    return default_dtype() if requested == "auto" else getattr(torch, requested)
 
 
 def build_causal_tokenizer(args: CausalLMArguments, texts, output_dir: str | Path):
