@@ -22,7 +22,9 @@ def run_launcher(tmp_path, *args, extra_env=None):
     log = tmp_path / "calls.log"
     # srun: run the task once per node, as SLURM would, with that node's SLURM_NODEID.
     stub(bin_dir, "srun", 'shift; for node in $(seq 0 $((SLURM_NNODES - 1))); do SLURM_NODEID=$node "$@"; done\n')
-    stub(bin_dir, "scontrol", f'if [ "$1" = show ]; then printf "gpu-node-07\\ngpu-node-08\\n"; else echo "scontrol $*" >> {log}; fi\n')
+    # a long host list after the first two: the launcher must take the first without a SIGPIPE'd pipeline
+    stub(bin_dir, "scontrol", f'if [ "$1" = show ]; then printf "gpu-node-07\\ngpu-node-08\\n"; seq -f "gpu-node-%g" 9 200000; '
+                              f'else echo "scontrol $*" >> {log}; fi\n')
     stub(bin_dir, "accelerate", f'echo "accelerate $*" >> {log}\n')
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "SLURM_NNODES": "2", "SLURM_JOB_ID": "4242",
            "SLURM_JOB_NODELIST": "gpu-node-[07-08]", "GPUS_PER_NODE": "8", **(extra_env or {})}
