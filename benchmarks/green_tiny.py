@@ -3,6 +3,7 @@ programmatic-teacher pairs, and agreement with the teacher on held-out test pair
 significant error count and of matched findings, each next to the constant-prediction baseline).
 
     python benchmarks/green_tiny.py --out checkpoints/bench_green_tiny
+    python benchmarks/green_tiny.py --out checkpoints/bench_green_lr -- --learning_rate 0.003   # SFT overrides
 
 Writes benchmarks/results/green_tiny.json (with the machine it ran on and the wall time of each stage).
 """
@@ -25,8 +26,9 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="checkpoints/bench_green_tiny")
-    parser.add_argument("--sft-overrides", nargs="*", default=[], help="extra recipe arguments for the SFT stage")
+    parser.add_argument("sft_overrides", nargs=argparse.REMAINDER, help="after --: extra green/sft recipe arguments")
     args = parser.parse_args()
+    args.sft_overrides = args.sft_overrides[1:] if args.sft_overrides[:1] == ["--"] else args.sft_overrides
     out = Path(args.out)
     timings = {}
     start = time.perf_counter()
