@@ -7,9 +7,7 @@ Because every edit of a pair is logged with its category and significance, the a
 from __future__ import annotations
 
 from radmetrics.inference.green_format import CATEGORY_LETTERS, render_green_response
-from radmetrics.inference.sentences import split_sentences
 
-from .findings import is_abnormal_finding
 from .pairs import Edit, PairRecord
 
 
@@ -28,10 +26,6 @@ def describe(edit: Edit) -> str:
     return f"The candidate omits the comparison \"{before}\""
 
 
-def abnormal_findings(report: str) -> int:
-    return sum(map(is_abnormal_finding, split_sentences(report)))
-
-
 def counts_from_edits(edits: list[Edit]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     sig = tuple(sum(1 for e in edits if e.category == c and e.significant) for c in CATEGORY_LETTERS)
     insig = tuple(sum(1 for e in edits if e.category == c and not e.significant) for c in CATEGORY_LETTERS)
@@ -44,10 +38,8 @@ def programmatic_annotation(pair: PairRecord) -> dict:
     significant = {c: [describe(e) for e in errors if e.category == c and e.significant] for c in CATEGORY_LETTERS}
     insignificant = {c: [describe(e) for e in errors if e.category == c and not e.significant] for c in CATEGORY_LETTERS}
     n_sig = sum(len(v) for v in significant.values())
-    explanation = (f"The reference reports {abnormal_findings(pair.reference)} abnormal finding(s) and the candidate reports "
-                   f"{abnormal_findings(pair.candidate)}. ")
-    explanation += (f"The candidate differs from the reference in {len(errors)} finding(s), {n_sig} of them clinically significant."
-                    if errors else "The candidate report conveys the same findings as the reference report.")
+    explanation = (f"The candidate differs from the reference in {len(errors)} finding(s), {n_sig} of them clinically significant."
+                   if errors else "The candidate report conveys the same findings as the reference report.")
     if any(e.kind == "reordered_sentences" for e in pair.edits):
         explanation += " The order of sentences differs, which is not an error."
     response = render_green_response(explanation, significant, insignificant, pair.matched_findings)
