@@ -47,6 +47,17 @@ def test_packed_documents_do_not_attend_to_each_other(tmp_path):
     assert torch.allclose(packed[len(a):], alone, atol=1e-5)
 
 
+def test_pretrain_is_reproducible(pretrained, tmp_path):
+    """Same config and seed, same weights: the model is initialised after the recipe seeds, not before."""
+    import torch
+    from safetensors.torch import load_file
+
+    again = load_recipe("green/pretrain").main([*PRETRAIN, "--output_dir", str(tmp_path / "again")]) / "final"
+    first, second = load_file(str(pretrained / "model.safetensors")), load_file(str(again / "model.safetensors"))
+    assert first.keys() == second.keys()
+    assert all(torch.equal(first[name], second[name]) for name in first)
+
+
 def test_pretrain_then_sft_then_export_and_score(pretrained, tmp_path):
     from radmetrics.inference.scorer import Scorer
     from radmetrics.training.export import export_run

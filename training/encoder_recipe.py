@@ -158,6 +158,11 @@ def pretrained_weights(model_args: ModelArguments) -> str | None:
 
 
 def start_run(component: str, recipe: str, model_args, data_args, training_args, provenance: dict, extra_args=()) -> Path:
+    """Seed every RNG and write the run manifest. Recipes call this before building their model: the Trainer
+    seeds only when it is constructed, after a random model (or a new head) has already been initialised."""
+    from transformers import set_seed
+
+    set_seed(training_args.seed)
     run_dir = Path(training_args.output_dir)
     if is_main_process():
         config = {**asdict(model_args), **asdict(data_args), **{k: v for a in extra_args for k, v in asdict(a).items()},
