@@ -41,7 +41,7 @@ def continuation_loss(model, tokenizer, prompt: str, full: str) -> float:
 
 def completion_loss(model, tokenizer, reference: str, candidate: str, response: str) -> float:
     """Mean token loss of `response` after the GREEN prompt, formatted as in training (the chat template)."""
-    from radmetrics.inference.green_scoring import green_messages
+    from radmetrics.inference.metrics.green.generation import green_messages
 
     messages = green_messages(reference, candidate)
     prompt = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
@@ -59,7 +59,7 @@ def main() -> None:
     from tqdm import tqdm
     from transformers import AutoModelForCausalLM
 
-    from radmetrics.inference.models import load_tokenizer
+    from radmetrics.inference.loading.hub import load_tokenizer
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="a GREEN checkpoint directory (a run's final/ or an export)")

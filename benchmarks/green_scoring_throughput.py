@@ -26,7 +26,7 @@ def random_llama(shape: str):
     from transformers import AutoModelForCausalLM, LlamaConfig
 
     from radmetrics.data_builders.corpora import iu_xray_corpus
-    from radmetrics.inference.models import default_dtype, inference_device
+    from radmetrics.inference.loading.hub import default_dtype, inference_device
     from radmetrics.training.green.causal_lm import attention_implementation
     from radmetrics.training.tiny import train_bpe_tokenizer
 
@@ -45,7 +45,7 @@ def main() -> None:
     import torch
 
     from radmetrics.data_builders.corpora import iu_xray_corpus
-    from radmetrics.inference.green_scoring import generate_green_responses, load_green_model
+    from radmetrics.inference.metrics.green.generation import generate_green_responses, load_green_model
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", help="an exported GREEN checkpoint (else --shape builds a random Llama)")

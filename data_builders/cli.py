@@ -142,8 +142,8 @@ def run(args: argparse.Namespace) -> int:
 def run_llm_builder(args: argparse.Namespace) -> None:
     from pathlib import Path
 
-    from radmetrics.inference.llm_endpoint import Endpoint
-    from radmetrics.inference.llm_engine import LLMEngine
+    from radmetrics.inference.llm.endpoint import Endpoint
+    from radmetrics.inference.llm.engine import LLMEngine
     from radmetrics.inference.report_io import read_jsonl_records
 
     from .corpus_io import assign_splits, write_split_records

@@ -16,8 +16,13 @@ from __future__ import annotations
 import random
 import re
 
-from radmetrics.inference.green_format import CATEGORIES, CATEGORY_LETTERS, green_prompt, parse_green_response
-from radmetrics.inference.llm_engine import LLMEngine, LLMTask
+from radmetrics.inference.llm.engine import LLMEngine, LLMTask
+from radmetrics.inference.metrics.green.format import (
+    CATEGORIES,
+    CATEGORY_LETTERS,
+    green_prompt,
+    parse_green_response,
+)
 
 from .corpora import Report
 from .pairs import Edit, PairRecord

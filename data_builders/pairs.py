@@ -248,7 +248,7 @@ def nearest_neighbours(reports: list[Report], splits: dict[str, str], encoder: s
     """For each report, the most similar other report of its split (cosine of mean-pooled embeddings)."""
     import torch
 
-    from radmetrics.inference.text_encoder import TextEncoder
+    from radmetrics.inference.models.text_encoder import TextEncoder
 
     vectors = TextEncoder(encoder, pooling="mean").encode([r.text for r in reports], batch_size, progress, "embedding reports")
     emb = torch.from_numpy(vectors)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from radmetrics.inference.radgraph_annotation import dygie_document, short_label
+from radmetrics.inference.metrics.radgraph.annotation import dygie_document, short_label
 from radmetrics.inference.stats import precision_recall_f1
 
 from .corpora import bundled_path

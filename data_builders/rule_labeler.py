@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from radmetrics.inference.components import CHEXPERT_CONDITIONS
+from radmetrics.inference.loading.components import CHEXPERT_CONDITIONS
 from radmetrics.inference.sentences import split_sentences
 
 from .corpora import bundled_path

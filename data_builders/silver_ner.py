@@ -12,7 +12,7 @@ Spans are `[start, end, type]` over word tokens with an inclusive end (PURE's co
 
 from __future__ import annotations
 
-from radmetrics.inference.components import RATE_ENTITY_TYPES
+from radmetrics.inference.loading.components import RATE_ENTITY_TYPES
 from radmetrics.inference.sentences import tokenize
 
 from .entity_lexicon import Atom, find_atoms

@@ -88,7 +88,7 @@ def _location_of(before: list[Atom], after: list[Atom], head: Atom, clause: list
 
 
 def extract_document(doc_key: str, sentences: list[str]) -> dict:
-    from radmetrics.inference.radgraph_annotation import dygie_document
+    from radmetrics.inference.metrics.radgraph.annotation import dygie_document
 
     words = [tokenize(sentence) for sentence in sentences]
     return dygie_document(doc_key, ((w, *extract_sentence(w)) for w in words))

@@ -6,7 +6,7 @@ Because every edit of a pair is logged with its category and significance, the a
 
 from __future__ import annotations
 
-from radmetrics.inference.green_format import CATEGORY_LETTERS, render_green_response
+from radmetrics.inference.metrics.green.format import CATEGORY_LETTERS, render_green_response
 
 from .pairs import Edit, PairRecord
 

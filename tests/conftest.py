@@ -9,7 +9,7 @@ os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared" / "data" / "public"
+TEST_DATA = Path(__file__).resolve().parent / "data"  # public fixtures copied into the repo (see data/ATTRIBUTION.md)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -27,10 +27,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def shared():
-    if not SHARED.is_dir():
-        pytest.skip(f"../shared/data/public not found beside the checkout ({SHARED})")
-    return SHARED
+def test_data():
+    return TEST_DATA
 
 
 @pytest.fixture(scope="session")

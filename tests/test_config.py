@@ -63,7 +63,7 @@ def test_every_recipe_config_parses():
 
 
 def test_every_llm_endpoint_config_loads():
-    from radmetrics.inference.llm_endpoint import Endpoint
+    from radmetrics.inference.llm.endpoint import Endpoint
 
     paths = sorted((CONFIGS / "llm").glob("*.yaml"))
     assert {p.stem for p in paths} >= {"openai_gpt4o", "azure_gpt4o", "vllm_local", "hf_local"}

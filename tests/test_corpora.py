@@ -1,4 +1,4 @@
-import filecmp
+import hashlib
 import json
 
 import pytest
@@ -16,10 +16,10 @@ from radmetrics.data_builders.corpus_io import assign_splits
 from radmetrics.data_builders.splits import hash_split
 
 
-def test_bundled_copies_are_unmodified(shared):
-    for name in ("indiana_reports.csv", "rexrank_iu_xray_test.json", "rexrank_iu_xray_valid.json",
-                 "negbio_openi_gold_standard_14labels.csv", "negbio_openi_testset_ids.txt"):
-        assert filecmp.cmp(bundled_path("iu_xray", name), shared / "iu_xray" / name, shallow=False), name
+def test_bundled_copies_are_unmodified(test_data):
+    upstream = json.loads((test_data / "upstream_sha256.json").read_text())
+    for name, digest in upstream.items():
+        assert hashlib.sha256(bundled_path(*name.split("/")).read_bytes()).hexdigest() == digest, name
     assert bundled_path("iu_xray", "ATTRIBUTION.md").is_file()
 
 
@@ -38,9 +38,9 @@ def test_rexrank_split_ids():
     assert all(r.id.isdigit() for r in test)
 
 
-def test_free_text_sections(shared):
+def test_free_text_sections(test_data):
     titles = load_section_titles()
-    report = read_free_text_reports(shared / "labeler" / "negbio" / "examples" / "00000086.txt")[0]
+    report = read_free_text_reports(test_data / "negbio" / "00000086.txt")[0]
     assert report.findings.startswith("pa and lat cxr") and report.impression.startswith("stable chest")
     mimic = parse_free_text_report("x", "FINAL REPORT\nINDICATION: cough.\n\nFINDINGS: Lungs are clear.\nNo effusion.\n\nIMPRESSION: No acute process.", titles)
     assert mimic.findings == "Lungs are clear. No effusion." and mimic.impression == "No acute process."

@@ -40,7 +40,7 @@ def test_rate_ner_iob_trains_resumes_and_beats_baseline(silver_dir, tmp_path, ca
 
 
 def test_chexbert_trains_exports_and_scores(silver_dir, tmp_path):
-    from radmetrics.inference.checkpoint import load_manifest
+    from radmetrics.inference.loading.checkpoint import load_manifest
     from radmetrics.inference.scorer import Scorer
     from radmetrics.training.chexbert import finetune
     from radmetrics.training.export import export_run

@@ -4,8 +4,9 @@ import math
 import numpy as np
 import pytest
 
+from radmetrics.data_builders.corpora import bundled_path
 from radmetrics.inference import chexbert_f1, radgraph_f1, ratescore_from_entities
-from radmetrics.inference.radgraph_f1 import radgraph_radcliq, radgraph_scores
+from radmetrics.inference.metrics.radgraph.f1 import radgraph_radcliq, radgraph_scores
 
 
 def _annotation(entities):
@@ -37,8 +38,8 @@ def test_radgraph_empty_side_scores_zero_and_bad_level_fails():
         radgraph_f1(HYP, REF, "strict")
 
 
-def test_radgraph_identity_on_gold_annotations(shared):
-    cases = json.loads((shared / "oracles" / "radgraph_expected.json").read_text())["cases"]
+def test_radgraph_identity_on_gold_annotations():
+    cases = json.loads(bundled_path("radgraph", "radgraph_expected.json").read_text())["cases"]
     annotation = cases[0]["expected_processed_annotations"]["radgraph_annotations"]["0"]
     assert radgraph_f1(annotation, annotation, "all") == (1.0, 1.0, 1.0)
     assert radgraph_radcliq(annotation, annotation) == 1.0
@@ -50,7 +51,7 @@ def test_radgraph_radcliq_averages_entity_and_relation_f1():
 
 
 def _labels(**positive):
-    from radmetrics.inference.components import CHEXPERT_CONDITIONS
+    from radmetrics.inference.loading.components import CHEXPERT_CONDITIONS
 
     return [positive.get(name.replace(" ", "_"), 0) for name in CHEXPERT_CONDITIONS]
 

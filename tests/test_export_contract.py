@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from radmetrics.inference.checkpoint import MANIFEST_NAME, CheckpointError, load_manifest
-from radmetrics.inference.components import get_component
+from radmetrics.inference.loading.checkpoint import MANIFEST_NAME, CheckpointError, load_manifest
+from radmetrics.inference.loading.components import get_component
 from radmetrics.training.export import export_run
 from radmetrics.training.run_dir import mark_complete, model_to_export, write_eval_results, write_run_manifest
 

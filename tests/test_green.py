@@ -6,7 +6,7 @@ import json
 import pytest
 from llm_fault_server import FaultServer
 
-from radmetrics.inference.green_format import render_green_response
+from radmetrics.inference.metrics.green.format import render_green_response
 from radmetrics.training.recipes import load_recipe
 from radmetrics.training.run_dir import read_eval_results
 

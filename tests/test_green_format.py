@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from radmetrics.inference.green_format import (
+from radmetrics.inference.metrics.green.format import (
     CATEGORY_LETTERS,
     green_prompt,
     parse_green_response,
@@ -11,8 +11,8 @@ from radmetrics.inference.green_format import (
 
 
 @pytest.fixture(scope="module")
-def oracle(shared):
-    return json.loads((shared / "oracles" / "green_expected.json").read_text())
+def oracle(test_data):
+    return json.loads((test_data / "oracles" / "green_expected.json").read_text())
 
 
 def test_parser_reproduces_upstream_oracle(oracle):

@@ -15,8 +15,8 @@ from radmetrics.inference.metrics.lexical import (
 
 
 @pytest.fixture(scope="module")
-def radeval_case(shared):
-    return json.loads((shared / "oracles" / "radeval_bleu_rouge_expected.json").read_text())["cases"][0]
+def radeval_case(test_data):
+    return json.loads((test_data / "oracles" / "radeval_bleu_rouge_expected.json").read_text())["cases"][0]
 
 
 def test_bleu4_reproduces_radeval(radeval_case):

@@ -14,7 +14,7 @@ from radmetrics.data_builders.llm_teacher import (
     sample_error_combination,
 )
 from radmetrics.inference.cli import main
-from radmetrics.inference.green_format import CATEGORIES, parse_green_response, render_green_response
+from radmetrics.inference.metrics.green.format import CATEGORIES, parse_green_response, render_green_response
 
 pytest.importorskip("openai")
 

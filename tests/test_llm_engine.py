@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from llm_fault_server import FaultServer
 
-from radmetrics.inference.llm_endpoint import Endpoint, EndpointError
-from radmetrics.inference.llm_engine import LLMEngine, LLMTask
+from radmetrics.inference.llm.endpoint import Endpoint, EndpointError
+from radmetrics.inference.llm.engine import LLMEngine, LLMTask
 
 pytest.importorskip("openai")
 
@@ -80,8 +80,8 @@ def test_cache_answers_a_rerun_without_requests(tmp_path):
 KILLED_CLIENT = """
 import sys
 sys.path.insert(0, {tests!r})
-from radmetrics.inference.llm_endpoint import Endpoint
-from radmetrics.inference.llm_engine import LLMEngine
+from radmetrics.inference.llm.endpoint import Endpoint
+from radmetrics.inference.llm.engine import LLMEngine
 from test_llm_engine import tasks
 LLMEngine(Endpoint(model="test-model", base_url={url!r}, api_key_env=None, max_in_flight=8, timeout_s=60),
           {cache!r}, progress=False).run(tasks(100))
@@ -129,7 +129,7 @@ def test_endpoint_yaml_is_checked(tmp_path, monkeypatch):
 def test_local_hf_backend_generates_in_batches(tmp_path, iu_reports):
     from transformers import LlamaForCausalLM
 
-    from radmetrics.inference.llm_local import HFBackend, cut_at_stop
+    from radmetrics.inference.llm.local import HFBackend, cut_at_stop
     from radmetrics.training.tiny import tiny_llama_config, train_bpe_tokenizer
 
     tokenizer = train_bpe_tokenizer([r.text for r in iu_reports[:300]], tmp_path / "tok", vocab_size=500)

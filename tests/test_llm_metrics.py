@@ -10,8 +10,12 @@ from llm_fault_server import FaultServer
 
 from radmetrics.inference import box_precision, fineradscore_aggregate, number_lines
 from radmetrics.inference.cli import main
-from radmetrics.inference.fineradscore import apply_corrections, parse_corrections
-from radmetrics.inference.radfact import NLI_INSTRUCTIONS, PHRASES_INSTRUCTIONS, parse_entailment
+from radmetrics.inference.metrics.fineradscore.judge import apply_corrections, parse_corrections
+from radmetrics.inference.metrics.radfact.judge import (
+    NLI_INSTRUCTIONS,
+    PHRASES_INSTRUCTIONS,
+    parse_entailment,
+)
 from radmetrics.inference.sentences import split_fineradscore, split_sentences
 
 pytest.importorskip("openai")

@@ -1,6 +1,6 @@
 import pytest
 
-from radmetrics.inference.models import ModelLoadError, default_encoder, load_pretrained, load_tokenizer
+from radmetrics.inference.loading.hub import ModelLoadError, default_encoder, load_pretrained, load_tokenizer
 
 
 def test_default_encoder_is_pretrained_minilm_offline():

@@ -6,7 +6,7 @@ import pytest
 from radmetrics.data_builders.corpus_io import assign_splits
 from radmetrics.data_builders.pairs import HEURISTICS, build_pairs
 from radmetrics.data_builders.teacher import counts_from_edits, programmatic_annotation
-from radmetrics.inference.green_format import parse_green_response
+from radmetrics.inference.metrics.green.format import parse_green_response
 from radmetrics.inference.sentences import split_sentences
 
 FAST = ("random", "remove_shuffle", "radgraph_permute", "recombine")

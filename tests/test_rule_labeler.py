@@ -4,8 +4,8 @@ from radmetrics.data_builders.labeler_eval import f1_against_negbio
 from radmetrics.data_builders.rule_labeler import label_report
 
 
-def test_reproduces_chexpert_labeler_oracle(shared):
-    cases = json.loads((shared / "oracles" / "chexpert_labeler_expected.json").read_text())["chexpert_labeler"]["cases"]
+def test_reproduces_chexpert_labeler_oracle(test_data):
+    cases = json.loads((test_data / "oracles" / "chexpert_labeler_expected.json").read_text())["chexpert_labeler"]["cases"]
     for case in cases:
         expected = {k: None if v is None else int(v) for k, v in case["labels"].items()}
         assert label_report(case["report"]) == expected, case["report"]

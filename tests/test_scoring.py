@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 
 from radmetrics.inference.cli import main
-from radmetrics.inference.radcliq import FEATURES, _params, fit_radcliq, radcliq_v0, radcliq_v1
+from radmetrics.inference.metrics.radcliq.composite import (
+    FEATURES,
+    _params,
+    fit_radcliq,
+    radcliq_v0,
+    radcliq_v1,
+)
 from radmetrics.inference.registry import UnknownMetricError
 from radmetrics.inference.report_io import ReportFileError, read_reports
 from radmetrics.inference.scorer import MissingComponentError, Scorer, ScoringInputError
@@ -60,8 +66,8 @@ def test_report_files(tmp_path):
         read_reports(tmp_path / "r.csv")
 
 
-def test_score_cli_on_workload(shared, tmp_path, capsys):
-    workload = shared / "synthetic_pairs" / "radeval_speed_workload.json"
+def test_score_cli_on_workload(test_data, tmp_path, capsys):
+    workload = test_data / "synthetic_pairs" / "radeval_speed_workload.json"
     code = main(["score", "--refs", str(workload), "--ref-field", "ref", "--hyps", str(workload), "--hyp-field", "hyp",
                  "--metrics", "bleu2", "bleu4", "rougeL", "bertscore", "--bootstrap", "100", "--out", str(tmp_path)])
     assert code == 0
@@ -79,7 +85,7 @@ def test_bertscore_prefers_identity_and_paraphrase():
     assert a == pytest.approx(1.0, abs=1e-5) and a > b > c
 
 
-def test_radcliq_constants(shared):
+def test_radcliq_constants():
     p = _params()["radcliq_v1"]
     # at the scaler mean every normalised feature is 0, so the score is the bias
     assert radcliq_v1(*p["scaler_mean_"]) == pytest.approx(p["coefs_with_bias_last"][-1], abs=1e-9)

@@ -4,8 +4,8 @@ from radmetrics.data_builders.radgraph_agreement import agreement_with_gold
 from radmetrics.data_builders.silver_dataset import write_silver
 from radmetrics.data_builders.silver_ner import spans_to_iob, tag_sentence
 from radmetrics.data_builders.silver_radgraph import extract_document
-from radmetrics.inference.components import get_component
-from radmetrics.inference.radgraph_annotation import dygie_to_annotation
+from radmetrics.inference.loading.components import get_component
+from radmetrics.inference.metrics.radgraph.annotation import dygie_to_annotation
 
 
 def _named(tagged):

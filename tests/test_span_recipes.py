@@ -47,7 +47,7 @@ def exports(silver_dir, tmp_path_factory):
 
 
 def test_span_inputs_cover_every_span_up_to_the_width():
-    from radmetrics.inference.span_extraction import enumerate_spans
+    from radmetrics.inference.models.span_extraction import enumerate_spans
 
     spans = enumerate_spans(10, 8)
     assert (0, 7) in spans and (0, 8) not in spans and (9, 9) in spans
@@ -55,7 +55,7 @@ def test_span_inputs_cover_every_span_up_to_the_width():
 
 
 def test_decoding_keeps_the_most_confident_of_overlapping_spans():
-    from radmetrics.inference.span_extraction import decode_entities
+    from radmetrics.inference.models.span_extraction import decode_entities
 
     spans = [(0, 0), (0, 1), (1, 1), (2, 2)]
     probabilities = np.array([[0.4, 0.6, 0.0], [0.1, 0.0, 0.9], [0.2, 0.8, 0.0], [0.9, 0.1, 0.0]])
@@ -63,7 +63,7 @@ def test_decoding_keeps_the_most_confident_of_overlapping_spans():
 
 
 def test_collator_pads_spans_and_relation_grids():
-    from radmetrics.inference.span_extraction import SpanCollator
+    from radmetrics.inference.models.span_extraction import SpanCollator
 
     class Pad:
         def pad(self, rows, return_tensors):
@@ -96,8 +96,8 @@ def test_radgraph_extractor_learns_entities_and_relations(exports):
 
 
 def test_radgraph_export_emits_annotation_dicts(exports):
-    from radmetrics.inference.radgraph_f1 import radgraph_f1
-    from radmetrics.inference.span_extraction import RadGraphExtractor
+    from radmetrics.inference.metrics.radgraph.extractor import RadGraphExtractor
+    from radmetrics.inference.metrics.radgraph.f1 import radgraph_f1
 
     extractor = RadGraphExtractor.from_export(str(exports[0]["radgraph"]))
     report = "Small left pleural effusion. No pneumothorax."
@@ -112,10 +112,10 @@ def test_radgraph_export_emits_annotation_dicts(exports):
     assert empty["entities"] == {} and radgraph_f1(empty, annotation, level="all") == (0.0, 0.0, 0.0)  # as the reference
 
 
-def test_score_cli_prints_every_component_metric(exports, shared, tmp_path, capsys):
+def test_score_cli_prints_every_component_metric(exports, test_data, tmp_path, capsys):
     from radmetrics.inference.cli import main
 
-    workload = shared / "synthetic_pairs" / "radeval_speed_workload.json"
+    workload = test_data / "synthetic_pairs" / "radeval_speed_workload.json"
     export_root = next(iter(exports[0].values())).parent
     code = main(["score", "--refs", str(workload), "--ref-field", "ref", "--hyps", str(workload), "--hyp-field", "hyp",
                  "--components", str(export_root), "--bootstrap", "100", "--out", str(tmp_path)])

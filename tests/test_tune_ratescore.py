@@ -3,7 +3,7 @@ import json
 from radmetrics.data_builders.corpus_io import assign_splits
 from radmetrics.data_builders.pairs import build_pairs
 from radmetrics.data_builders.silver_ner import tag_sentence
-from radmetrics.inference.ratescore import load_affinity
+from radmetrics.inference.metrics.ratescore.score import load_affinity
 from radmetrics.inference.sentences import split_sentences
 
 

@@ -133,7 +133,7 @@ def stage_green(out: Path, state: dict) -> str:
 def stage_score(out: Path, state: dict) -> str:
     """Score example pairs (IU test reports against randomly matched other test reports) with every
     registered metric whose components exist, and print the table."""
-    from radmetrics.inference.cli_score import write_result
+    from radmetrics.inference.cli.score import write_result
     from radmetrics.inference.registry import available_metrics
     from radmetrics.inference.scorer import Scorer
 
@@ -157,8 +157,8 @@ def _demo_pairs(state: dict, n: int) -> tuple[list[str], list[str]]:
 def stage_llm_teacher(out: Path, state: dict) -> str:
     """GREEN annotations of 20 demo pairs by the configured LLM teacher (appendix A.1), parsed and cached."""
     from radmetrics.data_builders.llm_teacher import annotate_pairs
-    from radmetrics.inference.llm_endpoint import Endpoint
-    from radmetrics.inference.llm_engine import LLMEngine
+    from radmetrics.inference.llm.endpoint import Endpoint
+    from radmetrics.inference.llm.engine import LLMEngine
 
     engine = LLMEngine(Endpoint.from_yaml(state["endpoint"]), out / "llm_cache.sqlite", max_reprompts=2)
     records, failures = annotate_pairs([p.to_dict() for p in state["pairs"][:20]], engine)
@@ -168,7 +168,7 @@ def stage_llm_teacher(out: Path, state: dict) -> str:
 
 def stage_llm_judges(out: Path, state: dict) -> str:
     """FineRadScore and RadFact on 10 demo pairs through the configured endpoint."""
-    from radmetrics.inference.cli_score import write_result
+    from radmetrics.inference.cli.score import write_result
     from radmetrics.inference.scorer import Scorer
 
     references, candidates = _demo_pairs(state, 10)

@@ -110,7 +110,7 @@ def load_silver(data_args: DataArguments, labeler: str, training_args):
 
 def build_tokenizer(model_args: ModelArguments, texts, training_args):
     """A tokenizer trained on `texts` (tiny models, reused on resume) or loaded from the model path."""
-    from radmetrics.inference.models import load_tokenizer
+    from radmetrics.inference.loading.hub import load_tokenizer
 
     if model_args.model_name_or_path not in TINY_MODELS:
         return load_tokenizer(model_args.model_name_or_path)
@@ -125,7 +125,7 @@ def encoder_config(model_args: ModelArguments, tokenizer, **overrides):
     """The encoder's config: a tiny random one, or the pretrained model's with `overrides`."""
     from transformers import AutoConfig
 
-    from radmetrics.inference.models import resolve_model_path
+    from radmetrics.inference.loading.hub import resolve_model_path
 
     from .tiny import tiny_bert_config, tiny_deberta_v2_config
 
@@ -152,7 +152,7 @@ def build_wrapped_model(model_cls, model_args: ModelArguments, tokenizer, **conf
 
 def pretrained_weights(model_args: ModelArguments) -> str | None:
     """Path of pretrained weights to start from, or None for a random tiny encoder."""
-    from radmetrics.inference.models import resolve_model_path
+    from radmetrics.inference.loading.hub import resolve_model_path
 
     return None if model_args.model_name_or_path in TINY_MODELS else resolve_model_path(model_args.model_name_or_path)
 

@@ -11,7 +11,12 @@ import shutil
 import time
 from pathlib import Path
 
-from radmetrics.inference.checkpoint import MANIFEST_FORMAT, MANIFEST_NAME, hash_directory, load_manifest
+from radmetrics.inference.loading.checkpoint import (
+    MANIFEST_FORMAT,
+    MANIFEST_NAME,
+    hash_directory,
+    load_manifest,
+)
 
 from .run_dir import model_to_export, read_eval_results, read_run_manifest
 
@@ -103,7 +108,7 @@ or score reports directly: `radmetrics score --refs refs.txt --hyps hyps.txt --c
 
 def export_run(run_dir: str | Path, out_dir: str | Path, push_to_hub: str | None = None,
                revision: str | None = None, private: bool = False) -> Path:
-    from radmetrics.inference.components import get_component
+    from radmetrics.inference.loading.components import get_component
 
     run_dir, out = Path(run_dir), Path(out_dir)
     run = read_run_manifest(run_dir)

@@ -12,7 +12,7 @@ import re
 import time
 from pathlib import Path
 
-from radmetrics.inference.components import get_component
+from radmetrics.inference.loading.components import get_component
 
 RUN_MANIFEST = "radmetrics_run.json"
 COMPLETE_MARKER = ".complete"

@@ -52,7 +52,7 @@ class TwoRateTrainer(Trainer):
 
 
 def build_span_model(model_args, span_args: SpanArguments, tokenizer, entity_labels, relation_labels=()):
-    from radmetrics.inference.span_model import SpanExtractor
+    from radmetrics.inference.models.span import SpanExtractor
 
     return build_wrapped_model(SpanExtractor, model_args, tokenizer, entity_labels=list(entity_labels),
                                relation_labels=list(relation_labels), max_span_width=span_args.max_span_width,

@@ -52,8 +52,8 @@ class Metric:
 
     def llm_engine(self, max_reprompts: int = 0):
         """The LLM engine of an LLM-judged metric: options `endpoint` (Endpoint or YAML path) and `llm_cache`."""
-        from ..llm_endpoint import Endpoint
-        from ..llm_engine import LLMEngine
+        from ..llm.endpoint import Endpoint
+        from ..llm.engine import LLMEngine
 
         endpoint = self.options.get("endpoint")
         if endpoint is None:

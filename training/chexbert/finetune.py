@@ -12,7 +12,7 @@ import sys
 
 from transformers import TrainingArguments
 
-from radmetrics.inference.components import CHEXPERT_CONDITIONS
+from radmetrics.inference.loading.components import CHEXPERT_CONDITIONS
 
 from ..config import RecipeParser
 from ..encoder_recipe import (
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None):
     from transformers import DataCollatorWithPadding, Trainer
 
     from radmetrics.data_builders.labeler_eval import f1_against_negbio
-    from radmetrics.inference.chexbert_model import CheXbertLabeler, argmax_per_head
+    from radmetrics.inference.metrics.chexbert.labeler import CheXbertLabeler, argmax_per_head
 
     model_args, data_args, training_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
     data, provenance = load_silver(data_args, "chexpert", training_args)

@@ -64,7 +64,7 @@ def merge_adapter(base_model: str, adapter_dir: str | Path, out_dir: str | Path)
     from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM
 
-    from radmetrics.inference.models import resolve_model_path
+    from radmetrics.inference.loading.hub import resolve_model_path
 
     base = AutoModelForCausalLM.from_pretrained(resolve_model_path(base_model), dtype=torch.float32)
     model = PeftModel.from_pretrained(base, str(adapter_dir), is_trainable=False)

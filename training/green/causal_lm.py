@@ -50,7 +50,7 @@ def attention_implementation(requested: str = "auto") -> str:
 def torch_dtype(requested: str = "auto"):
     import torch
 
-    from radmetrics.inference.models import default_dtype
+    from radmetrics.inference.loading.hub import default_dtype
 
     return default_dtype() if requested == "auto" else getattr(torch, requested)
 
@@ -58,10 +58,10 @@ def torch_dtype(requested: str = "auto"):
 def build_causal_tokenizer(args: CausalLMArguments, texts, output_dir: str | Path):
     """The tiny BPE tokenizer (trained once per run, reused on resume) or the model's own; a chat template is
     added when the tokenizer has none, and a pad token when it lacks one."""
-    from radmetrics.inference.models import load_tokenizer
+    from radmetrics.inference.loading.hub import load_tokenizer
 
     if args.model_name_or_path == TINY:
-        from radmetrics.inference.green_format import green_prompt, render_green_response
+        from radmetrics.inference.metrics.green.format import green_prompt, render_green_response
 
         from ..tiny import train_bpe_tokenizer
 
@@ -84,7 +84,7 @@ def build_causal_lm(args: CausalLMArguments, tokenizer, quantization_config=None
     with a KV cache, transformers does not build the block-diagonal mask that keeps packed documents apart."""
     from transformers import AutoModelForCausalLM
 
-    from radmetrics.inference.models import resolve_model_path
+    from radmetrics.inference.loading.hub import resolve_model_path
 
     from ..tiny import tiny_llama_config
 

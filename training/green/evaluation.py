@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from radmetrics.inference.green_format import parse_green_response
-from radmetrics.inference.green_scoring import generate_green_responses
+from radmetrics.inference.metrics.green.format import parse_green_response
+from radmetrics.inference.metrics.green.generation import generate_green_responses
 
 
 def teacher_medians(train_records) -> tuple[float, float]:

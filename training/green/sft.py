@@ -26,7 +26,7 @@ from pathlib import Path
 
 from trl import SFTConfig, SFTTrainer
 
-from radmetrics.inference.green_scoring import MAX_REPORT_WORDS, green_messages
+from radmetrics.inference.metrics.green.generation import MAX_REPORT_WORDS, green_messages
 
 from ..config import RecipeParser
 from ..encoder_recipe import build_once, is_main_process, start_run, train_and_finish

@@ -17,7 +17,7 @@ import sys
 
 from transformers import TrainingArguments
 
-from radmetrics.inference.components import get_component
+from radmetrics.inference.loading.components import get_component
 
 from ..config import RecipeParser
 from ..encoder_recipe import (
@@ -72,8 +72,9 @@ def relation_set(relations) -> set[tuple]:
 
 def main(argv: list[str] | None = None):
     from radmetrics.data_builders.radgraph_agreement import agreement_with_gold
-    from radmetrics.inference.span_extraction import RadGraphExtractor, SpanCollator, encode_span_inputs
-    from radmetrics.inference.span_model import SpanExtractor
+    from radmetrics.inference.metrics.radgraph.extractor import RadGraphExtractor
+    from radmetrics.inference.models.span import SpanExtractor
+    from radmetrics.inference.models.span_extraction import SpanCollator, encode_span_inputs
 
     model_args, data_args, training_args, span_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
     training_args.label_names = ["span_labels"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from transformers import TrainingArguments
 
-from radmetrics.inference.components import get_component
+from radmetrics.inference.loading.components import get_component
 
 from ..config import RecipeParser
 from ..encoder_recipe import (

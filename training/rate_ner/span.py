@@ -12,7 +12,7 @@ import sys
 
 from transformers import TrainingArguments
 
-from radmetrics.inference.components import get_component
+from radmetrics.inference.loading.components import get_component
 
 from ..config import RecipeParser
 from ..encoder_recipe import (
@@ -42,8 +42,9 @@ def gold_spans(row) -> set[tuple[int, int, str]]:
 
 
 def main(argv: list[str] | None = None):
-    from radmetrics.inference.span_extraction import RateNerSpanTagger, SpanCollator, encode_span_inputs
-    from radmetrics.inference.span_model import SpanExtractor
+    from radmetrics.inference.metrics.ratescore.taggers import RateNerSpanTagger
+    from radmetrics.inference.models.span import SpanExtractor
+    from radmetrics.inference.models.span_extraction import SpanCollator, encode_span_inputs
 
     model_args, data_args, training_args, span_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
     training_args.label_names = ["span_labels"]

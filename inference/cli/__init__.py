@@ -1,0 +1,49 @@
+"""The `radmetrics` console script.
+
+Subcommands are plugins registered under the entry-point group `radmetrics.commands` (see
+pyproject.toml): each names a module with `HELP`, `add_arguments(parser)` and `run(args)`. This keeps
+the dependency direction of the design: inference never imports training or data_builders by name,
+and a subcommand's heavy imports happen only when it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from importlib.metadata import entry_points
+
+ORDER = ["data", "train", "export", "score", "meta-eval", "demo"]
+
+
+def _commands() -> dict[str, str]:
+    found = {ep.name: ep.value for ep in entry_points(group="radmetrics.commands")}
+    if not found:
+        raise SystemExit("radmetrics: no subcommands registered; is the package installed (pip install -e .)?")
+    return dict(sorted(found.items(), key=lambda kv: (ORDER.index(kv[0]) if kv[0] in ORDER else len(ORDER), kv[0])))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="radmetrics",
+        description="Train the learned models behind radiology-report metrics and score generated reports with them.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, target in _commands().items():
+        module = importlib.import_module(target)
+        sp = sub.add_parser(name, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP),
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+        module.add_arguments(sp)
+        sp.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    result = args._run(args)
+    return int(result or 0)
+

@@ -1,0 +1,7 @@
+"""`python -m radmetrics.inference.cli ...` runs the console script."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

@@ -1,0 +1,102 @@
+"""`radmetrics score --refs FILE --hyps FILE [--metrics ...] [--components DIR] --out DIR`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+HELP = "score candidate reports against references with any set of metrics, with bootstrap CIs"
+DESCRIPTION = """Score candidate reports against references.
+
+Inputs: .txt (one report per line), .csv, .jsonl or .json (a list of strings or objects); pick the
+field with --ref-field/--hyp-field (default 'report' or 'text'). The two files must pair up one to one.
+JSON(L) fields may also hold grounded reports (lists of {"text", "boxes"}), which RadFact scores.
+Writes OUT/per_sample.jsonl, OUT/summary.json ({key: {value, ci95, n, not_scored}}), OUT/summary.md,
+OUT/details/METRIC.jsonl (per-pair detail: FineRadScore corrections, RadFact evidence, ...) and
+OUT/run.json (what each metric reproduces; LLM endpoint without secrets and totals), and prints the table.
+Without --metrics, every registered metric whose components are available runs; the LLM-judged metrics
+(fineradscore, radfact) run when --endpoint names an endpoint YAML.
+
+Examples: radmetrics score --refs refs.txt --hyps hyps.txt --metrics bleu2 rougeL bertscore --out scores/
+          radmetrics score --refs refs.txt --hyps hyps.txt --metrics fineradscore --endpoint configs/llm/openai_gpt4o.yaml --out scores/"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--refs", help="reference reports file")
+    parser.add_argument("--hyps", help="candidate (generated) reports file")
+    parser.add_argument("--ref-field", help="field/column of the references in CSV/JSON(L) files")
+    parser.add_argument("--hyp-field", help="field/column of the candidates in CSV/JSON(L) files")
+    parser.add_argument("--metrics", nargs="+", help="metric names or score keys (default: all available)")
+    parser.add_argument("--components", nargs="+", default=[],
+                        help="exported component checkpoints: directories, Hub ids, or a directory holding several")
+    parser.add_argument("--bertscore-model", default="default", help="encoder for BERTScore (default: bundled all-MiniLM-L6-v2)")
+    parser.add_argument("--endpoint", help="LLM endpoint YAML for the LLM-judged metrics (see configs/llm/)")
+    parser.add_argument("--llm-cache", help="SQLite cache of LLM answers (default: OUT/llm_cache.sqlite); reruns re-send nothing cached")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the 95%% CIs")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", help="output directory")
+    parser.add_argument("--list", action="store_true", help="list the metrics and score keys, then exit")
+
+
+def discover_components(entries: list[str]) -> dict[str, str]:
+    """Each entry: an export (has radmetrics.json), a directory of exports, or a Hub id (component read from its manifest)."""
+    from ..loading.checkpoint import MANIFEST_NAME, resolve_checkpoint
+
+    found: dict[str, str] = {}
+    for entry in entries:
+        root = resolve_checkpoint(entry)
+        candidates = [root] if (root / MANIFEST_NAME).is_file() else sorted(p for p in root.iterdir() if (p / MANIFEST_NAME).is_file())
+        if not candidates:
+            raise SystemExit(f"radmetrics score: {entry} holds no exported checkpoint ({MANIFEST_NAME} not found)")
+        for directory in candidates:
+            kind = json.loads((directory / MANIFEST_NAME).read_text(encoding="utf-8"))["component"]
+            found[kind] = str(directory)
+    return found
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..registry import REGISTRY, available_metrics
+    from ..report_io import read_reports
+    from ..scorer import Scorer
+
+    if args.list:
+        for spec in REGISTRY.values():
+            needs = f"  (needs: {', '.join(spec.requires_components)})" if spec.requires_components else ""
+            print(f"{spec.name}: {', '.join(spec.keys)}{needs}")
+        return 0
+    if not (args.refs and args.hyps and args.out):
+        raise SystemExit("radmetrics score: --refs, --hyps and --out are required")
+    refs, ref_ids = read_reports(args.refs, args.ref_field)
+    hyps, hyp_ids = read_reports(args.hyps, args.hyp_field)
+    components = discover_components(args.components)
+    metrics = args.metrics or available_metrics(components, endpoint=bool(args.endpoint))
+    out = Path(args.out)
+    scorer = Scorer(metrics, components, metric_options={"bertscore": {"model": args.bertscore_model}},
+                    n_bootstrap=args.bootstrap, seed=args.seed, endpoint=args.endpoint,
+                    llm_cache=args.llm_cache or out / "llm_cache.sqlite")
+    result = scorer(refs, hyps, ids=ref_ids or hyp_ids)
+    write_result(result, out)
+    print(result.table())
+    for name, meta in result.meta.items():
+        if "llm" in meta:
+            totals = meta["llm"]["totals"]
+            print(f"{name}: {totals['answered']} LLM answers ({totals['cache_hits']} from cache), {totals['failed']} failed; "
+                  f"{totals['prompt_tokens']} prompt + {totals['completion_tokens']} completion tokens")
+    return 0
+
+
+def write_result(result, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "per_sample.jsonl", "w", encoding="utf-8") as fh:
+        for row in result.per_sample:
+            fh.write(json.dumps(row) + "\n")
+    (out / "summary.json").write_text(json.dumps(result.summary, indent=2), encoding="utf-8")
+    (out / "summary.md").write_text(result.table() + "\n", encoding="utf-8")
+    for name, details in result.details.items():
+        if details:
+            (out / "details").mkdir(exist_ok=True)
+            with open(out / "details" / f"{name}.jsonl", "w", encoding="utf-8") as fh:
+                for row, detail in zip(result.per_sample, details):
+                    fh.write(json.dumps({"id": row["id"], **detail}) + "\n")
+    (out / "run.json").write_text(json.dumps({"references": result.references, "meta": result.meta}, indent=2), encoding="utf-8")

@@ -1,0 +1,101 @@
+"""The learned components radmetrics trains and consumes, with their label schemas.
+
+A component's schema (label names and their order) is part of the contract between
+`radmetrics.training` (which writes it into an exported checkpoint's manifest) and
+`radmetrics.inference` (which refuses a checkpoint whose schema differs). Bump a component's
+`schema_version` whenever its label set or meaning changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+RATE_ENTITY_TYPES = ("ABNORMALITY", "NON-ABNORMALITY", "DISEASE", "NON-DISEASE", "ANATOMY")
+
+# CheXbert's condition order (Smit et al. 2020; stanfordmlgroup/CheXbert `CONDITIONS`).
+CHEXPERT_CONDITIONS = (
+    "Enlarged Cardiomediastinum",
+    "Cardiomegaly",
+    "Lung Opacity",
+    "Lung Lesion",
+    "Edema",
+    "Consolidation",
+    "Pneumonia",
+    "Atelectasis",
+    "Pneumothorax",
+    "Pleural Effusion",
+    "Pleural Other",
+    "Fracture",
+    "Support Devices",
+    "No Finding",
+)
+CHEXBERT_CLASSES = ("blank", "positive", "negative", "uncertain")
+CHEXBERT_NO_FINDING_CLASSES = ("blank", "positive")
+
+RADGRAPH_ENTITY_LABELS = ("ANAT-DP", "OBS-DP", "OBS-U", "OBS-DA")
+RADGRAPH_RELATION_LABELS = ("modify", "located_at", "suggestive_of")
+
+
+def iob_labels(types: tuple[str, ...]) -> list[str]:
+    return ["O"] + [f"{prefix}-{t}" for t in types for prefix in ("B", "I")]
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    schema_version: int
+    description: str
+    label_map: dict = field(default_factory=dict)
+
+
+COMPONENTS: dict[str, Component] = {
+    c.name: c
+    for c in (
+        Component(
+            "rate_ner_iob",
+            1,
+            "RaTE-NER token classifier (IOB over the 5 RaTEScore entity types)",
+            {"labels": iob_labels(RATE_ENTITY_TYPES)},
+        ),
+        Component(
+            "rate_ner_span",
+            1,
+            "RaTE-NER span classifier, PURE-style (null class first)",
+            {"labels": ["NULL", *RATE_ENTITY_TYPES], "max_span_width": 8},
+        ),
+        Component(
+            "chexbert",
+            1,
+            "CheXbert-style labeler: 13 four-class heads + 1 two-class head (No Finding)",
+            {
+                "conditions": list(CHEXPERT_CONDITIONS),
+                "classes": list(CHEXBERT_CLASSES),
+                "no_finding_classes": list(CHEXBERT_NO_FINDING_CLASSES),
+            },
+        ),
+        Component(
+            "radgraph",
+            1,
+            "RadGraph-style span entity + relation extractor",
+            {"entities": ["NULL", *RADGRAPH_ENTITY_LABELS], "relations": ["NULL", *RADGRAPH_RELATION_LABELS]},
+        ),
+        Component(
+            "green",
+            1,
+            "GREEN evaluator causal LM (response format of GREEN appendix A.2)",
+            {"response_sections": [
+                "[Explanation]",
+                "[Clinically Significant Errors]",
+                "[Clinically Insignificant Errors]",
+                "[Matched Findings]",
+            ]},
+        ),
+    )
+}
+
+
+def get_component(name: str) -> Component:
+    try:
+        return COMPONENTS[name]
+    except KeyError:
+        raise ValueError(f"unknown component {name!r}; known components: {', '.join(sorted(COMPONENTS))}") from None

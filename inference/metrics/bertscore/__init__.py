@@ -1,0 +1,1 @@
+"""BERTScore: the metric and the rescaling-baseline maker."""

@@ -1,0 +1,42 @@
+"""CheXbert label F1 (14 and 5 labels; micro, macro, weighted; uncertain as positive by default) and
+CheXbert vector similarity (cosine of [CLS] embeddings; RadCliQ's "semb_score", Yu et al. 2023).
+
+The F1 keys are corpus-level: the aggregate (and every bootstrap resample) is computed from the stored
+per-report label vectors; the per-sample value of a key is that F1 on the one report pair, for inspection
+only. Option `uncertain_as_positive` (default True).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..base import Metric, MetricOutput
+
+F1_KEYS = tuple(f"chexbert_f1_{n}_{kind}" for n in (14, 5) for kind in ("micro", "macro", "weighted"))
+
+
+class CheXbert(Metric):
+    name = "chexbert"
+    keys = (*F1_KEYS, "chexbert_similarity")
+    higher_is_better = dict.fromkeys((*F1_KEYS, "chexbert_similarity"), True)
+    reference = "CheXbert labels (Smit et al. 2020) F1 as f1chexbert/RadEval; vector similarity as CXR-Report-Metric"
+    requires_components = ("chexbert",)
+
+    def compute(self, references, candidates):
+        from .f1 import chexbert_f1
+        from .runner import CheXbertRunner
+
+        runner = CheXbertRunner(self.components["chexbert"])
+        ref_labels, ref_emb = runner.labels_and_embeddings(references)
+        hyp_labels, hyp_emb = runner.labels_and_embeddings(candidates)
+        uncertain = self.options.get("uncertain_as_positive", True)
+        per_pair = [chexbert_f1([r], [h], uncertain) for r, h in zip(ref_labels, hyp_labels)]
+        per_sample = {key: [scores[key] for scores in per_pair] for key in F1_KEYS}
+        similarity = (ref_emb * hyp_emb).sum(1) / (np.linalg.norm(ref_emb, axis=1) * np.linalg.norm(hyp_emb, axis=1)).clip(1e-12)
+        per_sample["chexbert_similarity"] = [float(s) for s in similarity]
+
+        def corpus(key):
+            return lambda idx: chexbert_f1(ref_labels[idx], hyp_labels[idx], uncertain)[key]
+
+        details = [{"reference_labels": r.tolist(), "candidate_labels": h.tolist()} for r, h in zip(ref_labels, hyp_labels)]
+        return MetricOutput(per_sample, details=details, corpus_aggregate={key: corpus(key) for key in F1_KEYS})

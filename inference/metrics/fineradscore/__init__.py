@@ -1,0 +1,1 @@
+"""FineRadScore: line numbering, the judge prompt and answer parsing, and the metric."""

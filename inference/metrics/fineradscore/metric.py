@@ -1,0 +1,47 @@
+"""FineRadScore (Huang et al., MLHC 2024; see judge.py beside it for what is reproduced).
+
+Keys: `fineradscore_sum` (the paper's report score, section 7) and `fineradscore_max` (section 6.4); lower is
+better. Details per pair: the numbered lines, every correction with its severity, comments and error
+categories, and the corrected report. Options: `endpoint`, `llm_cache`, `max_reprompts` (default 5, the paper's).
+"""
+
+from __future__ import annotations
+
+from ...llm.engine import LLMTask
+from ..base import Metric, MetricOutput
+from .judge import (
+    MAX_REPROMPTS,
+    apply_corrections,
+    candidate_lines,
+    fineradscore_aggregate,
+    fineradscore_prompt,
+    parse_corrections,
+)
+
+
+class FineRadScore(Metric):
+    name = "fineradscore"
+    keys = ("fineradscore_sum", "fineradscore_max")
+    higher_is_better = {"fineradscore_sum": False, "fineradscore_max": False}
+    reference = "FineRadScore (Huang et al., MLHC 2024, appendix A prompt, section 6.4 severities)"
+
+    def compute(self, references, candidates):
+        engine = self.llm_engine(self.options.get("max_reprompts", MAX_REPROMPTS))
+        lines_of = [candidate_lines(c) for c in candidates]
+        tasks = [LLMTask(f"fineradscore-{i}", [{"role": "user", "content": fineradscore_prompt(reference, candidate)}],
+                         lambda text, n=len(lines): parse_corrections(text, n))
+                 for i, (reference, candidate, lines) in enumerate(zip(references, candidates, lines_of))]
+        sums, maxima, details = [], [], []
+        for candidate, lines, result in zip(candidates, lines_of, engine.run(tasks)):
+            if not result.ok:
+                sums.append(float("nan"))
+                maxima.append(float("nan"))
+                details.append({"lines": lines, "error": result.error})
+                continue
+            total, worst = fineradscore_aggregate(result.parsed)
+            sums.append(float(total))
+            maxima.append(float(worst))
+            details.append({"lines": lines, "corrections": [c.to_dict() for c in result.parsed],
+                            "corrected_report": apply_corrections(candidate, result.parsed), "reprompts": result.reprompts})
+        return MetricOutput({"fineradscore_sum": sums, "fineradscore_max": maxima}, details=details,
+                            meta={"llm": engine.summary()})

@@ -1,0 +1,1 @@
+"""GREEN: prompt and response format, generation, the metric and the clustered summary."""

@@ -1,0 +1,59 @@
+"""GREEN generation (Ostmeier et al. 2024, section 3.2).
+
+Generation with an exported GREEN model: the appendix A.1 prompt (each report cut to its first 300 words, as
+the reference does), the model's chat template, greedy decoding in batches sorted by prompt length with left
+padding, and a new-token budget (`max_new_tokens`) independent of the prompt length: the reference's shared
+2048-token prompt+output limit silently truncates answers to long reports. Across several processes
+(`accelerate launch`), the pairs are sharded and the results gathered back in input order. The same prompt and
+parser also run through the LLM engine, so a vLLM/TGI server hosting a GREEN checkpoint can generate.
+
+A response the parser cannot read is reported (score None, counted), not scored 0.
+"""
+
+from __future__ import annotations
+
+from .format import green_prompt
+
+MAX_REPORT_WORDS = 300
+
+
+def truncate_words(text: str, max_words: int = MAX_REPORT_WORDS) -> str:
+    words = text.split()
+    return " ".join(words[:max_words])
+
+
+def green_messages(reference: str, candidate: str, max_words: int = MAX_REPORT_WORDS) -> list[dict]:
+    return [{"role": "user", "content": green_prompt(truncate_words(reference, max_words), truncate_words(candidate, max_words))}]
+
+
+def generate_green_responses(model, tokenizer, references, candidates, batch_size: int = 8, max_new_tokens: int = 512,
+                             progress: bool = True, shard: bool = True) -> list[str]:
+    """GREEN analyses of every pair from a causal LM. Under `accelerate launch` (and `shard`), each process
+    generates its share of the pairs and all processes receive every result, in input order."""
+    from accelerate import PartialState
+
+    from ...llm.local import generate_sorted, render_prompt
+
+    state = PartialState() if shard else None
+    indices = list(range(len(references)))
+    if state is not None and state.num_processes > 1:
+        with state.split_between_processes(indices) as mine:
+            indices = list(mine)
+    prompts = [render_prompt(tokenizer, green_messages(references[i], candidates[i])) for i in indices]
+    outputs = generate_sorted(model, tokenizer, prompts, {"max_tokens": max_new_tokens, "temperature": 0.0}, batch_size,
+                              progress=progress and (state is None or state.is_main_process))
+    results = [(i, text) for i, (text, _, _) in zip(indices, outputs)]
+    if state is not None and state.num_processes > 1:
+        from accelerate.utils import gather_object
+
+        results = gather_object(results)
+    return [text for _, text in sorted(results)]
+
+
+def load_green_model(path: str):
+    """An exported GREEN checkpoint (manifest checked) as (model, tokenizer) for generation."""
+    from ...loading.checkpoint import load_manifest
+    from ...loading.hub import load_causal_lm
+
+    directory, _ = load_manifest(path, "green")
+    return load_causal_lm(directory, min_vocab=50)

@@ -1,0 +1,1 @@
+"""RadCliQ: the composite formula, its constants and the constrained refit."""

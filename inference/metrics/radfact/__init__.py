@@ -1,0 +1,1 @@
+"""RadFact: phrase splitting and entailment prompts, box precision, and the metric."""

@@ -1,0 +1,35 @@
+"""RadGraph F1 with a RadGraph-style extractor: reward levels simple / partial / complete as
+Stanford-AIMI/radgraph `F1RadGraph` computes them (mean of per-pair rewards; 0 when either report has
+no entities) and RadCliQ's RadGraph feature, (entity F1 + relation F1) / 2 (CXR-Report-Metric).
+
+Options: `case` ("reference" default, "sensitive", "insensitive"; see `radgraph_f1`).
+"""
+
+from __future__ import annotations
+
+from ..base import Metric, MetricOutput
+
+LEVEL_KEYS = ("radgraph_simple", "radgraph_partial", "radgraph_complete")
+
+
+class RadGraph(Metric):
+    name = "radgraph"
+    keys = (*LEVEL_KEYS, "radgraph_radcliq")
+    higher_is_better = dict.fromkeys(keys, True)
+    reference = "RadGraph F1 (Delbrouck et al. 2022; radgraph F1RadGraph) and RadCliQ's radgraph_combined (Yu et al. 2023)"
+    requires_components = ("radgraph",)
+
+    def compute(self, references, candidates):
+        from .extractor import RadGraphExtractor
+        from .f1 import radgraph_f1, radgraph_radcliq
+
+        extractor = RadGraphExtractor.from_export(self.components["radgraph"])
+        ref_graphs, hyp_graphs = extractor.annotations(references), extractor.annotations(candidates)
+        case = self.options.get("case", "reference")
+        per_sample: dict[str, list[float]] = {key: [] for key in self.keys}
+        for hyp, ref in zip(hyp_graphs, ref_graphs):
+            for key, value in zip(LEVEL_KEYS, radgraph_f1(hyp, ref, level="all", case=case)):
+                per_sample[key].append(value)
+            per_sample["radgraph_radcliq"].append(radgraph_radcliq(hyp, ref))
+        details = [{"reference_annotation": r, "candidate_annotation": h} for r, h in zip(ref_graphs, hyp_graphs)]
+        return MetricOutput(per_sample, details=details)

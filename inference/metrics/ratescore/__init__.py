@@ -1,0 +1,1 @@
+"""RaTEScore: RaTE-NER taggers, the score from entity embeddings, and W/p tuning."""

@@ -1,0 +1,1 @@
+"""Model code shared by several metrics and recipes: wrapped encoders, the span extractor, text embeddings."""
