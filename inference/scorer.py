@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +20,9 @@ class MissingComponentError(RuntimeError):
 
 
 def default_llm_cache() -> Path:
-    root = os.environ.get("RADMETRICS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "radmetrics"
-    return Path(root) / "llm_answers.sqlite"
+    from .loading.released import radmetrics_cache
+
+    return radmetrics_cache() / "llm_answers.sqlite"
 
 
 def _is_grounded(value) -> bool:

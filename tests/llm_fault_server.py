@@ -74,7 +74,7 @@ class FaultServer:
             self.requests += 1
             first = key not in self.planned
             if first:
-                reprompt = len(messages) > 1 and messages[-2]["role"] == "assistant"
+                reprompt = len(messages) > 2 and self.key(messages[:-2]) in self.planned  # the engine's re-prompt of an earlier request
                 draw = self._rng.random() < self.fault_rate and not reprompt
                 self.planned[key] = self._rng.choice(self.faults) if draw else None
             fault = self.planned[key] if first else None

@@ -20,14 +20,17 @@ HYP = _annotation([("lungs", "ANAT-DP", []), ("clear", "OBS-DP", []), ("effusion
 
 
 def test_radgraph_levels_follow_the_reference_rewards():
-    # simple: {lungs, clear, Effusion} vs {lungs, clear, effusion}: 2 of 3 each way (case-sensitive)
-    assert radgraph_f1(HYP, REF, "simple") == pytest.approx(2 / 3)
+    # radgraph 0.1.18 compares tokens case-sensitively except inside the complete level's relation tuples
+    # simple: {lungs, clear, Effusion} vs {lungs, clear, effusion}: 2 of 3 each way
+    assert radgraph_f1(HYP, REF, "simple", case="reference") == pytest.approx(2 / 3)
     # partial: "clear" has a relation in the reference only -> 1 of 3 match
-    assert radgraph_f1(HYP, REF, "partial") == pytest.approx(1 / 3)
+    assert radgraph_f1(HYP, REF, "partial", case="reference") == pytest.approx(1 / 3)
     # complete: reference items {lungs, (clear, located_at, lungs), Effusion}; hypothesis {lungs, clear, effusion}
-    assert radgraph_f1(HYP, REF, "complete") == pytest.approx(1 / 3)
-    assert radgraph_f1(HYP, REF, "simple", case="insensitive") == pytest.approx(1.0)
-    assert radgraph_f1(HYP, REF, "all") == pytest.approx((2 / 3, 1 / 3, 1 / 3))
+    assert radgraph_f1(HYP, REF, "complete", case="reference") == pytest.approx(1 / 3)
+    assert radgraph_f1(HYP, REF, "all", case="reference") == pytest.approx((2 / 3, 1 / 3, 1 / 3))
+    # the default compares tokens case-insensitively at every level
+    assert radgraph_f1(HYP, REF, "all") == pytest.approx((1.0, 2 / 3, 2 / 3))
+    assert radgraph_f1(HYP, REF, "simple", case="sensitive") == pytest.approx(2 / 3)
     f1, precision, recall = radgraph_scores(_annotation([("lungs", "ANAT-DP", [])]), REF, "simple")
     assert (precision, recall) == (1.0, pytest.approx(1 / 3))
 

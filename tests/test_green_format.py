@@ -66,5 +66,5 @@ def test_unparsable_is_reported_not_zero():
 
 def test_prompt_carries_reports_and_categories():
     prompt = green_prompt("REF TEXT", "CAND TEXT")
-    assert "2. Reference Report:\nREF TEXT" in prompt and "3. Candidate Report:\nCAND TEXT" in prompt
+    assert "2. Reference Report:\n    REF TEXT" in prompt and "3. Candidate Report:\n    CAND TEXT" in prompt
     assert all(f"{letter}) " in prompt for letter in CATEGORY_LETTERS)

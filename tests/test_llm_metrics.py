@@ -27,10 +27,9 @@ def norm(text: str) -> str:
 
 def fineradscore_judge(messages: list[dict]) -> str:
     """Deletes candidate lines absent from the ground truth (urgent), inserts missing ground-truth sentences."""
-    prompt = messages[0]["content"]
-    query = prompt[prompt.rindex("Generated Text:"):]
-    lines = re.findall(r"^\[(\d+)\] (.*)$", query.split("Ground Truth Text:")[0], re.MULTILINE)
-    truth = query.split("Ground Truth Text: ")[1].split("\n\nCorrections:")[0]
+    assert messages[0]["role"] == "system" and len(messages) in (12, 14)  # the authors' GPT-4 layout (+ a re-prompt)
+    numbered, truth = messages[11]["content"].removeprefix("Generated Text: ").split(" \n \n Ground Truth Text: ")
+    lines = re.findall(r"\[(\d+)\] (.*?)(?= \[\d+\] |$)", numbered)
     truth_sentences = split_fineradscore(truth)
     entries = [f'"{i}": {{"corrections": "[delete]", "clinical severity": "Urgent error", "comments": "not in the reference", '
                f'"error category": ["False prediction of finding"]}}'
@@ -58,9 +57,13 @@ def write_endpoint(path, server) -> str:
     return str(path)
 
 
-def test_number_lines_uses_the_paper_regex():
+def test_number_lines_follows_the_authors_code():
+    # rajpurkarlab/FineRadScore run_rexval_experiments.py: periods kept, quotes dropped, lines joined by spaces
     assert number_lines("Heart size is normal. Effusion measures 2.5 cm. No pneumothorax.") == (
-        "[0] Heart size is normal\n[1] Effusion measures 2.5 cm\n[2] No pneumothorax.")
+        "[0] Heart size is normal. [1] Effusion measures 2.5 cm. [2] No pneumothorax.")
+    assert number_lines('Lungs "clear". Is there effusion? No. Heart normal') == "[0] Lungs clear. [1] Is there effusion? No. [2] Heart normal."
+    assert number_lines("A. . B. . C.") == "[0] A. [1] B. [2] . [3] C."  # only the first empty piece is dropped
+    assert number_lines("") == ""
 
 
 def test_corrections_are_validated_scored_and_applied():

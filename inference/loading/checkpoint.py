@@ -67,6 +67,17 @@ def resolve_checkpoint(path_or_id: str | os.PathLike, revision: str | None = Non
         raise CheckpointError(f"could not resolve checkpoint {text!r} from the Hugging Face Hub{hint}: {exc}") from exc
 
 
+def manifest_component(directory: Path) -> str | None:
+    """The component named in `directory`'s manifest, or None when there is no manifest (not an export)."""
+    path = Path(directory) / MANIFEST_NAME
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("component")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CheckpointError(f"{path} is not valid JSON: {exc}") from exc
+
+
 def load_manifest(
     path_or_id: str | os.PathLike,
     component: str,
@@ -104,11 +115,9 @@ def load_manifest(
             f"{directory}: {component} schema version {manifest['schema_version']} != {expected.schema_version} "
             "expected by this radmetrics; re-export it with a matching version"
         )
-    if manifest["label_map"] != expected.label_map:
-        raise CheckpointError(
-            f"{directory}: the label map in {MANIFEST_NAME} does not match the {component} schema "
-            f"(expected {expected.label_map}, found {manifest['label_map']})"
-        )
+    problem = expected.label_map_problem(manifest["label_map"])
+    if problem:
+        raise CheckpointError(f"{directory}: the label map in {MANIFEST_NAME} does not match the {component} schema ({problem})")
     _check_model_labels(directory, manifest)
     if verify_checksums:
         verify_files(directory, manifest["files"])

@@ -34,6 +34,10 @@ CHEXBERT_NO_FINDING_CLASSES = ("blank", "positive")
 
 RADGRAPH_ENTITY_LABELS = ("ANAT-DP", "OBS-DP", "OBS-U", "OBS-DA")
 RADGRAPH_RELATION_LABELS = ("modify", "located_at", "suggestive_of")
+# RadGraph-XL's entity labels (Delbrouck et al. 2024), as its released models name them.
+RADGRAPH_XL_ENTITY_LABELS = tuple(f"{kind}::{certainty}" for kind in ("Anatomy", "Observation", "Anatomy::measurement",
+                                                                      "Observation::measurement")
+                                  for certainty in ("definitely present", "definitely absent", "uncertain"))
 
 
 def iob_labels(types: tuple[str, ...]) -> list[str]:
@@ -42,10 +46,24 @@ def iob_labels(types: tuple[str, ...]) -> list[str]:
 
 @dataclass(frozen=True)
 class Component:
+    """`label_map`: the exact labels and order a radmetrics-trained component has. Released models keep their
+    authors' label order, so their components give `allowed_labels` instead: each listed field must hold
+    distinct labels from its set, in any order."""
+
     name: str
     schema_version: int
     description: str
     label_map: dict = field(default_factory=dict)
+    allowed_labels: dict | None = None
+
+    def label_map_problem(self, found: dict) -> str | None:
+        if self.allowed_labels is None:
+            return None if found == self.label_map else f"expected {self.label_map}, found {found}"
+        for key, allowed in self.allowed_labels.items():
+            labels = found.get(key)
+            if not isinstance(labels, list) or len(set(labels)) != len(labels) or not set(labels) <= set(allowed):
+                return f"{key!r} must list distinct labels from {sorted(allowed)}, found {labels!r}"
+        return None
 
 
 COMPONENTS: dict[str, Component] = {
@@ -78,6 +96,19 @@ COMPONENTS: dict[str, Component] = {
             1,
             "RadGraph-style span entity + relation extractor",
             {"entities": ["NULL", *RADGRAPH_ENTITY_LABELS], "relations": ["NULL", *RADGRAPH_RELATION_LABELS]},
+        ),
+        Component(
+            "radgraph_dygie",
+            1,
+            "a released RadGraph DyGIE++ extractor (radgraph, radgraph-xl, modern-radgraph-xl), converted",
+            allowed_labels={"entities": ["", *RADGRAPH_ENTITY_LABELS, *RADGRAPH_XL_ENTITY_LABELS],
+                            "relations": list(RADGRAPH_RELATION_LABELS)},
+        ),
+        Component(
+            "ratescore_pipeline",
+            1,
+            "the released RaTEScore models: a RaTE-NER token classifier (ner/) and its entity encoder (encoder/), converted",
+            allowed_labels={"labels": iob_labels(RATE_ENTITY_TYPES)},
         ),
         Component(
             "green",

@@ -1,40 +1,71 @@
-"""Run a CheXbert-style export over report text: 14 head classes per report and [CLS] embeddings."""
+"""Run a CheXbert labeler over report text: 14 head classes per report and its [CLS] embedding.
+
+Text is prepared as f1chexbert==0.0.2 prepares it (stanfordmlgroup/CheXbert `tokenize`): stripped,
+newlines and whitespace runs made single spaces, wordpieces between [CLS] and [SEP], cut to the first 511
+ids + [SEP]. The reference labels one report at a time; here reports of equal token length share a batch
+(no padding), which gives the same numbers.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
 
+MAX_LENGTH = 512
+
+
+def clean_report(text: str) -> str:
+    return re.sub(r"\s+", " ", text.strip().replace("\n", " ")).strip()
+
 
 class CheXbertRunner:
-    def __init__(self, path: str, batch_size: int = 32, max_length: int = 512):
+    def __init__(self, model, tokenizer, batch_size: int = 32):
         import torch
 
+        from ...loading.hub import inference_device
+
+        self.model, self.tokenizer = model.eval().to(inference_device()), tokenizer
+        self.batch_size, self._torch = batch_size, torch
+
+    @classmethod
+    def from_component(cls, path: str, base_model: str | None = None, **kwargs) -> CheXbertRunner:
+        """A radmetrics export, or the released chexbert.pth (`base_model`: where bert-base-uncased's config
+        and vocabulary are, default the Hub id through the local cache)."""
+        from ...loading.released import fetch, identify
+
+        path = fetch(path)
+        if identify("chexbert", path) == "released":
+            from .released import BASE_MODEL, load_released_chexbert
+
+            return cls(*load_released_chexbert(path, base_model or BASE_MODEL), **kwargs)
         from ...loading.checkpoint import load_manifest
-        from ...loading.hub import inference_device, load_tokenizer
+        from ...loading.hub import load_tokenizer
         from .labeler import CheXbertLabeler
 
-        directory, self.manifest = load_manifest(path, "chexbert")
-        self.tokenizer = load_tokenizer(directory, min_vocab=50)
-        self.model = CheXbertLabeler.from_pretrained(directory).eval().to(inference_device())
-        self.batch_size, self.max_length, self._torch = batch_size, max_length, torch
+        directory, _ = load_manifest(path, "chexbert")
+        return cls(CheXbertLabeler.from_pretrained(directory), load_tokenizer(directory, min_vocab=50), **kwargs)
 
-    def _batches(self, reports: Sequence[str]):
-        for start in range(0, len(reports), self.batch_size):
-            encoded = self.tokenizer(list(reports[start:start + self.batch_size]), truncation=True, padding=True,
-                                     max_length=self.max_length, return_tensors="pt")
-            yield {k: v.to(self.model.device) for k, v in encoded.items()}
+    def encode(self, report: str) -> list[int]:
+        ids = self.tokenizer(clean_report(report))["input_ids"]
+        return ids[: MAX_LENGTH - 1] + [self.tokenizer.sep_token_id] if len(ids) > MAX_LENGTH else ids
 
     def labels_and_embeddings(self, reports: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(reports x 14 head classes: 0 blank 1 positive 2 negative 3 uncertain, reports x hidden [CLS] states)."""
+        from ...models.batching import equal_length_batches
         from .labeler import argmax_per_head
 
-        classes, embeddings = [], []
-        with self._torch.no_grad():
-            for batch in self._batches(reports):
-                cls = self.model.cls_embedding(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"))
-                logits = self._torch.cat([head(cls) for head in self.model.heads], dim=-1)  # eval: dropout is identity
-                classes.append(argmax_per_head(logits, self.model.config.classes_per_head).cpu().numpy())
-                embeddings.append(cls.float().cpu().numpy())
-        return np.concatenate(classes), np.concatenate(embeddings)
+        torch = self._torch
+        encoded = [self.encode(r) for r in reports]
+        hidden = self.model.config.encoder.get("hidden_size")
+        classes = np.zeros((len(reports), len(self.model.heads)), dtype=int)
+        embeddings = np.zeros((len(reports), hidden), dtype=np.float32)
+        with torch.no_grad():
+            for batch in equal_length_batches([len(e) for e in encoded], self.batch_size):
+                ids = torch.tensor([encoded[i] for i in batch], device=self.model.device)
+                cls = self.model.cls_embedding(ids, torch.ones_like(ids))
+                logits = torch.cat([head(cls) for head in self.model.heads], dim=-1)  # eval: dropout is identity
+                classes[batch] = argmax_per_head(logits, self.model.config.classes_per_head).cpu().numpy()
+                embeddings[batch] = cls.float().cpu().numpy()
+        return classes, embeddings

@@ -2,7 +2,8 @@
 
 Keys: `fineradscore_sum` (the paper's report score, section 7) and `fineradscore_max` (section 6.4); lower is
 better. Details per pair: the numbered lines, every correction with its severity, comments and error
-categories, and the corrected report. Options: `endpoint`, `llm_cache`, `max_reprompts` (default 5, the paper's).
+categories, and the corrected report. Options: `endpoint`, `llm_cache`, `max_reprompts` (default 5, the paper's),
+`layout` ("gpt4", the authors' GPT-4 chat, default; "claude3", their Claude-3 chat).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from .judge import (
     apply_corrections,
     candidate_lines,
     fineradscore_aggregate,
-    fineradscore_prompt,
+    fineradscore_messages,
     parse_corrections,
 )
 
@@ -23,12 +24,13 @@ class FineRadScore(Metric):
     name = "fineradscore"
     keys = ("fineradscore_sum", "fineradscore_max")
     higher_is_better = {"fineradscore_sum": False, "fineradscore_max": False}
-    reference = "FineRadScore (Huang et al., MLHC 2024, appendix A prompt, section 6.4 severities)"
+    reference = "FineRadScore (Huang et al., MLHC 2024; rajpurkarlab/FineRadScore prompt and line numbering, section 6.4 severities)"
 
     def compute(self, references, candidates):
         engine = self.llm_engine(self.options.get("max_reprompts", MAX_REPROMPTS))
         lines_of = [candidate_lines(c) for c in candidates]
-        tasks = [LLMTask(f"fineradscore-{i}", [{"role": "user", "content": fineradscore_prompt(reference, candidate)}],
+        layout = self.options.get("layout", "gpt4")
+        tasks = [LLMTask(f"fineradscore-{i}", fineradscore_messages(reference, candidate, layout),
                          lambda text, n=len(lines): parse_corrections(text, n))
                  for i, (reference, candidate, lines) in enumerate(zip(references, candidates, lines_of))]
         sums, maxima, details = [], [], []

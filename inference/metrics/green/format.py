@@ -3,11 +3,13 @@
 Defined once here and used by the programmatic teacher (data_builders), the SFT recipe (training) and
 GREEN scoring (inference), so a teacher annotation and a model generation are read by the same parser.
 
-Parsing follows Stanford-AIMI/GREEN `parse_error_counts`: a section runs from its `[Title]:` header to the
-next blank line; sub-category counts are read from lines starting "(a) ... : N." (or "(1)".."(6)"), the
-matched count from a leading "N.". Where the reference silently counts a missing section as 0, this
-parser (strict=True, the default) reports the response as unparsed so callers can count it; strict=False
-reproduces the reference.
+Parsing follows `parse_error_counts` of radeval 2.2.1's GREEN (its copy of Stanford-AIMI/GREEN): a section runs
+from its `[Title]:` header to the next blank line; a section whose text starts with "No" counts nothing;
+sub-category counts are read from lines starting "(a) ... : N." (or "(1)".."(6)"), the last such line winning;
+the matched count from the first line of the section that starts with "N." (RadEval looks at every line;
+green_score 0.0.12 only at the first). Where the reference silently counts a missing section as 0 (so an
+unreadable response scores 0), this parser (strict=True, the default) reports the response as unparsed so
+callers can count it; strict=False reproduces RadEval exactly.
 """
 
 from __future__ import annotations
@@ -31,40 +33,63 @@ EXPLANATION = "Explanation"
 
 
 def green_prompt(reference: str, candidate: str) -> str:
-    """The GREEN instruction of appendix A.1 with both reports filled in."""
-    criteria = "\n".join(f"{letter}) {text}." for letter, text in CATEGORIES.items())
-    return (
+    """The GREEN instruction with both reports filled in, character for character as Stanford-AIMI/GREEN's
+    `make_prompt` writes it (radeval 2.2.1 `green_score/utils.py`): every line after the first indented by 4
+    spaces, the criteria (a)-(f) of appendix A.1 without a blank line before "Note:". Reports are inserted as
+    given; `generation.truncate_words` cuts them to 300 words first, as the reference does."""
+    criteria = "\n    ".join(f"{letter}) {text}." for letter, text in CATEGORIES.items())
+    lines = [
         "Objective: Evaluate the accuracy of a candidate radiology report in comparison to a reference radiology "
-        "report composed by expert radiologists.\n\n"
-        "Process Overview: You will be presented with:\n\n"
-        "1. The criteria for making a judgment.\n"
-        "2. The reference radiology report.\n"
-        "3. The candidate radiology report.\n"
-        "4. The desired format for your assessment.\n\n"
-        "1. Criteria for Judgment:\n\n"
-        "For each candidate report, determine:\n\n"
-        "The count of clinically significant errors.\n"
-        "The count of clinically insignificant errors.\n\n"
-        "Errors can fall into one of these categories:\n\n"
-        f"{criteria}\n\n"
+        "report composed by expert radiologists.",
+        None,
+        "Process Overview: You will be presented with:",
+        None,
+        "1. The criteria for making a judgment.",
+        "2. The reference radiology report.",
+        "3. The candidate radiology report.",
+        "4. The desired format for your assessment.",
+        None,
+        "1. Criteria for Judgment:",
+        None,
+        "For each candidate report, determine:",
+        None,
+        "The count of clinically significant errors.",
+        "The count of clinically insignificant errors.",
+        None,
+        "Errors can fall into one of these categories:",
+        None,
+        criteria,
         "Note: Concentrate on the clinical findings rather than the report's writing style. "
-        "Evaluate only the findings that appear in both reports.\n\n"
-        f"2. Reference Report:\n{reference}\n\n"
-        f"3. Candidate Report:\n{candidate}\n\n"
-        "4. Reporting Your Assessment:\n\n"
-        "Follow this specific format for your output, even if no errors are found:\n"
-        "```\n"
-        "[Explanation]:\n<Explanation>\n\n"
-        "[Clinically Significant Errors]:\n"
-        "(a) <Error Type>: <The number of errors>. <Error 1>; <Error 2>; ...; <Error n>\n....\n"
-        "(f) <Error Type>: <The number of errors>. <Error 1>; <Error 2>; ...; <Error n>\n\n"
-        "[Clinically Insignificant Errors]:\n"
-        "(a) <Error Type>: <The number of errors>. <Error 1>; <Error 2>; ...; <Error n>\n....\n"
-        "(f) <Error Type>: <The number of errors>. <Error 1>; <Error 2>; ...; <Error n>\n\n"
-        "[Matched Findings]:\n"
-        "<The number of matched findings>. <Finding 1>; <Finding 2>; ...; <Finding n>\n"
-        "```\n"
-    )
+        "Evaluate only the findings that appear in both reports.",
+        None,
+        "2. Reference Report:",
+        reference,
+        None,
+        "3. Candidate Report:",
+        candidate,
+        None,
+        "4. Reporting Your Assessment:",
+        None,
+        "Follow this specific format for your output, even if no errors are found:",
+        "```",
+        "[Explanation]:",
+        "<Explanation>",
+        None,
+        "[Clinically Significant Errors]:",
+        "(a) <Error Type>: <The number of errors>. <Error 1>; <Error 2>; ...; <Error n>",
+        "....",
+        "(f) <Error Type>: <The number of errors>. <Error 1>; <Error 2>; ...; <Error n>",
+        None,
+        "[Clinically Insignificant Errors]:",
+        "(a) <Error Type>: <The number of errors>. <Error 1>; <Error 2>; ...; <Error n>",
+        "....",
+        "(f) <Error Type>: <The number of errors>. <Error 1>; <Error 2>; ...; <Error n>",
+        None,
+        "[Matched Findings]:",
+        "<The number of matched findings>. <Finding 1>; <Finding 2>; ...; <Finding n>",
+        "```",
+    ]
+    return lines[0] + "".join("\n" if line is None else f"\n    {line}" for line in lines[1:]) + "\n"
 
 
 def _strip_period(text: str) -> str:
@@ -140,17 +165,17 @@ def parse_green_response(text: str, strict: bool = True) -> GreenParse:
         bodies[title] = _section(text or "", title)
         if bodies[title] is None:
             problems.append(f"no [{title}] section")
-    sig = () if bodies[SIGNIFICANT] is None else _category_counts(bodies[SIGNIFICANT])
-    insig = () if bodies[INSIGNIFICANT] is None else _category_counts(bodies[INSIGNIFICANT])
+    counted = {title: body for title, body in bodies.items() if body is not None and not body.startswith("No")}
+    sig = _category_counts(counted[SIGNIFICANT]) if SIGNIFICANT in counted else (0,) * 6
+    insig = _category_counts(counted[INSIGNIFICANT]) if INSIGNIFICANT in counted else (0,) * 6
     matched = 0
-    if bodies[MATCHED] is not None and not bodies[MATCHED].startswith("No"):
-        found = re.findall(r"^\b\d+\b(?=\.)", bodies[MATCHED])
+    if MATCHED in counted:
+        found = re.findall(r"^\b\d+\b(?=\.)", counted[MATCHED], re.MULTILINE)
         if found:
             matched = int(found[0])
-        elif strict:
-            problems.append(f"[{MATCHED}] does not start with a count")
-    for title, body in ((SIGNIFICANT, bodies[SIGNIFICANT]), (INSIGNIFICANT, bodies[INSIGNIFICANT])):
-        if body is not None and not body.startswith("No") and not re.search(r"\(([a-f]|[1-6])\) ", body) and strict:
+        else:
+            problems.append(f"[{MATCHED}] gives no count")
+    for title in (SIGNIFICANT, INSIGNIFICANT):
+        if title in counted and not re.search(r"\(([a-f]|[1-6])\) ", counted[title]):
             problems.append(f"[{title}] lists no categories")
-    parsed = not problems if strict else True
-    return GreenParse(sig or (0,) * 6, insig or (0,) * 6, matched, parsed, problems)
+    return GreenParse(sig, insig, matched, not problems if strict else True, problems)

@@ -1,11 +1,15 @@
 """GREEN (Ostmeier et al. 2024; Stanford-AIMI/GREEN): score = matched / (matched + significant errors (a)-(f)),
 0 when nothing matched (section 3.2); see generation.py and summary.py beside it.
 
-Generation: an exported `green` component (local causal LM, batched) or, with an endpoint, the LLM engine
-(a vLLM/TGI server serving a GREEN checkpoint). Keys: `green`, and the per-report counts of significant
-errors, insignificant errors and matched findings. A response that does not parse is not scored (None) and
-counted; `meta["green"]` holds the parse rate and the clustered GREEN summary.
-Options: `batch_size` (8), `max_new_tokens` (512), `summary` (True), `encoder` (summary embeddings; bundled MiniLM).
+Generation: a released GREEN model (StanfordAIMI/GREEN-RadLlama2-7b and the others: prompt, chat template,
+special tokens, batching and decoding as radeval 2.2.1 does, see `released.py`), radmetrics' own exported `green`
+component (its chat template, batches sorted by length, `max_new_tokens` separate from the prompt), or, with an
+endpoint, the LLM engine (a vLLM/TGI server serving a GREEN checkpoint). Keys: `green`, and the per-report counts of
+significant errors, insignificant errors and matched findings. A response that does not parse is not scored (None)
+and counted; `meta["green"]` holds the parse rate and the clustered GREEN summary.
+Options: `parser` ("strict" default, or "reference": RadEval's, where a response without the sections scores 0),
+`trust_remote_code` (released models whose tokenizer is repository code), `batch_size` (8), `max_new_tokens` (512,
+radmetrics' exports), `summary` (True), `encoder` (summary embeddings; bundled MiniLM).
 """
 
 from __future__ import annotations
@@ -14,6 +18,23 @@ from ..base import Metric, MetricOutput
 from .format import parse_green_response
 
 NAN = float("nan")
+
+
+def released_green(path: str, trust_remote_code: bool, batch_size: int):
+    """A `ReleasedGreen` for a released model or a converted one (its manifest names the release); None for
+    radmetrics' own exports."""
+    from ...loading.checkpoint import load_manifest
+    from ...loading.released import ARTEFACTS, fetch, identify
+    from .released import ReleasedGreen
+
+    local = fetch(path)
+    if identify("green", local) == "export":
+        directory, manifest = load_manifest(local, "green")
+        if "released" not in manifest:
+            return None
+        return ReleasedGreen(str(directory), manifest["released"]["source"], trust_remote_code, batch_size)
+    name = ARTEFACTS[path].repo_id if path in ARTEFACTS else str(path)
+    return ReleasedGreen(str(local), name, trust_remote_code, batch_size)
 
 
 class Green(Metric):
@@ -28,6 +49,11 @@ class Green(Metric):
         from .generation import generate_green_responses, green_messages, load_green_model
 
         if "green" in self.components:
+            released = released_green(self.components["green"], self.options.get("trust_remote_code", False),
+                                      self.options.get("batch_size", 8))
+            if released is not None:
+                texts, errors = released.responses(references, candidates, self.options.get("progress", True))
+                return texts, errors, {}
             model, tokenizer = load_green_model(self.components["green"])
             texts = generate_green_responses(model, tokenizer, references, candidates, self.options.get("batch_size", 8),
                                              self.options.get("max_new_tokens", 512), self.options.get("progress", True))
@@ -41,11 +67,14 @@ class Green(Metric):
     def compute(self, references, candidates):
         from .summary import green_summary
 
+        parser = self.options.get("parser", "strict")
+        if parser not in ("strict", "reference"):
+            raise ValueError(f"green option parser={parser!r}: expected 'strict' or 'reference'")
         responses, errors, meta = self._responses(references, candidates)
         values = {key: [] for key in self.keys}
         parses, details = [], []
         for text, error in zip(responses, errors):
-            parse = parse_green_response(text) if text is not None else None
+            parse = parse_green_response(text, strict=parser == "strict") if text is not None else None
             parses.append(parse)
             if parse is None or not parse.parsed:
                 for key in self.keys:

@@ -1,13 +1,15 @@
-"""RadGraph F1 on two radgraph-package annotation dicts (see radgraph_annotation).
+"""RadGraph F1 on two radgraph-package annotation dicts (see annotation.py).
 
-Reward levels reproduce Stanford-AIMI/radgraph `F1RadGraph` (rewards.py; Delbrouck et al. 2022):
+Reward levels reproduce radgraph==0.1.18 `F1RadGraph` (rewards.py; Delbrouck et al. 2022):
 - simple:   set of (tokens, label) per entity;
 - partial:  (tokens, label) for an entity without relations, (tokens, label, True) with relations;
 - complete: (tokens, label) without relations, one (tokens, label, relation, target tokens) per relation,
   the tokens lower-cased (the reference lower-cases at this level only);
 precision over the hypothesis set, recall over the reference set, 0 for all three when either report
-has no entities, as the reference does. `case="insensitive"` lower-cases tokens at every level,
-`case="sensitive"` at none; `case="reference"` (default) keeps the reference's mix.
+has no entities, as the reference does. The reference lower-cases tokens only inside the complete level's
+relation tuples, so "Effusion" and "effusion" match there and nowhere else: `case="reference"` reproduces that
+mix; `case="insensitive"` (default) lower-cases tokens at every level, as the complete level intends;
+`case="sensitive"` at none.
 
 `radgraph_radcliq` is the RadGraph feature of RadCliQ (rajpurkarlab/CXR-Report-Metric; Yu et al. 2023,
 section "RadGraph F1"): (entity F1 + relation F1) / 2 with entities as (tokens, label) and relations as
@@ -48,7 +50,7 @@ def _prf(hyp: set, ref: set) -> tuple[float, float, float]:
     return f1, precision, recall
 
 
-def radgraph_scores(hyp_annotation: dict, ref_annotation: dict, level: str = "partial", case: str = "reference") -> tuple[float, float, float]:
+def radgraph_scores(hyp_annotation: dict, ref_annotation: dict, level: str = "partial", case: str = "insensitive") -> tuple[float, float, float]:
     """(F1, precision, recall) at one reward level."""
     if level not in LEVELS:
         raise ValueError(f"unknown RadGraph reward level {level!r}; expected one of {LEVELS} (or 'all' in radgraph_f1)")
@@ -59,7 +61,7 @@ def radgraph_scores(hyp_annotation: dict, ref_annotation: dict, level: str = "pa
     return _prf(_items(hyp_annotation, level, case), _items(ref_annotation, level, case))
 
 
-def radgraph_f1(hyp_annotation: dict, ref_annotation: dict, level: str = "partial", case: str = "reference"):
+def radgraph_f1(hyp_annotation: dict, ref_annotation: dict, level: str = "partial", case: str = "insensitive"):
     """F1 at `level` ("simple", "partial", "complete"), or the (simple, partial, complete) triple for "all"."""
     if level == "all":
         return tuple(radgraph_scores(hyp_annotation, ref_annotation, lvl, case)[0] for lvl in LEVELS)

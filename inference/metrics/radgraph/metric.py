@@ -1,13 +1,29 @@
-"""RadGraph F1 with a RadGraph-style extractor: reward levels simple / partial / complete as
-Stanford-AIMI/radgraph `F1RadGraph` computes them (mean of per-pair rewards; 0 when either report has
-no entities) and RadCliQ's RadGraph feature, (entity F1 + relation F1) / 2 (CXR-Report-Metric).
+"""RadGraph F1: reward levels simple / partial / complete as radgraph==0.1.18 `F1RadGraph` computes them (mean
+of per-pair rewards; 0 when either report has no entities) and RadCliQ's RadGraph feature, (entity F1 +
+relation F1) / 2 (CXR-Report-Metric).
 
-Options: `case` ("reference" default, "sensitive", "insensitive"; see `radgraph_f1`).
+Component `radgraph`: a released model (`radgraph`, `radgraph-xl`, `modern-radgraph-xl` tarballs of
+StanfordAIMI/RRG_scorers, run as radgraph 0.1.18 runs them, see `dygie.py`) or radmetrics' own exported extractor.
+Options: `case` ("insensitive" default, "reference" = radgraph 0.1.18, "sensitive"; see `f1.py`), `base_model`
+(where a released model's transformer config and tokenizer are, default its Hub id through the cache).
 """
 
 from __future__ import annotations
 
 from ..base import Metric, MetricOutput
+
+
+def radgraph_extractor(path: str, base_model: str | None = None):
+    """A released RadGraph model (raw or converted) as `RadGraphDyGIE`, else radmetrics' `RadGraphExtractor`."""
+    from ...loading.checkpoint import manifest_component
+    from ...loading.released import fetch
+    from .dygie import RadGraphDyGIE
+    from .extractor import RadGraphExtractor
+
+    if manifest_component(fetch(path)) in (None, "radgraph_dygie"):
+        return RadGraphDyGIE.from_component(path, base_model)
+    return RadGraphExtractor.from_export(path)
+
 
 LEVEL_KEYS = ("radgraph_simple", "radgraph_partial", "radgraph_complete")
 

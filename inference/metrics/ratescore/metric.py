@@ -1,10 +1,12 @@
 """RaTEScore (Zhao et al. 2024, section 2): RaTE-NER entities -> entity embeddings -> affinity-weighted
 best matches in both directions -> harmonic mean; 0.5 when a side has no entities.
 
+Components: `rate_ner` (the authors' RaTE-NER-Deberta with BioLORD-2023-C, computed exactly as ratescore==0.6.0
+does, see `released.py`; option `empty_reports`), or radmetrics' own `rate_ner_iob` / `rate_ner_span` exports.
 Options: `matrix` ("long" default, "short", or a tuned JSON from `meta-eval tune-ratescore`), `neg_weight`
-(override; 0.3612 reproduces the reference code's hard-coded value), `encoder` (entity encoder; the
-reference uses BioLORD-2023-C with [CLS] pooling, the default here is the bundled MiniLM with mean
-pooling), `pooling`, `ner` ("iob" or "span": which RaTE-NER component tags entities).
+(override for radmetrics' exports), `encoder` (entity encoder: for `rate_ner` where BioLORD-2023-C is, default its
+Hub id through the cache; for radmetrics' exports the default is the bundled MiniLM), `pooling` ("mean" or "cls",
+radmetrics' exports), `ner` ("iob" or "span": which of radmetrics' exports tags entities).
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ class RaTEScore(Metric):
     name = "ratescore"
     keys = ("ratescore",)
     higher_is_better = {"ratescore": True}
-    reference = "RaTEScore (Zhao et al. 2024; MAGIC-AI4Med/RaTEScore utils.compute)"
-    requires_components = ("rate_ner_iob|rate_ner_span",)
+    reference = "RaTEScore (Zhao et al. 2024; ratescore==0.6.0 compute_score with the released models)"
+    requires_components = ("rate_ner|rate_ner_iob|rate_ner_span",)
 
     def _tagger(self):
         """The IOB tagger when given (the reference's decoder is IOB), else the span model; option `ner`
@@ -33,9 +35,20 @@ class RaTEScore(Metric):
             return RateNerTagger(self.components["rate_ner_iob"])
         return RateNerSpanTagger.from_export(self.components["rate_ner_span"])
 
+    def _released(self, references, candidates) -> MetricOutput:
+        from .released import RaTEScorePipeline
+
+        pipeline = RaTEScorePipeline.from_component(self.components["rate_ner"], self.options.get("encoder"))
+        scores, ref_entities, cand_entities = pipeline.scores(references, candidates, self.options.get("matrix", "long"),
+                                                              self.options.get("empty_reports", "pairwise"))
+        details = [{"reference_entities": r, "candidate_entities": c} for r, c in zip(ref_entities, cand_entities)]
+        return MetricOutput({"ratescore": [float("nan") if s is None else s for s in scores]}, details=details)
+
     def compute(self, references, candidates):
         from .score import embed_entity_lists, load_affinity, pair_matches, score_from_matches
 
+        if "rate_ner" in self.components and self.options.get("ner") is None:
+            return self._released(references, candidates)
         tagger = self._tagger()
         ref_entities, cand_entities = tagger.entities(references), tagger.entities(candidates)
         embedded = embed_entity_lists(ref_entities + cand_entities, self.options.get("encoder", "default"),

@@ -1,0 +1,333 @@
+"""Random-weight look-alikes of every released artefact, in its published format, in one folder ROOT:
+
+- ROOT/hf: a Hugging Face home (HF_HOME) whose hub cache holds, as `models--ORG--NAME/{refs/main, snapshots/<sha>}`,
+  the base models the reference packages load by name (bert-base-uncased, the RadGraph transformers, BioLORD-2023-C),
+  RaTE-NER-Deberta, GREEN-RadLlama2-7b, and StanfordAIMI/RRG_scorers with chexbert.pth and the three RadGraph tarballs;
+- ROOT/xdg/chexbert/chexbert.pth: where f1chexbert 0.0.2 looks for its checkpoint (XDG_CACHE_HOME=ROOT/xdg);
+- ROOT/radgraph/<model_type>/: the unpacked tarballs, where radgraph 0.1.18 looks (model_cache_dir=ROOT/radgraph).
+
+Same file names, state-dict keys and prefixes, label vocabularies and tokenizer files as the real artefacts; small
+hidden sizes; weights drawn from a seeded generator, with biases that keep the outputs sparse enough to be
+informative (a few entities and relations per report, every CheXbert class, every RaTE-NER label). `build` is
+deterministic for a given torch version: `digest` fingerprints the result, and the parity fixtures record it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import shutil
+import tarfile
+from pathlib import Path
+
+import torch
+
+TOKENIZERS = Path(__file__).resolve().parents[1] / "data" / "released" / "tokenizers"
+RRG = "StanfordAIMI/RRG_scorers"
+RADGRAPH_BASES = {"radgraph": "microsoft/BiomedNLP-PubMedBERT-base-uncased-abstract-fulltext",
+                  "radgraph-xl": "microsoft/BiomedVLP-CXR-BERT-general",
+                  "modern-radgraph-xl": "answerdotai/ModernBERT-base"}
+RADGRAPH_LABELS = {
+    "radgraph": (["ANAT-DP", "OBS-DP", "OBS-DA", "OBS-U"], ["modify", "located_at", "suggestive_of"]),
+    "xl": (["Anatomy::definitely present", "Observation::definitely present", "Observation::definitely absent",
+            "Observation::uncertain", "Observation::measurement::definitely present", "Anatomy::uncertain",
+            "Anatomy::definitely absent", "Anatomy::measurement::definitely present",
+            "Observation::measurement::definitely absent", "Observation::measurement::uncertain",
+            "Anatomy::measurement::uncertain"], ["modify", "located_at", "suggestive_of"]),
+}
+RATE_LABELS = ["B-ABNORMALITY", "I-ABNORMALITY", "B-NON-ABNORMALITY", "I-NON-ABNORMALITY", "B-DISEASE", "I-DISEASE",
+               "B-NON-DISEASE", "I-NON-DISEASE", "B-ANATOMY", "I-ANATOMY", "O"]
+GREEN_REPOS = ("StanfordAIMI/GREEN-RadLlama2-7b", "StanfordAIMI/GREEN-radllama2-7b")  # RadEval asks for the lower-case id
+FEATURE_SIZE, FF_HIDDEN, MAX_SPAN_WIDTH = 20, 150, 8
+# Scorer biases that leave about 5% of spans as entities and 2% of kept span pairs as relations on IU reports.
+RADGRAPH_BIASES = {"radgraph": (-0.57, -0.2), "radgraph-xl": (-1.35, 2.1), "modern-radgraph-xl": (-1.03, 0.85)}
+
+
+def snapshot(root: Path, repo_id: str) -> Path:
+    repo = root / "hf" / "hub" / f"models--{repo_id.replace('/', '--')}"
+    commit = hashlib.sha1(repo_id.encode()).hexdigest()
+    (repo / "refs").mkdir(parents=True, exist_ok=True)
+    (repo / "refs" / "main").write_text(commit)
+    path = repo / "snapshots" / commit
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _write_json(path: Path, value: dict) -> None:
+    path.write_text(json.dumps(value, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def randomize(state: dict, seed: int, scale: float = 0.5) -> dict:
+    """Seeded random values for every floating tensor (norm weights around 1), in sorted key order."""
+    generator = torch.Generator().manual_seed(seed)
+    out = {}
+    for key in sorted(state):
+        value = state[key]
+        if not value.is_floating_point():
+            out[key] = value.clone()
+            continue
+        noise = torch.randn(value.shape, generator=generator)
+        norm = any(part in key for part in ("LayerNorm", "layernorm", "norm.weight", "_norm.weight"))
+        out[key] = (1.0 + 0.1 * noise) if norm and key.endswith("weight") else noise * (scale if value.dim() > 1 else 0.1)
+    return out
+
+
+def bert_vocab() -> list[str]:
+    from radmetrics.inference.loading.hub import default_encoder
+
+    return (default_encoder() / "vocab.txt").read_text(encoding="utf-8").splitlines()
+
+
+def bert_config(vocab_size: int) -> dict:
+    return {"architectures": ["BertForMaskedLM"], "attention_probs_dropout_prob": 0.1, "hidden_act": "gelu",
+            "hidden_dropout_prob": 0.1, "hidden_size": 32, "initializer_range": 0.02, "intermediate_size": 64,
+            "layer_norm_eps": 1e-12, "max_position_embeddings": 512, "model_type": "bert", "num_attention_heads": 4,
+            "num_hidden_layers": 2, "pad_token_id": 0, "position_embedding_type": "absolute", "type_vocab_size": 2,
+            "vocab_size": vocab_size}
+
+
+def write_bert_base(root: Path, repo_id: str) -> dict:
+    """config.json, vocab.txt, tokenizer_config.json of an uncased BERT (no weights: the artefacts carry them)."""
+    path, vocab = snapshot(root, repo_id), bert_vocab()
+    config = bert_config(len(vocab))
+    _write_json(path / "config.json", config)
+    (path / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    _write_json(path / "tokenizer_config.json", {"do_lower_case": True, "model_max_length": 512, "tokenizer_class": "BertTokenizer"})
+    return config
+
+
+def write_modernbert_base(root: Path, repo_id: str) -> dict:
+    from tokenizers import Tokenizer
+
+    path = snapshot(root, repo_id)
+    tokenizer = Tokenizer.from_file(str(TOKENIZERS / "modernbert" / "tokenizer.json"))
+    shutil.copy(TOKENIZERS / "modernbert" / "tokenizer.json", path / "tokenizer.json")
+    _write_json(path / "tokenizer_config.json", {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": 8192,
+                                                 "cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]",
+                                                 "unk_token": "[UNK]", "mask_token": "[MASK]", "clean_up_tokenization_spaces": True,
+                                                 "model_input_names": ["input_ids", "attention_mask"]})
+    _write_json(path / "special_tokens_map.json", {"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]",
+                                                   "unk_token": "[UNK]", "mask_token": "[MASK]"})
+    ids = {name: tokenizer.token_to_id(name) for name in ("[PAD]", "[CLS]", "[SEP]")}
+    config = {"architectures": ["ModernBertForMaskedLM"], "model_type": "modernbert", "vocab_size": tokenizer.get_vocab_size(),
+              "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 4, "num_attention_heads": 2,
+              "max_position_embeddings": 8192, "pad_token_id": ids["[PAD]"], "cls_token_id": ids["[CLS]"],
+              "sep_token_id": ids["[SEP]"], "bos_token_id": ids["[CLS]"], "eos_token_id": ids["[SEP]"],
+              "global_attn_every_n_layers": 3, "local_attention": 128}
+    _write_json(path / "config.json", config)
+    return config
+
+
+def encoder_state(config: dict, seed: int) -> dict:
+    """A randomised `AutoModel.from_config` state dict (BertModel with pooler, ModernBertModel)."""
+    from transformers import AutoConfig, AutoModel
+
+    values = dict(config)
+    model = AutoModel.from_config(AutoConfig.for_model(values.pop("model_type"), **values))
+    return randomize({k: v for k, v in model.state_dict().items() if not k.endswith("position_ids")}, seed)
+
+
+def deterministic_tar_gz(source: Path, target: Path) -> None:
+    """A tar.gz of `source`'s files at the archive root, with fixed metadata so that it is reproducible."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for path in sorted(p for p in source.rglob("*") if p.is_file() and not p.name.startswith(".")):
+            info = archive.gettarinfo(str(path), arcname=path.relative_to(source).as_posix())
+            info.mtime, info.uid, info.gid, info.uname, info.gname, info.mode = 0, 0, 0, "", "", 0o644
+            with open(path, "rb") as fh:
+                archive.addfile(info, fh)
+    with open(target, "wb") as fh, gzip.GzipFile(fileobj=fh, mode="wb", mtime=0, filename="") as gz:
+        gz.write(buffer.getvalue())
+
+
+def build_chexbert(root: Path) -> None:
+    config = write_bert_base(root, "bert-base-uncased")
+    state = {f"module.bert.{k}": v for k, v in encoder_state(config, seed=1).items()}
+    generator = torch.Generator().manual_seed(2)
+    for head in range(14):
+        classes = 4 if head < 13 else 2
+        state[f"module.linear_heads.{head}.weight"] = torch.randn(classes, 32, generator=generator)
+        state[f"module.linear_heads.{head}.bias"] = torch.randn(classes, generator=generator) * 0.5
+    checkpoint = {"epoch": 7, "model_state_dict": state, "optimizer_state_dict": {}}
+    for target in (snapshot(root, RRG) / "chexbert.pth", root / "xdg" / "chexbert" / "chexbert.pth"):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        torch.save(checkpoint, target)
+
+
+def _linear(state: dict, prefix: str, rows: int, columns: int, generator, bias: float = 0.0) -> None:
+    state[f"{prefix}weight"] = torch.randn(rows, columns, generator=generator) * columns ** -0.5
+    state[f"{prefix}bias"] = torch.randn(rows, generator=generator) * 0.1 + bias
+
+
+def radgraph_weights(model_type: str, encoder: dict, hidden: int, entity_labels: int, relation_labels: int, seed: int) -> dict:
+    """weights.th: every key of the reference's DyGIE module tree (coref and events included), randomised; the
+    entity and relation scorers biased negative so that only some spans and pairs come out."""
+    generator = torch.Generator().manual_seed(seed)
+    span, h = 2 * hidden + FEATURE_SIZE, FF_HIDDEN
+    state = dict(encoder)
+    state["_endpoint_span_extractor._span_width_embedding.weight"] = torch.randn(MAX_SPAN_WIDTH, FEATURE_SIZE, generator=generator)
+    ner = f"_ner._ner_scorers.{model_type}__ner_labels."
+    _linear(state, f"{ner}0._module._linear_layers.0.", h, span, generator)
+    _linear(state, f"{ner}0._module._linear_layers.1.", h, h, generator)
+    ner_bias, relation_bias = RADGRAPH_BIASES[model_type]
+    _linear(state, f"{ner}1._module.", entity_labels - 1, h, generator, bias=ner_bias)
+    relation = f"{model_type}__relation_labels"
+    pruner = f"_relation._mention_pruners.{relation}._scorer."
+    # the mention pruner scores spans like the entity scorer's mean, so that kept spans tend to be entities and
+    # relations between entities come out
+    for layer in (0, 1):
+        for part in ("weight", "bias"):
+            state[f"{pruner}0._module._linear_layers.{layer}.{part}"] = state[f"{ner}0._module._linear_layers.{layer}.{part}"].clone()
+    state[f"{pruner}1._module.weight"] = state[f"{ner}1._module.weight"].mean(0, keepdim=True)
+    state[f"{pruner}1._module.bias"] = state[f"{ner}1._module.bias"].mean(0, keepdim=True)
+    _linear(state, f"_relation._relation_feedforwards.{relation}._linear_layers.0.", h, 3 * span, generator)
+    _linear(state, f"_relation._relation_feedforwards.{relation}._linear_layers.1.", h, h, generator)
+    _linear(state, f"_relation._relation_scorers.{relation}.", relation_labels, h, generator, bias=relation_bias)
+    state["_coref._distance_embedding.weight"] = torch.randn(10, FEATURE_SIZE, generator=generator)
+    _linear(state, "_coref._antecedent_feedforward._module._linear_layers.0.", h, 3 * span + FEATURE_SIZE, generator)
+    _linear(state, "_coref._antecedent_feedforward._module._linear_layers.1.", h, h, generator)
+    _linear(state, "_coref._mention_pruner._scorer.0._module._linear_layers.0.", h, span, generator)
+    _linear(state, "_coref._mention_pruner._scorer.0._module._linear_layers.1.", h, h, generator)
+    _linear(state, "_coref._mention_pruner._scorer.1._module.", 1, h, generator)
+    _linear(state, "_coref._antecedent_scorer._module.", 1, h, generator)
+    _linear(state, "_coref._f_network._linear_layers.0.", span, 2 * span, generator)
+    state["_events._distance_embedding.weight"] = torch.randn(10, FEATURE_SIZE, generator=generator)
+    return state
+
+
+def radgraph_config(model_type: str, base: str) -> dict:
+    """config.json in the DyGIE++ training-template schema that radgraph 0.1.18 reads."""
+    indexer = {"type": "pretrained_transformer_mismatched", "model_name": base, "max_length": 512}
+    return {
+        "dataset_reader": {"type": "dygie", "max_span_width": MAX_SPAN_WIDTH, "token_indexers": {"bert": indexer}},
+        "model": {"type": "dygie", "embedder": {"token_embedders": {"bert": indexer}},
+                  "initializer": {"regexes": [["_span_width_embedding.weight", {"type": "xavier_normal"}]]},
+                  "module_initializer": {"regexes": [[".*weight", {"type": "xavier_normal"}], [".*weight_matrix", {"type": "xavier_normal"}]]},
+                  "loss_weights": {"ner": 0.2, "relation": 1.0, "coref": 0.0, "events": 0.0},
+                  "feature_size": FEATURE_SIZE, "max_span_width": MAX_SPAN_WIDTH, "target_task": "relation",
+                  "feedforward_params": {"num_layers": 2, "hidden_dims": FF_HIDDEN, "dropout": 0.4},
+                  "modules": {"coref": {"spans_per_word": 0.3, "max_antecedents": 100, "coref_prop": 0}, "ner": {},
+                              "relation": {"spans_per_word": 0.5},
+                              "events": {"trigger_spans_per_word": 0.3, "argument_spans_per_word": 0.8,
+                                         "loss_weights": {"trigger": 1.0, "arguments": 0.5}}}},
+        "train_data_path": "train.json", "validation_data_path": "dev.json", "test_data_path": "test.json",
+        "data_loader": {"batch_sampler": {"type": "bucket", "batch_size": 1}},
+        "trainer": {"num_epochs": 1, "optimizer": {"type": "adamw", "lr": 0.001}},
+    }
+
+
+def build_radgraph(root: Path, model_type: str, seed: int) -> None:
+    base = RADGRAPH_BASES[model_type]
+    config = write_modernbert_base(root, base) if model_type == "modern-radgraph-xl" else write_bert_base(root, base)
+    prefix = "_embedder.token_embedder_bert._matched_embedder.transformer_model."
+    encoder = {prefix + k: v for k, v in encoder_state(config, seed).items()}
+    entities, relations = RADGRAPH_LABELS["radgraph" if model_type == "radgraph" else "xl"]
+    directory = root / "radgraph" / model_type
+    (directory / "vocabulary").mkdir(parents=True, exist_ok=True)
+    _write_json(directory / "config.json", radgraph_config(model_type, base))
+    (directory / "vocabulary" / "non_padded_namespaces.txt").write_text("*tags\n*labels\n", encoding="utf-8")
+    (directory / "vocabulary" / f"{model_type}__ner_labels.txt").write_text("\n" + "\n".join(entities) + "\n", encoding="utf-8")
+    (directory / "vocabulary" / f"{model_type}__relation_labels.txt").write_text("\n".join(relations) + "\n", encoding="utf-8")
+    weights = radgraph_weights(model_type, encoder, config["hidden_size"], len(entities) + 1, len(relations), seed + 100)
+    torch.save(weights, directory / "weights.th")
+    deterministic_tar_gz(directory, snapshot(root, RRG) / f"{model_type}.tar.gz")
+
+
+def build_ratescore(root: Path) -> None:
+    from safetensors.torch import save_file
+    from transformers import AutoConfig, AutoModel, AutoModelForTokenClassification
+
+    ner = snapshot(root, "Angelakeke/RaTE-NER-Deberta")
+    shutil.copy(TOKENIZERS / "deberta" / "tokenizer.json", ner / "tokenizer.json")
+    special = {"bos_token": "[CLS]", "cls_token": "[CLS]", "eos_token": "[SEP]", "mask_token": "[MASK]",
+               "pad_token": "[PAD]", "sep_token": "[SEP]", "unk_token": "[UNK]"}
+    _write_json(ner / "special_tokens_map.json", special)
+    _write_json(ner / "tokenizer_config.json", {**special, "tokenizer_class": "DebertaV2Tokenizer", "do_lower_case": False,
+                                                "split_by_punct": False, "vocab_type": "spm", "model_max_length": 512})
+    _write_json(ner / "added_tokens.json", {"[MASK]": json.loads((ner / "tokenizer.json").read_text())["added_tokens"][-1]["id"]})
+    config = {"architectures": ["DebertaV2ForTokenClassification"], "model_type": "deberta-v2", "hidden_size": 32,
+              "intermediate_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "max_position_embeddings": 512,
+              "relative_attention": True, "position_buckets": 256, "max_relative_positions": -1, "norm_rel_ebd": "layer_norm",
+              "share_att_key": True, "pos_att_type": ["p2c", "c2p"], "position_biased_input": False, "type_vocab_size": 0,
+              "layer_norm_eps": 1e-7, "pad_token_id": 0, "vocab_size": 704, "hidden_act": "gelu",
+              "id2label": dict(enumerate(RATE_LABELS)), "label2id": {label: i for i, label in enumerate(RATE_LABELS)}}
+    _write_json(ner / "config.json", {**config, "id2label": {str(i): label for i, label in enumerate(RATE_LABELS)}})
+    values = dict(config)
+    model = AutoModelForTokenClassification.from_config(AutoConfig.for_model(values.pop("model_type"), **values))
+    state = randomize(model.state_dict(), seed=3)
+    state["classifier.bias"] = torch.tensor([0.4, 0.6, 0.2, 0.5, 0.3, 0.5, 0.2, 0.4, 0.4, 0.6, 1.6])
+    save_file({k: v.contiguous() for k, v in state.items()}, str(ner / "model.safetensors"), metadata={"format": "pt"})
+
+    encoder = snapshot(root, "FremyCompany/BioLORD-2023-C")
+    words = [w for w in bert_vocab() if w not in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")]
+    (encoder / "vocab.txt").write_text("\n".join(["<s>", "<pad>", "</s>", "<unk>", "[UNK]", *words, "<mask>"]) + "\n", encoding="utf-8")
+    _write_json(encoder / "tokenizer_config.json", {"do_lower_case": True, "tokenizer_class": "MPNetTokenizer", "model_max_length": 512,
+                                                    "bos_token": "<s>", "eos_token": "</s>", "cls_token": "<s>", "sep_token": "</s>",
+                                                    "pad_token": "<pad>", "unk_token": "[UNK]", "mask_token": "<mask>"})
+    _write_json(encoder / "special_tokens_map.json", {"bos_token": "<s>", "eos_token": "</s>", "cls_token": "<s>", "sep_token": "</s>",
+                                                      "pad_token": "<pad>", "unk_token": "[UNK]", "mask_token": "<mask>"})
+    config = {"architectures": ["MPNetModel"], "model_type": "mpnet", "hidden_size": 32, "intermediate_size": 64,
+              "num_attention_heads": 4, "num_hidden_layers": 2, "max_position_embeddings": 514, "layer_norm_eps": 1e-5,
+              "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2, "relative_attention_num_buckets": 32,
+              "vocab_size": len(words) + 6, "hidden_act": "gelu"}
+    _write_json(encoder / "config.json", config)
+    values = dict(config)
+    model = AutoModel.from_config(AutoConfig.for_model(values.pop("model_type"), **values))
+    save_file({k: v.contiguous() for k, v in randomize(model.state_dict(), seed=4).items()}, str(encoder / "model.safetensors"),
+              metadata={"format": "pt"})
+
+
+def build_green(root: Path) -> None:
+    from safetensors.torch import save_file
+    from tokenizers import Tokenizer
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from radmetrics.inference.metrics.green.released import CHAT_TEMPLATE
+
+    vocab_size = Tokenizer.from_file(str(TOKENIZERS / "llama" / "tokenizer.json")).get_vocab_size()
+    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": vocab_size, "hidden_size": 64,
+              "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4,
+              "max_position_embeddings": 4096, "rms_norm_eps": 1e-5, "bos_token_id": 1, "eos_token_id": 2,
+              "tie_word_embeddings": False, "use_cache": False, "rope_theta": 10000.0, "torch_dtype": "bfloat16"}
+    values = dict(config)
+    model = AutoModelForCausalLM.from_config(AutoConfig.for_model(values.pop("model_type"), **values))
+    state = {k: v.to(torch.bfloat16).contiguous() for k, v in randomize(model.state_dict(), seed=5, scale=0.2).items()}
+    for repo_id in GREEN_REPOS:
+        path = snapshot(root, repo_id)
+        _write_json(path / "config.json", config)
+        _write_json(path / "generation_config.json", {"bos_token_id": 1, "eos_token_id": 2})
+        save_file(state, str(path / "model.safetensors"), metadata={"format": "pt"})
+        shutil.copy(TOKENIZERS / "llama" / "tokenizer.json", path / "tokenizer.json")
+        _write_json(path / "tokenizer_config.json", {
+            "tokenizer_class": "LlamaTokenizer", "add_bos_token": True, "add_eos_token": False, "legacy": False,
+            "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", "pad_token": "<unk>",
+            "clean_up_tokenization_spaces": False, "model_max_length": 4096, "chat_template": CHAT_TEMPLATE})
+        _write_json(path / "special_tokens_map.json", {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>",
+                                                       "pad_token": "<unk>"})
+
+
+def build(root: str | Path) -> Path:
+    root = Path(root)
+    build_chexbert(root)
+    for seed, model_type in enumerate(RADGRAPH_BASES, start=10):
+        build_radgraph(root, model_type, seed)
+    build_ratescore(root)
+    build_green(root)
+    return root
+
+
+def digest(root: str | Path) -> str:
+    """sha256 over every file's relative path and content."""
+    root = Path(root)
+    total = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")):
+        total.update(path.relative_to(root).as_posix().encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return total.hexdigest()
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(digest(build(sys.argv[1])))
