@@ -44,7 +44,7 @@ REGISTRY: dict[str, MetricSpec] = {
                    requires_components=("chexbert",)),
         MetricSpec("radgraph", f"{_M}.radgraph.metric:RadGraph",
                    ("radgraph_simple", "radgraph_partial", "radgraph_complete", "radgraph_radcliq"), requires_components=("radgraph",)),
-        MetricSpec("ratescore", f"{_M}.ratescore.metric:RaTEScore", ("ratescore",), requires_components=("rate_ner_iob|rate_ner_span",)),
+        MetricSpec("ratescore", f"{_M}.ratescore.metric:RaTEScore", ("ratescore",), requires_components=("rate_ner|rate_ner_iob|rate_ner_span",)),
         MetricSpec("radcliq", f"{_M}.radcliq.metric:RadCliQ", ("radcliq_v0", "radcliq_v1"), requires_components=("radgraph", "chexbert"),
                    depends_on=("radgraph", "bertscore", "chexbert", "bleu2")),
         MetricSpec("green", f"{_M}.green.metric:Green",

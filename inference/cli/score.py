@@ -18,7 +18,13 @@ OUT/run.json (what each metric reproduces; LLM endpoint without secrets and tota
 Without --metrics, every registered metric whose components are available runs; the LLM-judged metrics
 (fineradscore, radfact) run when --endpoint names an endpoint YAML.
 
+Components: radmetrics exports (a directory with radmetrics.json, a directory of them, or a Hub id), the metric
+authors' released weights as KIND=PATH or KIND=NAME (KIND: chexbert, radgraph, rate_ner, green; NAME from
+`radmetrics weights list`), or `released` for every kind's default release (from the Hugging Face cache or the Hub).
+
 Examples: radmetrics score --refs refs.txt --hyps hyps.txt --metrics bleu2 rougeL bertscore --out scores/
+          radmetrics score --refs refs.txt --hyps hyps.txt --components released --out scores/
+          radmetrics score --refs refs.txt --hyps hyps.txt --components chexbert=chexbert.pth radgraph=radgraph-xl.tar.gz --out scores/
           radmetrics score --refs refs.txt --hyps hyps.txt --metrics fineradscore --endpoint configs/llm/openai_gpt4o.yaml --out scores/"""
 
 
@@ -29,7 +35,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hyp-field", help="field/column of the candidates in CSV/JSON(L) files")
     parser.add_argument("--metrics", nargs="+", help="metric names or score keys (default: all available)")
     parser.add_argument("--components", nargs="+", default=[],
-                        help="exported component checkpoints: directories, Hub ids, or a directory holding several")
+                        help="exports (directories, Hub ids, a directory holding several), KIND=PATH or KIND=NAME for the "
+                             "authors' released weights, or `released` for all of them")
+    parser.add_argument("--option", action="append", default=[], metavar="METRIC.KEY=VALUE",
+                        help="a metric option, e.g. radgraph.case=reference or green.parser=reference (repeatable)")
+    parser.add_argument("--trust-remote-code", action="store_true",
+                        help="run code shipped in a released model's repository (GREEN-RadLlama2-7b's tokenizer)")
     parser.add_argument("--bertscore-model", default="default", help="encoder for BERTScore (default: bundled all-MiniLM-L6-v2)")
     parser.add_argument("--endpoint", help="LLM endpoint YAML for the LLM-judged metrics (see configs/llm/)")
     parser.add_argument("--llm-cache", help="SQLite cache of LLM answers (default: OUT/llm_cache.sqlite); reruns re-send nothing cached")
@@ -40,19 +51,73 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def discover_components(entries: list[str]) -> dict[str, str]:
-    """Each entry: an export (has radmetrics.json), a directory of exports, or a Hub id (component read from its manifest)."""
-    from ..loading.checkpoint import MANIFEST_NAME, resolve_checkpoint
+    """--components entries -> {component key: path or catalogue name}. An entry is an export, a directory of exports,
+    a Hub id of an export, KIND=PATH / KIND=NAME (a released artefact, or an export of that kind), or `released`."""
+    from ..loading.checkpoint import MANIFEST_NAME, manifest_component, resolve_checkpoint
+    from ..loading.released import ARTEFACTS, DEFAULT_ARTEFACT, KINDS, fetch, identify
 
     found: dict[str, str] = {}
     for entry in entries:
+        if entry == "released":
+            found.update(DEFAULT_ARTEFACT)
+            continue
+        if "=" in entry:
+            kind, value = entry.split("=", 1)
+            if kind not in KINDS:
+                raise SystemExit(f"radmetrics score: unknown component kind {kind!r} in {entry!r}; expected one of {', '.join(KINDS)}")
+            if value in ARTEFACTS:
+                if ARTEFACTS[value].kind != kind:
+                    raise SystemExit(f"radmetrics score: {value} is a {ARTEFACTS[value].kind} release, not {kind}")
+                found[kind] = value
+                continue
+            local = fetch(value)
+            if identify(kind, local) == "released":
+                found[kind] = str(local)
+                continue
+            component = manifest_component(local)
+            if component_kind(component) != kind:
+                raise SystemExit(f"radmetrics score: {value} holds a {component} export, not a {kind} component")
+            found[component_key(component)] = str(local)
+            continue
         root = resolve_checkpoint(entry)
         candidates = [root] if (root / MANIFEST_NAME).is_file() else sorted(p for p in root.iterdir() if (p / MANIFEST_NAME).is_file())
         if not candidates:
-            raise SystemExit(f"radmetrics score: {entry} holds no exported checkpoint ({MANIFEST_NAME} not found)")
+            raise SystemExit(f"radmetrics score: {entry} holds no exported checkpoint ({MANIFEST_NAME} not found); "
+                             "for released weights write KIND=PATH (see radmetrics weights list)")
         for directory in candidates:
-            kind = json.loads((directory / MANIFEST_NAME).read_text(encoding="utf-8"))["component"]
-            found[kind] = str(directory)
+            found[component_key(manifest_component(directory))] = str(directory)
     return found
+
+
+# Converted releases serve the same metrics as their kind (a RadGraph DyGIE model is the `radgraph` component).
+_KEY_OF_COMPONENT = {"radgraph_dygie": "radgraph", "ratescore_pipeline": "rate_ner"}
+
+
+def component_key(component: str) -> str:
+    return _KEY_OF_COMPONENT.get(component, component)
+
+
+def component_kind(component: str) -> str:
+    key = component_key(component)
+    return "rate_ner" if key.startswith("rate_ner") else key
+
+
+def metric_options(args: argparse.Namespace) -> dict:
+    """--bertscore-model, --trust-remote-code and every --option METRIC.KEY=VALUE (VALUE read as YAML: true, 3, x)."""
+    import yaml
+
+    from ..registry import REGISTRY
+
+    options: dict = {"bertscore": {"model": args.bertscore_model}, "green": {"trust_remote_code": args.trust_remote_code}}
+    for item in args.option:
+        name, _, value = item.partition("=")
+        metric, _, key = name.partition(".")
+        if not (metric and key and _):
+            raise SystemExit(f"radmetrics score: --option {item!r} is not METRIC.KEY=VALUE")
+        if metric not in REGISTRY:
+            raise SystemExit(f"radmetrics score: --option {item!r}: unknown metric {metric!r}")
+        options.setdefault(metric, {})[key] = yaml.safe_load(value)
+    return options
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
     components = discover_components(args.components)
     metrics = args.metrics or available_metrics(components, endpoint=bool(args.endpoint))
     out = Path(args.out)
-    scorer = Scorer(metrics, components, metric_options={"bertscore": {"model": args.bertscore_model}},
+    scorer = Scorer(metrics, components, metric_options=metric_options(args),
                     n_bootstrap=args.bootstrap, seed=args.seed, endpoint=args.endpoint,
                     llm_cache=args.llm_cache or out / "llm_cache.sqlite")
     result = scorer(refs, hyps, ids=ref_ids or hyp_ids)

@@ -42,10 +42,17 @@ class Metric:
     keys: tuple[str, ...] = ()
     higher_is_better: dict[str, bool] = {}
     reference: str = ""
+    option_names: tuple[str, ...] = ()  # the options the metric reads; any other is refused
     requires_components: tuple[str, ...] = ()  # component kinds that must be loaded
     requires_extras: tuple[str, ...] = ()  # pip extras whose packages must be importable
 
+    RUN_OPTIONS = ("endpoint", "llm_cache", "progress")  # set by the Scorer, not by users
+
     def __init__(self, components: dict | None = None, upstream: dict | None = None, **options):
+        unknown = sorted(set(options) - set(self.option_names) - set(self.RUN_OPTIONS))
+        if unknown:
+            accepted = ", ".join(self.option_names) or "none"
+            raise ValueError(f"metric {self.name} has no option {', '.join(unknown)}; its options: {accepted}")
         self.components = components or {}
         self.upstream = upstream or {}  # MetricOutputs of metrics computed earlier in the same run
         self.options = options

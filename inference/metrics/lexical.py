@@ -100,6 +100,7 @@ class Bleu4Corpus(Metric):
 
 class RougeL(Metric):
     name = "rougeL"
+    option_names = ("use_stemmer",)
     keys = ("rougeL",)
     higher_is_better = {"rougeL": True}
     reference = "ROUGE-L F (rouge_score, use_stemmer=True as in RadEval)"

@@ -2,7 +2,7 @@
 
 Reproduced from the authors' code, rajpurkarlab/FineRadScore @ c678cc2 (`run_rexval_experiments.py`,
 `few_shot_prompt.py`, `gpt4_generations.py`, `claude3_generations.py`), which differs from the paper's appendix:
-- lines: the candidate is split with appendix A's regex `(?<!\d)\.(?!\d|$) `; the first empty and the first " "
+- lines: the candidate is split with appendix A's regex `(?<!\\d)\\.(?!\\d|$) `; the first empty and the first " "
   piece are dropped (any other becomes a line "."), each piece is stripped, loses its double quotes and gets its
   period back (".." made "."); lines are numbered "[0] ...", "[1] ..." and joined by single spaces;
 - prompt (`layout="gpt4"`, default): the instructions as a system message, then the five few-shot examples as

@@ -22,6 +22,7 @@ from .judge import (
 
 class FineRadScore(Metric):
     name = "fineradscore"
+    option_names = ("max_reprompts", "layout")
     keys = ("fineradscore_sum", "fineradscore_max")
     higher_is_better = {"fineradscore_sum": False, "fineradscore_max": False}
     reference = "FineRadScore (Huang et al., MLHC 2024; rajpurkarlab/FineRadScore prompt and line numbering, section 6.4 severities)"

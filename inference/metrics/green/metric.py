@@ -39,6 +39,7 @@ def released_green(path: str, trust_remote_code: bool, batch_size: int):
 
 class Green(Metric):
     name = "green"
+    option_names = ("parser", "trust_remote_code", "batch_size", "max_new_tokens", "summary", "encoder")
     keys = ("green", "green_significant_errors", "green_insignificant_errors", "green_matched_findings")
     higher_is_better = {"green": True, "green_significant_errors": False, "green_insignificant_errors": False,
                         "green_matched_findings": True}

@@ -60,6 +60,15 @@ class RemoteCodeRequired(RuntimeError):
     pass
 
 
+def tokenizer_is_code(path: str) -> bool:
+    """Whether the model folder's tokenizer_config.json maps AutoTokenizer to code shipped in the repository."""
+    import json
+    from pathlib import Path
+
+    config = Path(path) / "tokenizer_config.json"
+    return config.is_file() and "AutoTokenizer" in json.loads(config.read_text(encoding="utf-8")).get("auto_map", {})
+
+
 class ReleasedGreen:
     def __init__(self, path: str, name: str = "", trust_remote_code: bool = False, batch_size: int = BATCH_SIZE):
         import torch
@@ -67,15 +76,13 @@ class ReleasedGreen:
 
         from ...loading.hub import inference_device
 
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(path, add_eos_token=True, use_fast=True, padding_side="left",
-                                                      trust_remote_code=trust_remote_code)
-        except ValueError as exc:
-            if "trust_remote_code" not in str(exc):
-                raise
+        if tokenizer_is_code(path) and not trust_remote_code:
             raise RemoteCodeRequired(
-                f"the tokenizer of {name or path} is code in the model repository (RadEval runs it without asking); "
-                "read it, then pass trust_remote_code (radmetrics score --trust-remote-code)") from exc
+                f"the tokenizer of {name or path} is code in the model repository (RadEval runs it without asking; "
+                "a tokenizer loaded without it could give other token ids); read it, then pass trust_remote_code "
+                "(radmetrics score --trust-remote-code)")
+        tokenizer = AutoTokenizer.from_pretrained(path, add_eos_token=True, use_fast=True, padding_side="left",
+                                                  trust_remote_code=trust_remote_code)
         tokenizer.chat_template = CHAT_TEMPLATE
         tokenizer.pad_token = tokenizer.eos_token
         tokenizer.clean_up_tokenization_spaces = True

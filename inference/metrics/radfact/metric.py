@@ -34,6 +34,7 @@ def _key(kind: str, part: str) -> str:
 
 class RadFact(Metric):
     name = "radfact"
+    option_names = ("nli_shots",)
     keys = tuple(_key(kind, part) for kind in KINDS for part in ("precision", "recall", "f1"))
     higher_is_better = dict.fromkeys(keys, True)
     reference = "RadFact (Bannur et al. 2024, MAIRA-2; microsoft/RadFact metric/radfact.py)"

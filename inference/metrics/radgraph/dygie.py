@@ -6,10 +6,11 @@ What the reference does, and this module reproduces (radgraph 0.1.18 `RadGraph`,
   `radgraph_xl_preprocess_report` (escaped-character clean-up, whitespace collapsed, `\\w+|[^\\w\\s]+` tokens,
   five punctuation fix-ups). Nothing is lower-cased. A blank report gets an empty annotation (F1RadGraph scores a
   pair with an empty report 0 without running the model; on a whitespace-only report radgraph 0.1.18 fails).
-- wordpieces: each word tokenised alone; the sequence is cut into chunks of `max_length - 2` wordpieces and each
+- wordpieces: each word tokenised alone; the sequence is cut into chunks of `segment_length - 2` wordpieces and each
   chunk framed by the tokenizer's special tokens (a generic `PreTrainedTokenizerFast`, the ModernBERT case, adds
   none, while word offsets still assume a leading [CLS]: each word then reads the next position, as in the
-  reference). Sequences longer than `max_length` are folded into segments and unfolded after the transformer.
+  reference). Sequences longer than `segment_length` (the config's `max_length`) are folded into segments and
+  unfolded after the transformer.
 - word vectors: the mean of the last layer over each word's wordpieces (zero for a word with none).
 - spans: every span of up to `max_span_width` words, represented as [first word; last word; width embedding].
 - entities: feed-forward scores per label, a zero null score prepended, argmax; every non-null span is kept
@@ -68,7 +69,7 @@ class DyGIEConfig(WrappedEncoderConfig):
     def __init__(self, encoder: dict | None = None, dataset: str = "radgraph-xl", entity_labels: list[str] | None = None,
                  relation_labels: list[str] | None = None, max_span_width: int = 8, feature_size: int = 20,
                  feedforward_layers: int = 2, feedforward_hidden: int = 150, relation_spans_per_word: float = 0.5,
-                 max_length: int = 512, chunk_special_tokens: bool = True, base_model: str | None = None, **kwargs):
+                 segment_length: int = 512, chunk_special_tokens: bool = True, base_model: str | None = None, **kwargs):
         super().__init__(encoder=encoder, **kwargs)
         self.dataset = dataset  # the reference's model_type, which also picks the word preprocessing
         self.entity_labels = list(entity_labels or [""])  # index 0 is the null label ""
@@ -78,7 +79,7 @@ class DyGIEConfig(WrappedEncoderConfig):
         self.feedforward_layers = feedforward_layers
         self.feedforward_hidden = feedforward_hidden
         self.relation_spans_per_word = relation_spans_per_word
-        self.max_length = max_length
+        self.segment_length = segment_length  # allennlp's max_length (a name PretrainedConfig keeps for generation)
         self.chunk_special_tokens = chunk_special_tokens  # False for a generic PreTrainedTokenizerFast (ModernBERT)
         self.base_model = base_model
 
@@ -240,7 +241,7 @@ def load_released_radgraph(path: str | Path, base_model: str | None = None) -> t
         encoder=AutoConfig.from_pretrained(base).to_dict(), dataset=dataset, entity_labels=entities,
         relation_labels=relations, max_span_width=reader["max_span_width"], feature_size=model["feature_size"],
         feedforward_layers=feed_forward["num_layers"], feedforward_hidden=feed_forward["hidden_dims"],
-        relation_spans_per_word=spans_per_word, max_length=embedder.get("max_length"),
+        relation_spans_per_word=spans_per_word, segment_length=embedder["max_length"],
         chunk_special_tokens=_chunk_special_tokens(base), base_model=embedder["model_name"])
     network = DyGIEModel(dygie_config)
     state = torch.load(directory / "weights.th", map_location="cpu", weights_only=True)
@@ -286,15 +287,15 @@ class RadGraphDyGIE:
             start = len(self.start_ids) + len(ids)
             offsets.append((start, start + len(pieces) - 1) if pieces else (-1, -1))
             ids.extend(pieces)
-        width = config.max_length - len(self.start_ids) - len(self.end_ids)
+        width = config.segment_length - len(self.start_ids) - len(self.end_ids)
         if not config.chunk_special_tokens:
             return ids, offsets
         framed = [self.start_ids + ids[i:i + width] + self.end_ids for i in range(0, len(ids), width)]
         return [i for chunk in framed for i in chunk], offsets
 
     def _wordpiece_embeddings(self, ids: list[int]) -> torch.Tensor:
-        """The embedder: the last layer, folded into `max_length` segments when longer (allennlp's unfold)."""
-        length, segment = len(ids), self.model.config.max_length
+        """The embedder: the last layer, folded into `segment_length` segments when longer (allennlp's unfold)."""
+        length, segment = len(ids), self.model.config.segment_length
         tensor = torch.tensor([ids], device=self.model.device)
         if length <= segment:
             return self.model.encoder(input_ids=tensor, attention_mask=torch.ones_like(tensor).float()).last_hidden_state[0]

@@ -30,18 +30,18 @@ LEVEL_KEYS = ("radgraph_simple", "radgraph_partial", "radgraph_complete")
 
 class RadGraph(Metric):
     name = "radgraph"
+    option_names = ("case", "base_model")
     keys = (*LEVEL_KEYS, "radgraph_radcliq")
     higher_is_better = dict.fromkeys(keys, True)
-    reference = "RadGraph F1 (Delbrouck et al. 2022; radgraph F1RadGraph) and RadCliQ's radgraph_combined (Yu et al. 2023)"
+    reference = "RadGraph F1 (Delbrouck et al. 2022; radgraph==0.1.18 F1RadGraph) and RadCliQ's radgraph_combined (Yu et al. 2023)"
     requires_components = ("radgraph",)
 
     def compute(self, references, candidates):
-        from .extractor import RadGraphExtractor
         from .f1 import radgraph_f1, radgraph_radcliq
 
-        extractor = RadGraphExtractor.from_export(self.components["radgraph"])
+        extractor = radgraph_extractor(self.components["radgraph"], self.options.get("base_model"))
         ref_graphs, hyp_graphs = extractor.annotations(references), extractor.annotations(candidates)
-        case = self.options.get("case", "reference")
+        case = self.options.get("case", "insensitive")
         per_sample: dict[str, list[float]] = {key: [] for key in self.keys}
         for hyp, ref in zip(hyp_graphs, ref_graphs):
             for key, value in zip(LEVEL_KEYS, radgraph_f1(hyp, ref, level="all", case=case)):

@@ -16,6 +16,7 @@ from ..base import Metric, MetricOutput
 
 class RaTEScore(Metric):
     name = "ratescore"
+    option_names = ("ner", "encoder", "pooling", "matrix", "neg_weight", "empty_reports")
     keys = ("ratescore",)
     higher_is_better = {"ratescore": True}
     reference = "RaTEScore (Zhao et al. 2024; ratescore==0.6.0 compute_score with the released models)"

@@ -1,0 +1,265 @@
+"""Scoring with the authors' released weights reproduces the reference packages, value for value.
+
+Random-weight look-alikes of every released artefact, in its published format (tests/parity/lookalikes.py), are
+scored here and compared with what f1chexbert 0.0.2, radgraph 0.1.18, ratescore 0.6.0 and radeval 2.2.1 computed on
+the same files in their own environments (tests/data/released/*.json, written by tests/parity/make_fixtures.py):
+labels, entities and relations exactly, scores to 1e-5, GREEN prompt token ids identical, on 63 report pairs
+(60 IU X-ray pairs and 3 edge pairs)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from parity import lookalikes
+from parity.green_responses import responses as green_responses
+from parity.reports import fingerprint, parity_pairs
+
+from radmetrics.inference import chexbert_f1, radgraph_f1
+from radmetrics.inference.cli import main
+
+FIXTURES = Path(__file__).parent / "data" / "released"
+RADGRAPH_TYPES = ("radgraph", "radgraph-xl", "modern-radgraph-xl")
+
+
+def fixture(name: str) -> dict:
+    return json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def released(tmp_path_factory) -> Path:
+    root = lookalikes.build(tmp_path_factory.mktemp("lookalikes"))
+    digest = lookalikes.digest(root)
+    for path in sorted(FIXTURES.glob("*.json")):
+        made = json.loads(path.read_text(encoding="utf-8"))
+        if "lookalike_digest" in made:
+            assert made["lookalike_digest"] == digest, (
+                f"{path.name} was made from other look-alikes; rerun tests/parity/make_fixtures.py")
+    return root
+
+
+@pytest.fixture(scope="session")
+def pairs():
+    references, candidates = parity_pairs()
+    for name in ("chexbert", "radgraph", "ratescore", "radeval"):
+        made = fixture(name)["inputs"]
+        assert (made["references"], made["candidates"]) == (fingerprint(references), fingerprint(candidates)), name
+    return references, candidates
+
+
+def base(root: Path, repo_id: str) -> str:
+    return str(lookalikes.snapshot(root, repo_id))
+
+
+def test_chexbert_labels_and_f1_reproduce_f1chexbert(released, pairs):
+    from radmetrics.inference.metrics.chexbert.runner import CheXbertRunner
+
+    expected = fixture("chexbert")["outputs"]
+    runner = CheXbertRunner.from_component(str(released / "xdg" / "chexbert" / "chexbert.pth"), base(released, "bert-base-uncased"))
+    references, candidates = pairs
+    ref_labels, ref_embeddings = runner.labels_and_embeddings(references)
+    hyp_labels, hyp_embeddings = runner.labels_and_embeddings(candidates)
+    assert ref_labels.tolist() == expected["reference_classes"]
+    assert hyp_labels.tolist() == expected["candidate_classes"]
+    scores = chexbert_f1(ref_labels, hyp_labels)
+    for n, report in ((14, expected["classification_report_14"]), (5, expected["classification_report_5"])):
+        for kind in ("micro", "macro", "weighted"):
+            assert scores[f"chexbert_f1_{n}_{kind}"] == pytest.approx(report[f"{kind} avg"]["f1-score"], abs=1e-5)
+    similarity = (ref_embeddings * hyp_embeddings).sum(1) / (np.linalg.norm(ref_embeddings, axis=1) * np.linalg.norm(hyp_embeddings, axis=1))
+    assert similarity == pytest.approx(fixture("radeval")["outputs"]["chexbert_similarity"], abs=1e-5)
+
+
+def compact(annotation: dict) -> dict:
+    entities = [annotation["entities"][str(n + 1)] for n in range(len(annotation["entities"]))]
+    return {"text": annotation["text"], "entities": [[e["start_ix"], e["end_ix"], e["label"], e["relations"]] for e in entities]}
+
+
+@pytest.mark.parametrize("model_type", RADGRAPH_TYPES)
+def test_radgraph_annotations_and_rewards_reproduce_radgraph(released, pairs, model_type):
+    from radmetrics.inference.metrics.radgraph.dygie import RadGraphDyGIE
+
+    expected = fixture("radgraph")["outputs"][model_type]
+    tarball = lookalikes.snapshot(released, lookalikes.RRG) / f"{model_type}.tar.gz"
+    extractor = RadGraphDyGIE.from_component(str(tarball), base(released, lookalikes.RADGRAPH_BASES[model_type]))
+    references, candidates = pairs
+    ref_graphs, hyp_graphs = extractor.annotations(references), extractor.annotations(candidates)
+    assert [compact(a) for a in ref_graphs] == expected["reference_annotations"]
+    assert [compact(a) for a in hyp_graphs] == expected["candidate_annotations"]
+    rewards = np.array([radgraph_f1(h, r, "all", case="reference") for h, r in zip(hyp_graphs, ref_graphs)])
+    assert np.abs(rewards.T - np.array(expected["rewards"])).max() < 1e-5
+    assert rewards.mean(0).tolist() == pytest.approx(expected["mean"], abs=1e-5)
+
+
+@pytest.fixture(scope="session")
+def ratescore_pipeline(released):
+    from radmetrics.inference.metrics.ratescore.released import RaTEScorePipeline
+
+    return RaTEScorePipeline.from_component(base(released, "Angelakeke/RaTE-NER-Deberta"),
+                                            base(released, "FremyCompany/BioLORD-2023-C"))
+
+
+def test_ratescore_sentences_entities_and_scores_reproduce_ratescore(ratescore_pipeline, pairs):
+    from radmetrics.inference.metrics.ratescore.rush import rush_splitter
+
+    expected = fixture("ratescore")["outputs"]
+    references, candidates = pairs
+    assert [rush_splitter().sentences(r) for r in references] == expected["reference_sentences"]
+    assert [rush_splitter().sentences(c) for c in candidates] == expected["candidate_sentences"]
+    scores, ref_entities, cand_entities = ratescore_pipeline.scores(references, candidates)
+    as_lists = lambda found: [[list(e) for e in entities] for entities in found]  # noqa: E731
+    assert as_lists(ref_entities) == expected["reference_entities"]
+    assert as_lists(cand_entities) == expected["candidate_entities"]
+    assert scores == pytest.approx(expected["scores_long"], abs=1e-5)
+    assert ratescore_pipeline.scores(references, candidates, "short")[0] == pytest.approx(expected["scores_short"], abs=1e-5)
+
+
+def test_ratescore_empty_report_bug_is_an_option(ratescore_pipeline):
+    from parity.make_fixtures import inputs
+
+    data, expected = inputs(), fixture("ratescore")["outputs"]["empty_report_scores"]
+    references, candidates = data["empty_report_references"], data["empty_report_candidates"]
+    reproduced, _, _ = ratescore_pipeline.scores(references, candidates, empty_reports="reference")
+    assert reproduced[:len(expected)] == pytest.approx(expected, abs=1e-5) and reproduced[len(expected):] == [None] * 2
+    pairwise, _, _ = ratescore_pipeline.scores(references, candidates)
+    assert len(pairwise) == 5 and pairwise[1] == pairwise[2] == 0.5  # a report without sentences: no entities
+    assert pairwise[0] == pytest.approx(expected[0], abs=1e-5)  # the pairs before the first empty report agree
+
+
+def test_green_prompt_ids_and_parser_reproduce_radeval(released, pairs):
+    from radmetrics.inference.metrics.green.format import parse_green_response
+    from radmetrics.inference.metrics.green.released import ReleasedGreen
+
+    expected = fixture("radeval")["outputs"]
+    green = ReleasedGreen(base(released, "StanfordAIMI/GREEN-RadLlama2-7b"))
+    assert green.prompt_ids(*pairs) == expected["green_prompt_ids"]
+    texts = green_responses()
+    assert fingerprint(texts) == fixture("radeval")["inputs"]["green_responses"]
+    for text, reference in zip(texts, expected["parsed_responses"]):
+        parsed = parse_green_response(text, strict=False)
+        assert (list(parsed.significant), list(parsed.insignificant), parsed.matched) == (
+            reference["significant"], reference["insignificant"], reference["matched"]), text
+        assert parsed.score == pytest.approx(reference["green"])
+
+
+def test_fineradscore_lines_and_prompt_reproduce_the_authors_code(pairs):
+    from radmetrics.inference.metrics.fineradscore.judge import fineradscore_messages, number_lines
+
+    expected = fixture("fineradscore")["outputs"]
+    references, candidates = pairs
+    assert [f"Generated Text: {number_lines(c)} \n \n Ground Truth Text: {r}" for r, c in zip(references, candidates)] == expected["queries"]
+    assert fineradscore_messages(references[0], candidates[0]) == expected["gpt4_messages_first_pair"]
+    assert fineradscore_messages(references[0], candidates[0], "claude3") == expected["claude3_messages_first_pair"]
+
+
+def write_pairs(directory: Path, references, candidates) -> list[str]:
+    for name, reports in (("refs.jsonl", references), ("hyps.jsonl", candidates)):
+        (directory / name).write_text("".join(json.dumps({"id": str(i), "report": r}) + "\n" for i, r in enumerate(reports)))
+    return ["--refs", str(directory / "refs.jsonl"), "--hyps", str(directory / "hyps.jsonl"), "--bootstrap", "20"]
+
+
+def test_score_cli_with_released_weights_as_paths_prints_the_reference_values(released, pairs, tmp_path, capsys):
+    """`radmetrics score --components chexbert=PATH radgraph=PATH rate_ner=PATH green=PATH` on the look-alikes."""
+    out = tmp_path / "scores"
+    rrg = lookalikes.snapshot(released, lookalikes.RRG)
+    args = ["score", *write_pairs(tmp_path, *pairs), "--metrics", "chexbert", "radgraph", "ratescore", "green",
+            "--components", f"chexbert={rrg / 'chexbert.pth'}", f"radgraph={rrg / 'radgraph-xl.tar.gz'}",
+            f"rate_ner={base(released, 'Angelakeke/RaTE-NER-Deberta')}", f"green={base(released, 'StanfordAIMI/GREEN-RadLlama2-7b')}",
+            "--option", f"chexbert.base_model={base(released, 'bert-base-uncased')}",
+            "--option", f"radgraph.base_model={base(released, 'microsoft/BiomedVLP-CXR-BERT-general')}", "--option", "radgraph.case=reference",
+            "--option", f"ratescore.encoder={base(released, 'FremyCompany/BioLORD-2023-C')}", "--option", "green.parser=reference",
+            "--option", "green.summary=false", "--out", str(out)]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    chexbert, radgraph = fixture("chexbert")["outputs"], fixture("radgraph")["outputs"]["radgraph-xl"]
+    radeval, ratescore = fixture("radeval")["outputs"], fixture("ratescore")["outputs"]
+    expected = {"chexbert_f1_14_micro": chexbert["classification_report_14"]["micro avg"]["f1-score"],
+                "chexbert_f1_5_macro": chexbert["classification_report_5"]["macro avg"]["f1-score"],
+                "chexbert_similarity": np.mean(radeval["chexbert_similarity"]),
+                "radgraph_simple": radgraph["mean"][0], "radgraph_partial": radgraph["mean"][1], "radgraph_complete": radgraph["mean"][2],
+                "ratescore": np.mean(ratescore["scores_long"]), "green": radeval["green_mean"]}
+    for key, value in expected.items():
+        assert summary[key]["value"] == pytest.approx(value, abs=1e-5), key
+        assert f"| {key} | {value:.4f} |" in printed
+    details = [json.loads(line) for line in (out / "details" / "green.jsonl").read_text().splitlines()]
+    assert [d["response"] for d in details] == radeval["green_analysis"]
+
+
+def test_score_cli_released_uses_the_cache(released, pairs, tmp_path):
+    """`--components released` resolves every default release from the Hugging Face cache (HF_HUB_OFFLINE)."""
+    references, candidates = pairs
+    env = {**os.environ, "HF_HOME": str(released / "hf"), "HF_HUB_OFFLINE": "1", "RADMETRICS_CACHE": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "radmetrics.inference.cli", "score", *write_pairs(tmp_path, references[:12], candidates[:12]),
+               "--metrics", "chexbert", "radgraph", "ratescore", "--components", "released", "--option", "radgraph.case=reference",
+               "--out", str(tmp_path / "out")]
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [json.loads(line) for line in (tmp_path / "out" / "per_sample.jsonl").read_text().splitlines()]
+    radgraph = fixture("radgraph")["outputs"]["radgraph-xl"]["rewards"]
+    assert [r["radgraph_partial"] for r in rows] == pytest.approx(radgraph[1][:12], abs=1e-5)
+    assert [r["ratescore"] for r in rows] == pytest.approx(fixture("ratescore")["outputs"]["scores_long"][:12], abs=1e-5)
+
+
+def test_weights_convert_gives_exports_that_score_the_same(released, pairs, tmp_path):
+    from radmetrics.inference.metrics.chexbert.runner import CheXbertRunner
+    from radmetrics.inference.metrics.radgraph.dygie import RadGraphDyGIE
+    from radmetrics.inference.metrics.ratescore.released import RaTEScorePipeline
+
+    references, _ = pairs
+    rrg = lookalikes.snapshot(released, lookalikes.RRG)
+    assert main(["weights", "convert", str(rrg / "chexbert.pth"), "--kind", "chexbert", "--out", str(tmp_path / "chexbert"),
+                 "--base-model", base(released, "bert-base-uncased")]) == 0
+    manifest = json.loads((tmp_path / "chexbert" / "radmetrics.json").read_text())
+    assert manifest["component"] == "chexbert" and len(manifest["released"]["sha256"]) == 64
+    labels, _ = CheXbertRunner.from_component(str(tmp_path / "chexbert")).labels_and_embeddings(references)
+    assert labels.tolist() == fixture("chexbert")["outputs"]["reference_classes"]
+    assert main(["weights", "convert", str(rrg / "modern-radgraph-xl.tar.gz"), "--kind", "radgraph", "--out", str(tmp_path / "radgraph"),
+                 "--base-model", base(released, "answerdotai/ModernBERT-base")]) == 0
+    graphs = RadGraphDyGIE.from_component(str(tmp_path / "radgraph")).annotations(references[:10])
+    assert [compact(g) for g in graphs] == fixture("radgraph")["outputs"]["modern-radgraph-xl"]["reference_annotations"][:10]
+    assert main(["weights", "convert", base(released, "Angelakeke/RaTE-NER-Deberta"), "--kind", "rate_ner",
+                 "--out", str(tmp_path / "rate_ner"), "--base-model", base(released, "FremyCompany/BioLORD-2023-C")]) == 0
+    scores, _, _ = RaTEScorePipeline.from_component(str(tmp_path / "rate_ner")).scores(references[:10], pairs[1][:10])
+    assert scores == pytest.approx(fixture("ratescore")["outputs"]["scores_long"][:10], abs=1e-5)
+
+
+def test_weights_list_and_component_errors(capsys, tmp_path):
+    from radmetrics.inference.loading.released import ARTEFACTS
+
+    assert main(["weights", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert all(f"| {name} |" in listed for name in ARTEFACTS) and "Llama 2 Community Licence" in listed
+    (tmp_path / "r.txt").write_text("No effusion.\n")
+    base_args = ["score", "--refs", str(tmp_path / "r.txt"), "--hyps", str(tmp_path / "r.txt"), "--out", str(tmp_path / "o")]
+    with pytest.raises(SystemExit, match="unknown component kind 'labeler'"):
+        main([*base_args, "--components", "labeler=x.pth"])
+    with pytest.raises(SystemExit, match="radgraph-xl is a radgraph release, not chexbert"):
+        main([*base_args, "--components", "chexbert=radgraph-xl"])
+    with pytest.raises(ValueError, match="metric radgraph has no option cse"):
+        main([*base_args, "--metrics", "bleu2", "radgraph", "--components", "radgraph=radgraph-xl", "--option", "radgraph.cse=x"])
+
+
+def test_released_artefact_missing_offline_names_the_file(monkeypatch, tmp_path):
+    from radmetrics.inference.loading.released import ArtefactError, fetch
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ArtefactError, match="chexbert.pth of StanfordAIMI/RRG_scorers was not found in the local Hugging Face cache"):
+        fetch("chexbert")
+
+
+def test_green_tokenizer_code_runs_only_when_trusted(released, tmp_path):
+    import shutil
+
+    from radmetrics.inference.metrics.green.released import ReleasedGreen, RemoteCodeRequired
+
+    model = tmp_path / "green"
+    shutil.copytree(base(released, "StanfordAIMI/GREEN-RadLlama2-7b"), model)
+    config = json.loads((model / "tokenizer_config.json").read_text())
+    config.update(tokenizer_class="CheXagentTokenizer", auto_map={"AutoTokenizer": ["tokenization_chexagent.CheXagentTokenizer", None]})
+    (model / "tokenizer_config.json").write_text(json.dumps(config))
+    (model / "tokenization_chexagent.py").write_text("raise RuntimeError('repository code ran')\n")
+    with pytest.raises(RemoteCodeRequired, match="trust-remote-code"):
+        ReleasedGreen(str(model))

@@ -1,0 +1,56 @@
+"""`radmetrics weights list` and `radmetrics weights convert SRC --kind KIND --out DIR`."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "the metric authors' released weights: list them, convert one into the export contract"
+DESCRIPTION = """list     every known released artefact: name, kind, Hub repository and file, size, licence, the metrics
+         that use it, the package whose behaviour radmetrics reproduces with it, and whether it is in the local
+         Hugging Face cache.
+convert  SRC (a local path or a name from `list`) of --kind chexbert|radgraph|rate_ner|green into a directory
+         loadable with from_pretrained plus a radmetrics.json manifest recording the source, revision, sha256
+         and licence. Scoring with the result (`--components DIR`) gives the same values as with SRC.
+
+Released weights can also be scored directly: radmetrics score --components KIND=PATH ... or --components released."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="weights_command", metavar="WHAT", required=True)
+    sub.add_parser("list", help="list the known released artefacts")
+    convert = sub.add_parser("convert", help="convert a released artefact into radmetrics' export contract")
+    convert.add_argument("src", help="a path (chexbert.pth, a RadGraph tarball, a model folder) or a name from `list`")
+    convert.add_argument("--kind", required=True, choices=["chexbert", "radgraph", "rate_ner", "green"])
+    convert.add_argument("--out", required=True, help="new (or empty) output directory")
+    convert.add_argument("--revision", help="Hub revision, when SRC is a name")
+    convert.add_argument("--base-model", help="chexbert/radgraph: the transformer's config+tokenizer folder (default: the Hub id "
+                                              "the reference loads, from the cache); rate_ner: the entity encoder folder")
+
+
+def _cached(artefact) -> str:
+    from huggingface_hub import snapshot_download, try_to_load_from_cache
+
+    if artefact.filename:
+        return "yes" if isinstance(try_to_load_from_cache(artefact.repo_id, artefact.filename), str) else "no"
+    try:
+        snapshot_download(artefact.repo_id, local_files_only=True)
+        return "yes"
+    except Exception:  # not in the cache (huggingface_hub raises several types)
+        return "no"
+
+
+def run(args: argparse.Namespace) -> int:
+    from radmetrics.inference.loading.released import ARTEFACTS
+
+    if args.weights_command == "list":
+        print("| name | kind | Hub repository / file | size | licence | metrics | reproduces | cached |")
+        print("|---|---|---|---|---|---|---|---|")
+        for a in ARTEFACTS.values():
+            where = f"{a.repo_id} / {a.filename}" if a.filename else a.repo_id
+            print(f"| {a.name} | {a.kind} | {where} | {a.size} | {a.licence} | {', '.join(a.metrics)} | {a.reference} | {_cached(a)} |")
+        return 0
+    from .weights import convert
+
+    out = convert(args.src, args.kind, args.out, args.revision, args.base_model)
+    print(f"converted {args.src} -> {out}")
+    return 0
