@@ -1,4 +1,10 @@
-"""Read reports for scoring: txt (one report per line), CSV, JSONL, or a JSON list; ids when the file has them."""
+"""Read reports for scoring: txt (one report per line), CSV, JSONL, or a JSON list; ids when the file has them.
+
+Bad input is a `ReportFileError` naming the file and the line (or row, or record): a file that is not UTF-8, a line
+over `MAX_REPORT_CHARS` characters (most likely the wrong file), malformed CSV or JSON, a missing field, and a report
+that is null, not a string (or a grounded report) or empty. Ids, where the file carries them, must be present on every
+record and unique; `pair_reports` then pairs two files by id.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ import json
 from pathlib import Path
 
 DEFAULT_FIELDS = ("report", "text")
+MAX_REPORT_CHARS = 100_000  # radiology reports run to a few thousand characters
 
 
 class ReportFileError(ValueError):
@@ -18,10 +25,15 @@ def _read_text(path: Path) -> str:
         raise ReportFileError(f"report file not found: {path}")
     data = path.read_bytes()
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ReportFileError(f"{path}: line {line} is not UTF-8 (byte {data[exc.start]:#x} at offset {exc.start}); re-encode the file as UTF-8") from exc
+    for n, line in enumerate(text.splitlines(), 1):
+        if len(line) > MAX_REPORT_CHARS:
+            raise ReportFileError(f"{path}: line {n} holds {len(line):,} characters, more than a report's {MAX_REPORT_CHARS:,}; "
+                                  "is this the right file?")
+    return text
 
 
 def read_jsonl_records(path: str | Path, required: tuple[str, ...] | list[str] = ()) -> list[tuple[int, dict]]:
@@ -33,7 +45,7 @@ def read_jsonl_records(path: str | Path, required: tuple[str, ...] | list[str] =
             continue
         try:
             record = json.loads(line)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
             raise ReportFileError(f"{path}: line {n} is not valid JSON ({exc})") from exc
         missing = [k for k in required if not isinstance(record, dict) or k not in record]
         if missing:
@@ -42,52 +54,101 @@ def read_jsonl_records(path: str | Path, required: tuple[str, ...] | list[str] =
     return records
 
 
-def _pick(record: dict, field: str | None, path: Path, where: str) -> str | list:
-    names = [field] if field else [f for f in DEFAULT_FIELDS if f in record]
-    if not names or names[0] not in record:
-        raise ReportFileError(f"{path}: {where} has no field {field or ' or '.join(DEFAULT_FIELDS)!r} (found {sorted(record)}); pass --ref-field/--hyp-field")
-    value = record[names[0]]
+def _checked(value, path: Path, where: str, name: str = "the report") -> str | list:
     if value is None:
-        return ""
-    grounded = isinstance(value, list) and all(isinstance(p, dict) and "text" in p for p in value)
+        raise ReportFileError(f"{path}: {where}: {name} is null")
+    grounded = isinstance(value, list) and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in value)
     if not isinstance(value, str) and not grounded:
-        raise ReportFileError(f"{path}: {where} field {names[0]!r} is {type(value).__name__}, not a string "
+        raise ReportFileError(f"{path}: {where}: {name} is {type(value).__name__}, not a string "
                               "or a grounded report (a list of {\"text\", \"boxes\"})")
+    if not (value.strip() if isinstance(value, str) else value):
+        raise ReportFileError(f"{path}: {where}: {name} is empty")
     return value
 
 
-def read_reports(path: str | Path, field: str | None = None, id_field: str = "id") -> tuple[list[str], list[str] | None]:
+def _pick(record: dict, field: str | None, path: Path, where: str) -> str | list:
+    names = [field] if field else [f for f in DEFAULT_FIELDS if f in record]
+    if not names or names[0] not in record:
+        raise ReportFileError(f"{path}: {where} has no field {field or ' or '.join(DEFAULT_FIELDS)!r} (found {sorted(record)}); "
+                              "pass --ref-field/--hyp-field")
+    return _checked(record[names[0]], path, where, f"field {names[0]!r}")
+
+
+def _ids(found: list, path: Path, where: list[str]) -> list[str] | None:
+    """Every record's id as a string, or None when no record has one; mixed or repeated ids are an error."""
+    present = [i is not None and str(i).strip() != "" for i in found]
+    if not any(present):
+        return None
+    if not all(present):
+        lacking = [w for w, ok in zip(where, present) if not ok]
+        raise ReportFileError(f"{path}: {len(lacking)} record(s) have no id while the others do, e.g. {', '.join(lacking[:5])}")
+    ids = [str(i) for i in found]
+    seen, repeated = set(), []
+    for i in ids:
+        if i in seen and i not in repeated:
+            repeated.append(i)
+        seen.add(i)
+    if repeated:
+        raise ReportFileError(f"{path}: id(s) {', '.join(repeated[:10])} appear more than once")
+    return ids
+
+
+def read_reports(path: str | Path, field: str | None = None, id_field: str = "id") -> tuple[list, list[str] | None]:
     """Returns (reports, ids or None)."""
     path = Path(path)
     text = _read_text(path)
     suffix = path.suffix.lower()
     if suffix == ".txt":
-        return text.splitlines(), None
+        lines = text.splitlines()
+        return [_checked(line, path, f"line {n}") for n, line in enumerate(lines, 1)], None
     if suffix == ".csv":
-        rows = list(csv.DictReader(text.splitlines()))
+        try:
+            rows = list(csv.DictReader(text.splitlines()))
+        except csv.Error as exc:
+            raise ReportFileError(f"{path}: not a readable CSV file ({exc})") from exc
         if not rows:
             raise ReportFileError(f"{path}: no rows")
-        return [_pick(r, field, path, f"row {i + 2}") for i, r in enumerate(rows)], ([r[id_field] for r in rows] if id_field in rows[0] else None)
+        where = [f"row {i + 2}" for i in range(len(rows))]
+        reports = [_pick(r, field, path, w) for r, w in zip(rows, where)]
+        return reports, (_ids([r.get(id_field) for r in rows], path, where) if id_field in rows[0] else None)
     if suffix == ".jsonl":
         records = read_jsonl_records(path)
+        where = [f"line {n}" for n, _ in records]
     elif suffix == ".json":
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
             raise ReportFileError(f"{path}: not valid JSON ({exc})") from exc
         if not isinstance(data, list):
             raise ReportFileError(f"{path}: expected a JSON list of reports or of objects")
         records = list(enumerate(data, 1))
+        where = [f"record {n}" for n, _ in records]
     else:
         raise ReportFileError(f"{path}: unsupported report file type {suffix!r}; use .txt, .csv, .jsonl or .json")
     reports, ids = [], []
-    for n, rec in records:
-        if isinstance(rec, str):
-            reports.append(rec)
-            ids.append(None)
-        elif isinstance(rec, dict):
-            reports.append(_pick(rec, field, path, f"record {n}"))
-            ids.append(rec.get(id_field))
+    for (_, record), w in zip(records, where):
+        if isinstance(record, dict):
+            reports.append(_pick(record, field, path, w))
+            ids.append(record.get(id_field))
         else:
-            raise ReportFileError(f"{path}: record {n} is {type(rec).__name__}, expected a string or an object")
-    return reports, ([str(i) for i in ids] if all(i is not None for i in ids) else None)
+            reports.append(_checked(record, path, w))
+            ids.append(None)
+    return reports, _ids(ids, path, where)
+
+
+def pair_reports(references: list, ref_ids: list[str] | None, candidates: list, cand_ids: list[str] | None,
+                 names: tuple[str, str] = ("references", "candidates")) -> tuple[list, list, list[str] | None]:
+    """(references, candidates in the references' order, ids): by id when both files carry ids, else by position."""
+    if ref_ids is not None and cand_ids is not None:
+        missing = [i for i in ref_ids if i not in set(cand_ids)]
+        extra = [i for i in cand_ids if i not in set(ref_ids)]
+        if missing or extra:
+            problems = ([f"{len(missing)} id(s) of the {names[0]} have no {names[1][:-1]} ({', '.join(missing[:10])})"] if missing else []) + \
+                       ([f"{len(extra)} id(s) of the {names[1]} are not among the {names[0]} ({', '.join(extra[:10])})"] if extra else [])
+            raise ReportFileError("; ".join(problems))
+        position = {i: n for n, i in enumerate(cand_ids)}
+        return references, [candidates[position[i]] for i in ref_ids], ref_ids
+    if len(references) != len(candidates):
+        raise ReportFileError(f"{len(references)} {names[0]} but {len(candidates)} {names[1]}; without ids on both sides "
+                              "they pair by position and must be as many")
+    return references, candidates, ref_ids or cand_ids

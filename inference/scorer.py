@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from .registry import resolve
 from .stats import bootstrap_ci
 
@@ -43,6 +45,8 @@ def validate_reports(references: Sequence, candidates: Sequence, ids: Sequence |
             if not isinstance(value, str):
                 kind = "a string or a grounded report (a list of {\"text\", \"boxes\"})" if grounded_ok else "a string"
                 raise ScoringInputError(f"pair {ids[i]}: the {side} is {type(value).__name__}, not {kind}")
+            if not value.strip():
+                raise ScoringInputError(f"pair {ids[i]}: the {side} is empty")
     return ids
 
 
@@ -53,6 +57,14 @@ class ScoreResult:
     details: dict[str, list[dict] | None] = field(default_factory=dict)
     references: dict[str, str] = field(default_factory=dict)  # metric -> what it reproduces
     meta: dict[str, dict] = field(default_factory=dict)  # metric -> run information (LLM totals)
+    higher_is_better: dict[str, bool] = field(default_factory=dict)  # score key -> its metric's declared direction
+    outputs: dict = field(default_factory=dict, repr=False)  # metric -> MetricOutput (for `aggregate`)
+
+    def aggregate(self, key: str, indices) -> float:
+        """The corpus value of `key` over the samples at `indices` (repeats allowed): how bootstrap and paired tests
+        resample a metric, corpus-level ones (BLEU-4, CheXbert F1) included."""
+        owner = next(name for name, out in self.outputs.items() if key in out.per_sample)
+        return self.outputs[owner].aggregate(key, np.asarray(indices))
 
     def table(self) -> str:
         lines = ["| score | value | 95% CI | n |", "|---|---|---|---|"]
@@ -94,7 +106,7 @@ class Scorer:
 
     def __call__(self, references: Sequence[str], candidates: Sequence[str], ids: Sequence | None = None) -> ScoreResult:
         ids = validate_reports(references, candidates, ids, grounded_ok=all(s.accepts_grounded for s in self.specs))
-        outputs, docs = {}, {}
+        outputs, docs, directions = {}, {}, {}
         for spec in self.specs:
             options = self.metric_options.get(spec.name, {})
             if spec.judged_by_llm or spec.endpoint_replaces_components:
@@ -102,6 +114,7 @@ class Scorer:
             metric = spec.load()(components=self.components, upstream=outputs, **options)
             outputs[spec.name] = metric(list(references), list(candidates))
             docs[spec.name] = metric.reference
+            directions.update({key: metric.higher_is_better[key] for key in spec.keys})
         summary, rows = {}, [{"id": i} for i in ids]
         for spec in self.specs:
             out = outputs[spec.name]
@@ -114,9 +127,10 @@ class Scorer:
                 value = out.aggregate(key)
                 summary[key] = {
                     "value": None if math.isnan(value) else value,
+                    "higher_is_better": directions[key],
                     "ci95": list(bootstrap_ci(lambda idx, k=key, o=out: o.aggregate(k, idx), n, self.n_bootstrap, self.seed)),
                     "n": scored,
                     "not_scored": n - scored,
                 }
         return ScoreResult(summary, rows, {name: o.details for name, o in outputs.items()}, docs,
-                           {name: o.meta for name, o in outputs.items() if o.meta})
+                           {name: o.meta for name, o in outputs.items() if o.meta}, directions, outputs)

@@ -71,6 +71,11 @@ def test_cache_answers_a_rerun_without_requests(tmp_path):
         engine = LLMEngine(endpoint(server), tmp_path / "cache.sqlite", progress=False)
         results = engine.run(tasks(20))
     assert server.requests == before and engine.totals.cache_hits == 20 and all(r.from_cache for r in results)
+    with FaultServer(fault_rate=1.0, faults=("invalid_answer",)) as server:  # a refused answer is not replayed
+        LLMEngine(endpoint(server), tmp_path / "refused.sqlite", max_reprompts=0, progress=False).run(tasks(3))
+        engine = LLMEngine(endpoint(server), tmp_path / "refused.sqlite", max_reprompts=0, progress=False)
+        results = engine.run(tasks(3))
+        assert server.requests == 6 and engine.totals.cache_hits == 0 and all(r.ok for r in results)
     with FaultServer() as server:  # other generation parameters are another key
         engine = LLMEngine(endpoint(server, generation={"temperature": 0.7}), tmp_path / "cache.sqlite", progress=False)
         engine.run(tasks(5))

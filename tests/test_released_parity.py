@@ -263,3 +263,43 @@ def test_green_tokenizer_code_runs_only_when_trusted(released, tmp_path):
     (model / "tokenization_chexagent.py").write_text("raise RuntimeError('repository code ran')\n")
     with pytest.raises(RemoteCodeRequired, match="trust-remote-code"):
         ReleasedGreen(str(model))
+
+
+def test_meta_eval_and_refits_run_for_every_component_metric(released, pairs, tmp_path):
+    """`meta-eval correlate --components ...` scores every component metric; `--radcliq-constants` and
+    `--ratescore-matrix` (what fit-radcliq and tune-ratescore write) change radcliq_v1 and ratescore."""
+    import csv
+
+    references, candidates = (p[:12] for p in pairs)
+    rrg = lookalikes.snapshot(released, lookalikes.RRG)
+    components = ["--components", f"chexbert={rrg / 'chexbert.pth'}", f"radgraph={rrg / 'radgraph-xl.tar.gz'}",
+                  f"rate_ner={base(released, 'Angelakeke/RaTE-NER-Deberta')}",
+                  "--option", f"chexbert.base_model={base(released, 'bert-base-uncased')}",
+                  "--option", f"radgraph.base_model={base(released, 'microsoft/BiomedVLP-CXR-BERT-general')}",
+                  "--option", f"ratescore.encoder={base(released, 'FremyCompany/BioLORD-2023-C')}"]
+    with open(tmp_path / "rated.csv", "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["reference", "candidate", "errors"])
+        writer.writerows([r, c, i % 4] for i, (r, c) in enumerate(zip(references, candidates)))
+    assert main(["meta-eval", "correlate", "--csv", str(tmp_path / "rated.csv"), "--human-column", "errors", *components,
+                 "--bootstrap", "20", "--out", str(tmp_path / "corr")]) == 0
+    keys = json.loads((tmp_path / "corr" / "kendall_tau.json").read_text())["metrics"]
+    assert {"chexbert_f1_14_micro", "chexbert_similarity", "radgraph_partial", "radgraph_radcliq", "ratescore", "radcliq_v1"} <= set(keys)
+    assert keys["radcliq_v1"]["higher_is_better"] is False
+
+    def score(*extra) -> dict:
+        out = tmp_path / f"score{len(extra)}"
+        assert main(["score", *write_pairs(tmp_path, references, candidates), "--metrics", "radcliq", "ratescore", *components,
+                     *extra, "--out", str(out)]) == 0
+        return json.loads((out / "summary.json").read_text())
+
+    published = score()
+    constants = {"feature_order": ["radgraph_radcliq", "bertscore", "chexbert_similarity", "bleu2"],
+                 "scaler_mean_": [0.3, 0.4, 0.5, 0.2], "scaler_scale_": [0.2, 0.2, 0.2, 0.1], "coefs_with_bias_last": [-0.5, -0.2, -0.1, -0.2, 3.0]}
+    (tmp_path / "radcliq.json").write_text(json.dumps(constants))
+    matrix = json.loads((Path(__file__).parents[1] / "inference" / "resources" / "affinity_short_weight.json").read_text())
+    (tmp_path / "matrix.json").write_text(json.dumps(matrix))
+    refit = score("--radcliq-constants", str(tmp_path / "radcliq.json"), "--ratescore-matrix", str(tmp_path / "matrix.json"))
+    assert refit["radcliq_v0"]["value"] == published["radcliq_v0"]["value"]
+    assert refit["radcliq_v1"]["value"] != published["radcliq_v1"]["value"]
+    assert refit["ratescore"]["value"] == pytest.approx(np.mean(fixture("ratescore")["outputs"]["scores_short"][:12]), abs=1e-5)

@@ -15,13 +15,13 @@ from radmetrics.inference.registry import UnknownMetricError
 from radmetrics.inference.report_io import ReportFileError, read_reports
 from radmetrics.inference.scorer import MissingComponentError, Scorer, ScoringInputError
 from radmetrics.inference.stats import (
-    approximate_randomization,
     bootstrap_ci,
-    kendall_tau_b,
-    paired_bootstrap,
+    kendall_tau,
+    paired_comparison,
+    paired_means,
 )
 
-REFS = ["No acute cardiopulmonary process.", "Mild cardiomegaly.", "Small left pleural effusion.", ""]
+REFS = ["No acute cardiopulmonary process.", "Mild cardiomegaly.", "Small left pleural effusion.", "Lungs are clear."]
 HYPS = ["No acute cardiopulmonary process.", "The heart is mildly enlarged.", "No pleural effusion.", "Normal chest."]
 
 
@@ -29,7 +29,8 @@ def test_scorer_summary_and_per_sample():
     result = Scorer(["bleu2", "rougeL", "bleu4"], n_bootstrap=200)(REFS, HYPS, ids=["a", "b", "c", "d"])
     assert list(result.summary) == ["bleu2", "bleu4", "rougeL"]
     assert result.per_sample[0]["id"] == "a" and result.per_sample[0]["rougeL"] == 1.0
-    assert result.per_sample[3]["rougeL"] == 0.0  # empty reference: ROUGE's degenerate value
+    assert result.per_sample[3]["rougeL"] == 0.0  # no word in common
+    assert result.summary["rougeL"]["higher_is_better"] and result.higher_is_better["bleu4"]
     s = result.summary["rougeL"]
     assert s["ci95"][0] <= s["value"] <= s["ci95"][1] and s["n"] == 4
     assert "| rougeL |" in result.table()
@@ -40,6 +41,8 @@ def test_bad_input_is_named():
         Scorer(["bleu2"])(REFS, HYPS[:3])
     with pytest.raises(ScoringInputError, match="pair 2: the candidate is int"):
         Scorer(["bleu2"])(REFS, HYPS[:2] + [3, "x"])
+    with pytest.raises(ScoringInputError, match="pair 3: the reference is empty"):
+        Scorer(["bleu2"])(REFS[:3] + ["  "], HYPS)
     with pytest.raises(UnknownMetricError, match="bleu5"):
         Scorer(["bleu5"])
 
@@ -111,10 +114,19 @@ def test_statistics():
     rng = np.random.default_rng(1)
     a = rng.normal(0.6, 0.1, 200)
     b = a - 0.05 + rng.normal(0, 0.01, 200)
-    assert paired_bootstrap(a, b)["p_value"] < 0.01
-    assert approximate_randomization(a, b, 2000)["p_value"] < 0.01
-    assert approximate_randomization(a, a + rng.normal(0, 0.01, 200), 2000)["p_value"] > 0.01
+    better = paired_means(a, b, 500, 2000)
+    assert better["difference"] == pytest.approx(0.05, abs=0.005) and better["ci95"][0] > 0 and better["p_value"] < 0.01
+    assert paired_means(a, a + rng.normal(0, 0.01, 200), 500, 2000)["p_value"] > 0.01
+    # a corpus-level statistic (a ratio of sums) is recomputed on every resample and permutation
+    hits, totals = np.concatenate([a * 10, b * 10]), np.full(400, 10.0)
+    ratio = paired_comparison(lambda idx: hits[idx].sum() / totals[idx].sum(), 200, 300, 1000)
+    assert ratio["a"] == pytest.approx(a.mean()) and ratio["p_value"] < 0.01 and ratio["ci95"][0] > 0
     lo, hi = bootstrap_ci(lambda idx: a[idx].mean(), len(a), 500)
     assert lo < a.mean() < hi
-    tau = kendall_tau_b(a, -a + rng.normal(0, 0.01, 200), 200)
-    assert tau["tau_b"] < -0.8 and tau["ci95"][0] <= tau["tau_b"] <= tau["ci95"][1]
+    noisy = -a + rng.normal(0, 0.01, 200)
+    for variant in ("b", "c"):
+        tau = kendall_tau(a, noisy, variant, 200)
+        assert tau[f"tau_{variant}"] < -0.8 and tau["ci95"][0] <= tau[f"tau_{variant}"] <= tau["ci95"][1]
+    # with few distinct human values tau-c and tau-b differ
+    coarse = np.round(a * 4) / 4
+    assert kendall_tau(a, coarse, "b", 10)["tau_b"] != kendall_tau(a, coarse, "c", 10)["tau_c"]

@@ -29,7 +29,9 @@ def test_tune_ratescore_cli_writes_a_loadable_matrix(iu_reports, tmp_path):
                                  "total_errors": errors}) + "\n")
     assert main(["meta-eval", "tune-ratescore", "--data", str(data), "--trials", "12", "--out", str(tmp_path / "tuned")]) == 0
     summary = json.loads((tmp_path / "tuned" / "tuning.json").read_text())
-    assert summary["n_pairs"] == len(pairs) and summary["tau_b"] >= summary["default_long_tau_b"]
+    assert summary["n_pairs"] == len(pairs) and summary["tau_b"] >= summary["default_long_tau_b"]  # in-sample
+    held = summary["held_out"]  # tuned on 4/5 of the pairs, measured on the rest, for each fold
+    assert held["folds"] == 5 and len(held["per_fold"]) == 5 and -1 <= held["tuned_tau_b"] <= 1
     weights, neg_weight = load_affinity(str(tmp_path / "tuned" / "affinity_tuned.json"))
     assert len(weights) == 25 and 0.0 <= neg_weight <= 1.0
 

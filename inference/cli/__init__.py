@@ -13,7 +13,7 @@ import importlib
 import sys
 from importlib.metadata import entry_points
 
-ORDER = ["data", "train", "export", "weights", "score", "meta-eval", "demo"]
+ORDER = ["data", "train", "export", "weights", "score", "compare", "meta-eval", "demo"]
 
 
 def _commands() -> dict[str, str]:
@@ -38,12 +38,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def user_errors() -> tuple[type[Exception], ...]:
+    """Errors that describe bad input or a missing file: printed as one message, not a traceback."""
+    from ..loading.checkpoint import CheckpointError
+    from ..loading.hub import ModelLoadError
+    from ..loading.released import ArtefactError
+    from ..registry import UnknownMetricError
+    from ..report_io import ReportFileError
+    from ..scorer import MissingComponentError, ScoringInputError
+
+    return (ReportFileError, ScoringInputError, MissingComponentError, UnknownMetricError, CheckpointError, ArtefactError,
+            ModelLoadError)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
-    result = args._run(args)
+    try:
+        result = args._run(args)
+    except user_errors() as exc:
+        print(f"radmetrics {args.command}: error: {exc}", file=sys.stderr)
+        return 2
     return int(result or 0)
 

@@ -7,46 +7,67 @@ import csv
 import json
 from pathlib import Path
 
-HELP = "meta-evaluate metrics against human judgements (Kendall tau-b, preference accuracy, RadCliQ refit, RaTEScore tuning)"
+from .score import add_scoring_arguments, build_scorer
+
+HELP = "meta-evaluate metrics against human judgements (Kendall tau, preference accuracy, RadCliQ refit, RaTEScore tuning)"
 DESCRIPTION = """Subcommands:
 
-  correlate    Kendall tau-b (1,000-resample bootstrap CI) between each metric and human error counts
-               in a ReXVal-like CSV (reference, candidate, error-count column), plus a scatter plot per metric.
-               Metric scores are oriented as predicted errors (higher-is-better metrics negated), so a
-               positive tau means agreement, as in the RadCliQ paper's Table 4.
-  preference   accuracy of each metric at picking the report radiologists preferred
-               (CSV: reference, candidate_1, candidate_2, preferred in {1,2}); GREEN paper section 4.3.2.
-  fit-radcliq  refit RadCliQ's constrained composite (negated weights non-negative, summing to 1) on a CSV
-               with radgraph_radcliq, bertscore, chexbert_similarity, bleu2 and an error-count column.
+  correlate    Kendall tau-b and tau-c (1,000-resample bootstrap CIs) between each metric and human judgements in a
+               CSV (reference, candidate, one column per rater: --human-columns). With several raters: agreement with
+               each rater and with their mean, next to the inter-rater baseline (each rater against the mean of the
+               others, and rater pairs). Scores are oriented by each metric's declared direction, the human columns as
+               error counts (lower is better) unless --human-higher-is-better, so a positive tau means agreement, as in
+               the RadCliQ paper's Table 4. Writes a scatter plot per metric.
+  preference   accuracy of each metric at picking the candidate radiologists preferred (CSV: reference,
+               candidate_1, candidate_2, and one preference column per rater holding 1, 2, or 0 / "tie"), with a
+               bootstrap 95% CI; --ties says how a metric's tie counts (half, wrong or skip); human ties and pairs
+               without a majority are left out and counted. GREEN paper section 4.3.2.
+  fit-radcliq  refit RadCliQ-v1's constrained composite (negated weights non-negative, summing to 1) on a CSV with
+               radgraph_radcliq, bertscore, chexbert_similarity, bleu2 and an error-count column; reports the
+               cross-validated (held-out) tau of the refit next to the published constants'. Use the result with
+               `radmetrics score --radcliq-constants FILE`.
   tune-ratescore  TPE (optuna) search of RaTEScore's 25 type-pair weights W and penalty p against human
-               judgements; JSONL rows with reference_entities / candidate_entities ([[text, type], ...])
-               and a human column. Writes a matrix usable as `ratescore_from_entities(..., matrix=PATH)`."""
+               judgements (JSONL rows with reference_entities / candidate_entities ([[text, type], ...]) and a human
+               column); reports the cross-validated (held-out) tau of the tuned matrix next to the bundled one's. Use
+               the matrix with `radmetrics score --ratescore-matrix FILE`.
+
+correlate and preference score with the same --metrics, --components, --option and --endpoint as `radmetrics score`."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="meta_command", metavar="WHAT", required=True)
-    corr = sub.add_parser("correlate", help="Kendall tau-b of metrics vs human error counts, with CIs and plots")
-    corr.add_argument("--csv", required=True, help="ReXVal-like CSV")
+    corr = sub.add_parser("correlate", help="Kendall tau of metrics vs human judgements, with CIs, per rater")
+    corr.add_argument("--csv", required=True, help="one row per reference/candidate pair")
     corr.add_argument("--reference-column", default="reference")
     corr.add_argument("--candidate-column", default="candidate")
-    corr.add_argument("--human-column", default="total_errors", help="column of (mean) radiologist error counts")
-    corr.add_argument("--metrics", nargs="+", help="metrics to evaluate (default: all available)")
-    corr.add_argument("--bootstrap", type=int, default=1000)
+    corr.add_argument("--human-columns", "--human-column", nargs="+", default=["total_errors"],
+                      help="one column per rater (error counts, or ratings with --human-higher-is-better)")
+    corr.add_argument("--human-higher-is-better", action="store_true", help="the human columns are quality ratings")
+    add_scoring_arguments(corr)
     corr.add_argument("--out", required=True)
     pref = sub.add_parser("preference", help="accuracy of metrics on pairwise radiologist preferences")
     pref.add_argument("--csv", required=True)
-    pref.add_argument("--metrics", nargs="+")
+    pref.add_argument("--reference-column", default="reference")
+    pref.add_argument("--candidate-columns", nargs=2, default=["candidate_1", "candidate_2"])
+    pref.add_argument("--preferred-columns", "--preferred-column", nargs="+", default=["preferred"],
+                      help="one column per rater: 1, 2, or 0 / 'tie'")
+    pref.add_argument("--ties", choices=["half", "wrong", "skip"], default="half",
+                      help="a metric scoring both candidates equally: half credit (default), wrong, or left out")
+    add_scoring_arguments(pref)
     pref.add_argument("--out", required=True)
-    fit = sub.add_parser("fit-radcliq", help="refit the RadCliQ composite on human error counts (CVXPY)")
+    fit = sub.add_parser("fit-radcliq", help="refit the RadCliQ-v1 composite on human error counts (CVXPY)")
     fit.add_argument("--csv", required=True)
     fit.add_argument("--human-column", default="total_errors")
-    fit.add_argument("--out", required=True, help="JSON file for the fitted parameters")
+    fit.add_argument("--folds", type=int, default=5, help="cross-validation folds for the held-out tau (0: none)")
+    fit.add_argument("--seed", type=int, default=0)
+    fit.add_argument("--out", required=True, help="JSON file for the fitted constants")
     tune = sub.add_parser("tune-ratescore", help="TPE search of RaTEScore's affinity matrix and penalty (optuna)")
     tune.add_argument("--data", required=True, help="JSONL: reference_entities, candidate_entities, human column")
     tune.add_argument("--human-column", default="total_errors")
     tune.add_argument("--human-higher-is-better", action="store_true",
                       help="the human column is a quality rating (default: an error count, lower is better)")
     tune.add_argument("--trials", type=int, default=200)
+    tune.add_argument("--folds", type=int, default=5, help="cross-validation folds for the held-out tau (0: none)")
     tune.add_argument("--seed", type=int, default=0)
     tune.add_argument("--encoder", default="default", help="entity encoder (default: bundled MiniLM)")
     tune.add_argument("--pooling", default="mean", choices=["mean", "cls"], help="cls as RaTEScore does with BioLORD")
@@ -54,41 +75,80 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _rows(path: str, required: list[str]) -> list[dict]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
+    from ..report_io import ReportFileError
+
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise ReportFileError(f"{path}: not a readable UTF-8 CSV file ({exc})") from exc
     if not rows:
-        raise SystemExit(f"{path}: no rows")
+        raise ReportFileError(f"{path}: no rows")
     missing = [c for c in required if c not in rows[0]]
     if missing:
-        raise SystemExit(f"{path}: missing column(s) {missing}; found {list(rows[0])}")
+        raise ReportFileError(f"{path}: missing column(s) {missing}; found {list(rows[0])}")
     return rows
 
 
-def _orientation(key: str) -> float:
-    """+1 if higher means more errors (RadCliQ), -1 if higher means better."""
-    return 1.0 if key.startswith(("radcliq", "fineradscore")) else -1.0
+def _numbers(rows: list[dict], column: str, path: str) -> list[float]:
+    from ..report_io import ReportFileError
+
+    values = []
+    for n, row in enumerate(rows, 2):
+        try:
+            values.append(float(row[column]))
+        except (TypeError, ValueError):
+            raise ReportFileError(f"{path}: row {n}: {column} is {row[column]!r}, not a number") from None
+    return values
+
+
+def _write(out: Path, name: str, report: dict) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / name).write_text(json.dumps(report, indent=2), encoding="utf-8")
 
 
 def correlate(args) -> int:
     import numpy as np
 
-    from ..scorer import Scorer
-    from ..stats import kendall_tau_b
+    from ..stats import kendall_tau
 
-    rows = _rows(args.csv, [args.reference_column, args.candidate_column, args.human_column])
-    human = np.array([float(r[args.human_column]) for r in rows])
-    result = Scorer(args.metrics, n_bootstrap=0)([r[args.reference_column] for r in rows], [r[args.candidate_column] for r in rows])
+    rows = _rows(args.csv, [args.reference_column, args.candidate_column, *args.human_columns])
+    raters = {c: np.array(_numbers(rows, c, args.csv)) * (-1.0 if args.human_higher_is_better else 1.0) for c in args.human_columns}
+    mean = np.mean(list(raters.values()), axis=0)
     out = Path(args.out)
+    result = build_scorer(args, out, n_bootstrap=0)([r[args.reference_column] for r in rows], [r[args.candidate_column] for r in rows],
+                                                     ids=[f"row {n}" for n in range(2, len(rows) + 2)])
+
+    def agreement(x, y) -> dict:
+        return {**kendall_tau(x, y, "b", args.bootstrap, args.seed), **kendall_tau(x, y, "c", args.bootstrap, args.seed)}
+
     out.mkdir(parents=True, exist_ok=True)
-    report = {}
+    report = {"n_pairs": len(rows), "raters": list(raters), "human_orientation": "higher is better" if args.human_higher_is_better
+              else "error counts (lower is better)", "metrics": {}}
     for key in result.summary:
-        scores = np.array([row[key] for row in result.per_sample], dtype=float)
-        report[key] = kendall_tau_b(_orientation(key) * scores, human, args.bootstrap)
-        _scatter(scores, human, key, out / f"scatter_{key}.png")
-    (out / "kendall_tau_b.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-    print("| score | tau-b | 95% CI | n |\n|---|---|---|---|")
-    for key, r in report.items():
-        print(f"| {key} | {r['tau_b']:.3f} | [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] | {r['n']} |")
+        predicted_errors = np.array([np.nan if row[key] is None else row[key] for row in result.per_sample], dtype=float)
+        predicted_errors *= -1.0 if result.higher_is_better[key] else 1.0
+        entry = {"higher_is_better": result.higher_is_better[key], "mean_of_raters": agreement(predicted_errors, mean)}
+        if len(raters) > 1:
+            entry["per_rater"] = {name: agreement(predicted_errors, values) for name, values in raters.items()}
+        report["metrics"][key] = entry
+        _scatter(predicted_errors, mean, key, out / f"scatter_{key}.png")
+    if len(raters) > 1:
+        names = list(raters)
+        others = {n: np.mean([raters[m] for m in names if m != n], axis=0) for n in names}
+        report["inter_rater"] = {
+            "rater_vs_mean_of_others": {n: agreement(raters[n], others[n]) for n in names},
+            "rater_pairs": {f"{a} vs {b}": agreement(raters[a], raters[b]) for i, a in enumerate(names) for b in names[i + 1:]},
+        }
+    _write(out, "kendall_tau.json", report)
+    print("| score | tau-b vs mean of raters | 95% CI | tau-c | n |\n|---|---|---|---|---|")
+    for key, entry in report["metrics"].items():
+        m = entry["mean_of_raters"]
+        print(f"| {key} | {m['tau_b']:.3f} | [{m['ci95'][0]:.3f}, {m['ci95'][1]:.3f}] | {m['tau_c']:.3f} | {m['n']} |")
+    if "inter_rater" in report:
+        for name, value in report["inter_rater"]["rater_vs_mean_of_others"].items():
+            print(f"| inter-rater: {name} vs the others | {value['tau_b']:.3f} | [{value['ci95'][0]:.3f}, {value['ci95'][1]:.3f}] "
+                  f"| {value['tau_c']:.3f} | {value['n']} |")
     return 0
 
 
@@ -100,41 +160,92 @@ def _scatter(scores, human, key: str, path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(4, 4))
     ax.scatter(scores, human, s=12, alpha=0.6)
-    ax.set_xlabel(key)
-    ax.set_ylabel("radiologist error count")
+    ax.set_xlabel(f"{key} (oriented: higher = more errors)")
+    ax.set_ylabel("radiologists (mean, error orientation)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
-def preference(args) -> int:
-    from ..scorer import Scorer
+def _preference(value: str, path: str, n: int) -> int:
+    from ..report_io import ReportFileError
 
-    rows = _rows(args.csv, ["reference", "candidate_1", "candidate_2", "preferred"])
-    refs = [r["reference"] for r in rows]
-    s1 = Scorer(args.metrics, n_bootstrap=0)(refs, [r["candidate_1"] for r in rows])
-    s2 = Scorer(args.metrics, n_bootstrap=0)(refs, [r["candidate_2"] for r in rows])
-    report = {}
-    for key in s1.summary:
-        sign = -_orientation(key)
-        correct = 0
-        for row, a, b in zip(rows, s1.per_sample, s2.per_sample):
-            picked = "1" if sign * a[key] > sign * b[key] else "2" if sign * a[key] < sign * b[key] else None
-            correct += picked == str(row["preferred"]).strip()
-        report[key] = {"accuracy": correct / len(rows), "n": len(rows)}
-    Path(args.out).mkdir(parents=True, exist_ok=True)
-    (Path(args.out) / "preference_accuracy.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-    print(json.dumps(report, indent=2))
+    text = str(value).strip().lower()
+    if text in ("1", "2"):
+        return int(text)
+    if text in ("0", "tie", ""):
+        return 0
+    raise ReportFileError(f"{path}: row {n}: preference {value!r} is not 1, 2, 0 or 'tie'")
+
+
+def preference_accuracy(picked, preferred, ties: str, n_resamples: int, seed: int) -> dict:
+    """Accuracy of metric picks (1, 2, 0 = tie) against human preferences (1, 2; 0 = no preference, left out)."""
+    import numpy as np
+
+    from ..stats import bootstrap_ci
+
+    picked, preferred = np.asarray(picked), np.asarray(preferred)
+    keep = preferred != 0
+    if ties == "skip":
+        keep &= picked != 0
+    credit = np.where(picked[keep] == 0, 0.5 if ties == "half" else 0.0, (picked[keep] == preferred[keep]).astype(float))
+    n = int(keep.sum())
+    accuracy = float(credit.mean()) if n else float("nan")
+    return {"accuracy": accuracy, "ci95": list(bootstrap_ci(lambda idx: float(credit[idx].mean()), n, n_resamples, seed)),
+            "n": n, "metric_ties": int(((picked == 0) & (preferred != 0)).sum()), "human_ties_left_out": int((preferred == 0).sum())}
+
+
+def preference(args) -> int:
+    import numpy as np
+
+    first, second = args.candidate_columns
+    rows = _rows(args.csv, [args.reference_column, first, second, *args.preferred_columns])
+    raters = {c: np.array([_preference(r[c], args.csv, n) for n, r in enumerate(rows, 2)]) for c in args.preferred_columns}
+    votes = np.stack(list(raters.values()))
+    ones, twos = (votes == 1).sum(0), (votes == 2).sum(0)
+    majority = np.where(ones > twos, 1, np.where(twos > ones, 2, 0))
+    refs = [r[args.reference_column] for r in rows]
+    out = Path(args.out)
+    result = build_scorer(args, out, n_bootstrap=0)(refs + refs, [r[first] for r in rows] + [r[second] for r in rows],
+                                                     ids=[f"row {n} {c}" for c in (first, second) for n in range(2, len(rows) + 2)])
+    n = len(rows)
+    report = {"n_pairs": n, "raters": list(raters), "ties": args.ties, "metrics": {}}
+    for key in result.summary:
+        values = np.array([np.nan if row[key] is None else row[key] for row in result.per_sample], dtype=float)
+        oriented = values if result.higher_is_better[key] else -values
+        a, b = oriented[:n], oriented[n:]
+        picked = np.where(a > b, 1, np.where(b > a, 2, 0))
+        picked = np.where(np.isnan(a) | np.isnan(b), 0, picked)
+        entry = {"higher_is_better": result.higher_is_better[key],
+                 "majority": preference_accuracy(picked, majority, args.ties, args.bootstrap, args.seed)}
+        if len(raters) > 1:
+            entry["per_rater"] = {name: preference_accuracy(picked, v, args.ties, args.bootstrap, args.seed) for name, v in raters.items()}
+        report["metrics"][key] = entry
+    if len(raters) > 1:
+        names = list(raters)
+        report["inter_rater"] = {f"{x} vs {y}": preference_accuracy(raters[x], raters[y], "skip", args.bootstrap, args.seed)
+                                 for i, x in enumerate(names) for y in names[i + 1:]}
+    _write(out, "preference_accuracy.json", report)
+    print("| score | accuracy vs majority | 95% CI | metric ties | n |\n|---|---|---|---|---|")
+    for key, entry in report["metrics"].items():
+        m = entry["majority"]
+        print(f"| {key} | {m['accuracy']:.3f} | [{m['ci95'][0]:.3f}, {m['ci95'][1]:.3f}] | {m['metric_ties']} | {m['n']} |")
+    for pair, value in report.get("inter_rater", {}).items():
+        print(f"| inter-rater: {pair} | {value['accuracy']:.3f} | [{value['ci95'][0]:.3f}, {value['ci95'][1]:.3f}] | | {value['n']} |")
     return 0
 
 
 def fit(args) -> int:
     import numpy as np
 
-    from ..metrics.radcliq.composite import FEATURES, fit_radcliq
+    from ..metrics.radcliq.composite import FEATURES, cross_validate_radcliq, fit_radcliq
 
     rows = _rows(args.csv, [*FEATURES, args.human_column])
-    params = fit_radcliq(np.array([[float(r[f]) for f in FEATURES] for r in rows]), np.array([float(r[args.human_column]) for r in rows]))
+    features = np.array([_numbers(rows, f, args.csv) for f in FEATURES]).T
+    errors = np.array(_numbers(rows, args.human_column, args.csv))
+    params = fit_radcliq(features, errors)
+    if args.folds > 1:
+        params["held_out"] = cross_validate_radcliq(features, errors, args.folds, args.seed)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(params, indent=2), encoding="utf-8")
     print(json.dumps(params, indent=2))
@@ -159,14 +270,17 @@ def tune(args) -> int:
     rows = _entity_rows(args.data, args.human_column)
     result = tune_ratescore([r["reference_entities"] for r in rows], [r["candidate_entities"] for r in rows],
                             [float(r[args.human_column]) for r in rows], args.trials, args.seed,
-                            args.human_higher_is_better, args.encoder, args.pooling)
+                            args.human_higher_is_better, args.encoder, args.pooling, args.folds)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "affinity_tuned.json").write_text(json.dumps(result["affinity"], indent=2), encoding="utf-8")
     summary = {k: v for k, v in result.items() if k != "affinity"} | {"encoder": args.encoder, "seed": args.seed}
     (out / "tuning.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    print(f"Kendall tau-b {result['tau_b']:.4f} (bundled long matrix: {result['default_long_tau_b']:.4f}) "
-          f"over {result['n_pairs']} pairs, {result['n_trials']} trials -> {out / 'affinity_tuned.json'}")
+    held = result.get("held_out")
+    held_text = (f"held-out tau-b {held['tuned_tau_b']:.4f} vs {held['default_long_tau_b']:.4f} for the bundled matrix "
+                 f"({held['folds']}-fold); " if held else "")
+    print(f"{held_text}in-sample {result['tau_b']:.4f} (bundled: {result['default_long_tau_b']:.4f}) over {result['n_pairs']} pairs, "
+          f"{result['n_trials']} trials -> {out / 'affinity_tuned.json'}")
     return 0
 
 

@@ -31,9 +31,21 @@ Examples: radmetrics score --refs refs.txt --hyps hyps.txt --metrics bleu2 rouge
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--refs", help="reference reports file")
     parser.add_argument("--hyps", help="candidate (generated) reports file")
+    add_report_field_arguments(parser)
+    add_scoring_arguments(parser)
+    parser.add_argument("--out", help="output directory")
+    parser.add_argument("--list", action="store_true", help="list the metrics and score keys, then exit")
+
+
+def add_report_field_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ref-field", help="field/column of the references in CSV/JSON(L) files")
     parser.add_argument("--hyp-field", help="field/column of the candidates in CSV/JSON(L) files")
-    parser.add_argument("--metrics", nargs="+", help="metric names or score keys (default: all available)")
+
+
+def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
+    """The metric, component, option and LLM arguments `score`, `compare` and `meta-eval` share."""
+    parser.add_argument("--metrics", nargs="+", help="metric names or score keys, separated by spaces or commas (default: "
+                                                     "every metric whose components are given)")
     parser.add_argument("--components", nargs="+", default=[],
                         help="exports (directories, Hub ids, a directory holding several), KIND=PATH or KIND=NAME for the "
                              "authors' released weights, or `released` for all of them")
@@ -41,13 +53,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a metric option, e.g. radgraph.case=reference or green.parser=reference (repeatable)")
     parser.add_argument("--trust-remote-code", action="store_true",
                         help="run code shipped in a released model's repository (GREEN-RadLlama2-7b's tokenizer)")
+    parser.add_argument("--radcliq-constants", help="RadCliQ-v1 constants refitted by `meta-eval fit-radcliq` (its JSON)")
+    parser.add_argument("--ratescore-matrix", help="RaTEScore affinity matrix tuned by `meta-eval tune-ratescore` (its JSON)")
     parser.add_argument("--bertscore-model", default="default", help="encoder for BERTScore (default: bundled all-MiniLM-L6-v2)")
     parser.add_argument("--endpoint", help="LLM endpoint YAML for the LLM-judged metrics (see configs/llm/)")
     parser.add_argument("--llm-cache", help="SQLite cache of LLM answers (default: OUT/llm_cache.sqlite); reruns re-send nothing cached")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the 95%% CIs")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", help="output directory")
-    parser.add_argument("--list", action="store_true", help="list the metrics and score keys, then exit")
+
+
+def metric_names(args: argparse.Namespace) -> list[str] | None:
+    return [name for item in args.metrics for name in item.split(",") if name] if args.metrics else None
+
+
+def build_scorer(args: argparse.Namespace, out: Path, n_bootstrap: int | None = None):
+    """The Scorer the shared arguments describe; without --metrics, every metric the components and endpoint allow."""
+    from ..registry import available_metrics
+    from ..scorer import Scorer
+
+    components = discover_components(args.components)
+    metrics = metric_names(args) or available_metrics(components, endpoint=bool(args.endpoint))
+    return Scorer(metrics, components, metric_options=metric_options(args),
+                  n_bootstrap=args.bootstrap if n_bootstrap is None else n_bootstrap, seed=args.seed, endpoint=args.endpoint,
+                  llm_cache=args.llm_cache or out / "llm_cache.sqlite")
 
 
 def discover_components(entries: list[str]) -> dict[str, str]:
@@ -109,6 +137,10 @@ def metric_options(args: argparse.Namespace) -> dict:
     from ..registry import REGISTRY
 
     options: dict = {"bertscore": {"model": args.bertscore_model}, "green": {"trust_remote_code": args.trust_remote_code}}
+    if args.radcliq_constants:
+        options["radcliq"] = {"constants": args.radcliq_constants}
+    if args.ratescore_matrix:
+        options["ratescore"] = {"matrix": args.ratescore_matrix}
     for item in args.option:
         name, _, value = item.partition("=")
         metric, _, key = name.partition(".")
@@ -121,9 +153,8 @@ def metric_options(args: argparse.Namespace) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..registry import REGISTRY, available_metrics
-    from ..report_io import read_reports
-    from ..scorer import Scorer
+    from ..registry import REGISTRY
+    from ..report_io import pair_reports, read_reports
 
     if args.list:
         for spec in REGISTRY.values():
@@ -132,23 +163,21 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not (args.refs and args.hyps and args.out):
         raise SystemExit("radmetrics score: --refs, --hyps and --out are required")
-    refs, ref_ids = read_reports(args.refs, args.ref_field)
-    hyps, hyp_ids = read_reports(args.hyps, args.hyp_field)
-    components = discover_components(args.components)
-    metrics = args.metrics or available_metrics(components, endpoint=bool(args.endpoint))
+    refs, hyps, ids = pair_reports(*read_reports(args.refs, args.ref_field), *read_reports(args.hyps, args.hyp_field))
     out = Path(args.out)
-    scorer = Scorer(metrics, components, metric_options=metric_options(args),
-                    n_bootstrap=args.bootstrap, seed=args.seed, endpoint=args.endpoint,
-                    llm_cache=args.llm_cache or out / "llm_cache.sqlite")
-    result = scorer(refs, hyps, ids=ref_ids or hyp_ids)
+    result = build_scorer(args, out)(refs, hyps, ids=ids)
     write_result(result, out)
     print(result.table())
+    print_llm_totals(result)
+    return 0
+
+
+def print_llm_totals(result) -> None:
     for name, meta in result.meta.items():
         if "llm" in meta:
             totals = meta["llm"]["totals"]
             print(f"{name}: {totals['answered']} LLM answers ({totals['cache_hits']} from cache), {totals['failed']} failed; "
                   f"{totals['prompt_tokens']} prompt + {totals['completion_tokens']} completion tokens")
-    return 0
 
 
 def write_result(result, out: Path) -> None:

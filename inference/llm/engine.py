@@ -7,7 +7,7 @@
 - Validation: a task's `validate(text)` returns the parsed answer or raises ValueError; the engine then
   re-prompts (the invalid answer and the reason go back to the model) up to `max_reprompts` times.
 - Cache: every answer is committed to SQLite as it arrives (`AnswerCache`), so a rerun re-sends nothing
-  already answered.
+  already answered; an answer the validator refused is marked and asked again on a rerun, not replayed.
 - Honesty: an item that cannot be answered is a failed `LLMResult` with its reason, counted in the totals;
   it never becomes a default answer. Token and cost totals and a run manifest (no secrets) are kept.
 """
@@ -235,7 +235,7 @@ class LLMEngine:
         messages, all_cached, reason = list(task.messages), True, None
         for round_ in range(self.max_reprompts + 1):
             try:
-                text, cached = await self._answer(messages)
+                text, cached, key = await self._answer(messages)
             except (TransientLLMError, PermanentLLMError) as exc:
                 return LLMResult(task.id, False, error=str(exc), reprompts=round_)
             all_cached &= cached
@@ -245,6 +245,7 @@ class LLMEngine:
                 return LLMResult(task.id, True, text, task.validate(text), reprompts=round_, from_cache=all_cached)
             except ValueError as exc:
                 reason = str(exc)
+                self.cache.mark_invalid(key)
                 if round_ < self.max_reprompts:
                     self.totals.reprompts += 1
                     messages = [*messages, {"role": "assistant", "content": text},
@@ -252,18 +253,19 @@ class LLMEngine:
         return LLMResult(task.id, False, text, error=f"invalid answer after {self.max_reprompts} re-prompts: {reason}",
                          reprompts=self.max_reprompts)
 
-    async def _answer(self, messages: list[dict]) -> tuple[str, bool]:
+    async def _answer(self, messages: list[dict]) -> tuple[str, bool, str]:
+        """(answer, whether it came from the cache, its cache key)."""
         key = cache_key(self.endpoint, messages, self.generation)
         hit = self.cache.get(key)
         if hit is not None:
             self.totals.cache_hits += 1
-            return hit[0], True
+            return hit[0], True, key
         async with self._semaphore:
             text, prompt_tokens, completion_tokens = await self._call_with_retries(messages)
         self.cache.put(key, self.endpoint.model, text, prompt_tokens, completion_tokens)
         self.totals.prompt_tokens += prompt_tokens
         self.totals.completion_tokens += completion_tokens
-        return text, False
+        return text, False, key
 
     async def _call_with_retries(self, messages: list[dict]) -> tuple[str, int, int]:
         endpoint, attempt = self.endpoint, 0

@@ -54,8 +54,15 @@ class Metric:
             accepted = ", ".join(self.option_names) or "none"
             raise ValueError(f"metric {self.name} has no option {', '.join(unknown)}; its options: {accepted}")
         self.components = components or {}
-        self.upstream = upstream or {}  # MetricOutputs of metrics computed earlier in the same run
+        self.upstream = upstream if upstream is not None else {}  # MetricOutputs of metrics computed earlier in the run
         self.options = options
+        self._loaded: dict = {}
+
+    def loaded(self, name: str, build):
+        """`build()` once per metric instance: a metric called again (rewards, repeated scoring) keeps its models."""
+        if name not in self._loaded:
+            self._loaded[name] = build()
+        return self._loaded[name]
 
     def llm_engine(self, max_reprompts: int = 0):
         """The LLM engine of an LLM-judged metric: options `endpoint` (Endpoint or YAML path) and `llm_cache`."""

@@ -55,6 +55,7 @@ class BertScore(Metric):
         )
 
     def compute(self, references, candidates):
-        scorer = self.scorer(references)
+        # with idf the weights come from this call's references; without, one scorer serves every call
+        scorer = self.scorer(references) if self.options.get("idf") else self.loaded("scorer", lambda: self.scorer(references))
         _, _, f1 = scorer.score(list(candidates), list(references), verbose=False)
         return MetricOutput({"bertscore": [float(x) for x in f1]})

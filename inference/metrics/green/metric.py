@@ -50,12 +50,13 @@ class Green(Metric):
         from .generation import generate_green_responses, green_messages, load_green_model
 
         if "green" in self.components:
-            released = released_green(self.components["green"], self.options.get("trust_remote_code", False),
-                                      self.options.get("batch_size", 8))
+            released = self.loaded("released", lambda: released_green(self.components["green"],
+                                                                        self.options.get("trust_remote_code", False),
+                                                                        self.options.get("batch_size", 8)))
             if released is not None:
                 texts, errors = released.responses(references, candidates, self.options.get("progress", True))
                 return texts, errors, {}
-            model, tokenizer = load_green_model(self.components["green"])
+            model, tokenizer = self.loaded("model", lambda: load_green_model(self.components["green"]))
             texts = generate_green_responses(model, tokenizer, references, candidates, self.options.get("batch_size", 8),
                                              self.options.get("max_new_tokens", 512), self.options.get("progress", True))
             return texts, [None] * len(texts), {}

@@ -37,9 +37,24 @@ def radcliq_v0(radgraph, bertscore, semb, bleu2):
     return float(out) if np.ndim(out) == 0 else out
 
 
-def radcliq_v1(radgraph, bertscore, semb, bleu2):
-    """RadCliQ-v1 of one pair (floats) or arrays: [(x - mean) / scale, 1] @ coefs."""
-    p = _params()["radcliq_v1"]
+def load_constants(path: str | Path) -> dict:
+    """RadCliQ-v1 constants refitted by `fit_radcliq` (`meta-eval fit-radcliq`), checked to be usable."""
+    try:
+        params = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"RadCliQ constants {path}: not a readable JSON file ({exc})") from exc
+    if params.get("feature_order") != list(FEATURES):
+        raise ValueError(f"RadCliQ constants {path}: feature_order must be {list(FEATURES)}, found {params.get('feature_order')}")
+    for key, size in (("scaler_mean_", 4), ("scaler_scale_", 4), ("coefs_with_bias_last", 5)):
+        if not isinstance(params.get(key), list) or len(params[key]) != size:
+            raise ValueError(f"RadCliQ constants {path}: {key} must list {size} numbers")
+    return params
+
+
+def radcliq_v1(radgraph, bertscore, semb, bleu2, params: dict | None = None):
+    """RadCliQ-v1 of one pair (floats) or arrays: [(x - mean) / scale, 1] @ coefs. `params`: refitted constants
+    (`load_constants`); default the published ones."""
+    p = params or _params()["radcliq_v1"]
     x = (_features(radgraph, bertscore, semb, bleu2) - p["scaler_mean_"]) / p["scaler_scale_"]
     coefs = np.asarray(p["coefs_with_bias_last"])
     out = x @ coefs[:-1] + coefs[-1]
@@ -72,3 +87,29 @@ def fit_radcliq(features: np.ndarray, errors: np.ndarray) -> dict:
         raise RuntimeError(f"the constrained fit did not converge (status {problem.status})")
     return {"feature_order": list(FEATURES), "scaler_mean_": mean.tolist(), "scaler_scale_": scale.tolist(),
             "coefs_with_bias_last": [*map(float, w.value), float(b.value)], "n_samples": int(len(errors))}
+
+
+def fold_indices(n: int, folds: int, seed: int = 0) -> list[np.ndarray]:
+    """`folds` disjoint held-out index sets covering range(n), shuffled with `seed`."""
+    if not 1 < folds <= n:
+        raise ValueError(f"cross-validation needs 2 <= folds <= {n} items, got {folds}")
+    return np.array_split(np.random.default_rng(seed).permutation(n), folds)
+
+
+def cross_validate_radcliq(features: np.ndarray, errors: np.ndarray, folds: int = 5, seed: int = 0) -> dict:
+    """Held-out Kendall tau-b between human error counts and RadCliQ-v1 with constants refitted on the other folds,
+    next to the published constants on the same folds (mean over folds)."""
+    from scipy.stats import kendalltau
+
+    features, errors = np.asarray(features, dtype=float), np.asarray(errors, dtype=float)
+    per_fold = []
+    for held in fold_indices(len(errors), folds, seed):
+        train = np.setdiff1d(np.arange(len(errors)), held)
+        refit = fit_radcliq(features[train], errors[train])
+        refit_scores = radcliq_v1(*features[held].T, params=refit)
+        published = radcliq_v1(*features[held].T)
+        per_fold.append({"n": int(len(held)), "refit_tau_b": float(kendalltau(refit_scores, errors[held])[0]),
+                         "published_tau_b": float(kendalltau(published, errors[held])[0])})
+    return {"folds": folds, "seed": seed, "per_fold": per_fold,
+            "refit_tau_b": float(np.nanmean([f["refit_tau_b"] for f in per_fold])),
+            "published_tau_b": float(np.nanmean([f["published_tau_b"] for f in per_fold]))}

@@ -105,12 +105,18 @@ def ratescore_from_entities(ref_embeddings, ref_types, cand_embeddings, cand_typ
     return score_from_matches(forward, backward, weights, file_neg_weight if neg_weight is None else neg_weight)
 
 
-def embed_entity_lists(entity_lists: Sequence[Sequence[Sequence[str]]], encoder: str = "default", pooling: str = "mean"):
-    """[[ [text, type], ... ], ...] -> [(embeddings, types), ...], each distinct text embedded once."""
+@lru_cache(maxsize=2)
+def _text_encoder(encoder: str, pooling: str):
+    """Loaded once per (encoder, pooling): entity lists are embedded on every call of a reward."""
     from ...models.text_encoder import TextEncoder
 
+    return TextEncoder(encoder, pooling=pooling, max_length=32)
+
+
+def embed_entity_lists(entity_lists: Sequence[Sequence[Sequence[str]]], encoder: str = "default", pooling: str = "mean"):
+    """[[ [text, type], ... ], ...] -> [(embeddings, types), ...], each distinct text embedded once."""
     texts = sorted({text for entities in entity_lists for text, _ in entities})
-    vectors = TextEncoder(encoder, pooling=pooling, max_length=32).encode(texts, progress=len(texts) > 2000)
+    vectors = _text_encoder(encoder, pooling).encode(texts, progress=len(texts) > 2000)
     index = {text: i for i, text in enumerate(texts)}
     dim = vectors.shape[1]
     return [(vectors[[index[t] for t, _ in entities]] if entities else np.zeros((0, dim)), [kind for _, kind in entities])

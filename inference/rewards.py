@@ -1,0 +1,74 @@
+"""Any registered metric as a reward for reinforcement learning from metric feedback.
+
+`MetricReward("radgraph_partial", components={"radgraph": "radgraph-xl"})` is a TRL reward function (TRL's
+`GRPOTrainer(reward_funcs=[...])`): called with the batch's `completions` (strings, or conversations whose last
+message is the answer) and the dataset's columns as keyword arguments, it scores every completion against the
+reference in `reference_column` and returns one float per completion. The metric (and every metric it builds on,
+e.g. RadCliQ's sub-scores) is constructed once and keeps its models loaded between calls; a batch is scored in one
+call, so the metric's own batching applies. Lower-is-better keys (RadCliQ, FineRadScore, GREEN error counts) are
+negated so that a higher reward is always better (`sign` overrides). A completion the metric cannot score gets
+`unscorable` (default 0.0) and is counted in `self.unscorable_count`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+
+def completion_text(completion) -> str:
+    """A completion as text: a string as it is, a conversation's last message content."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list) and completion and isinstance(completion[-1], dict):
+        return str(completion[-1].get("content") or "")
+    raise TypeError(f"a completion must be a string or a list of chat messages, got {type(completion).__name__}")
+
+
+class MetricReward:
+    def __init__(self, key: str, components: dict | None = None, options: dict | None = None,
+                 reference_column: str = "reference", sign: float | None = None, unscorable: float = 0.0,
+                 endpoint=None, llm_cache=None):
+        from .registry import key_owner, resolve
+        from .scorer import Scorer
+
+        owner = key_owner().get(key)
+        if owner is None:
+            raise ValueError(f"{key!r} is not a score key; `radmetrics score --list` shows them")
+        # the Scorer checks components and endpoint; its metric instances are kept and reused on every call
+        self._scorer = Scorer([key], components, {owner: options or {}}, n_bootstrap=0, endpoint=endpoint, llm_cache=llm_cache)
+        self._upstream: dict = {}
+        self._metrics = []
+        for spec in resolve([key]):
+            metric_options = dict(self._scorer.metric_options.get(spec.name, {}))
+            if spec.judged_by_llm or spec.endpoint_replaces_components:
+                metric_options = {"endpoint": endpoint, "llm_cache": self._scorer.llm_cache, **metric_options}
+            self._metrics.append(spec.load()(components=self._scorer.components, upstream=self._upstream,
+                                             progress=False, **metric_options))
+        higher = self._metrics[-1].higher_is_better[key]
+        self.key, self.owner, self.reference_column = key, owner, reference_column
+        self.sign = (1.0 if higher else -1.0) if sign is None else float(sign)
+        self.unscorable, self.unscorable_count = unscorable, 0
+        self.__name__ = f"radmetrics_{key}"  # TRL logs each reward function under its __name__
+
+    def __call__(self, prompts=None, completions: Sequence | None = None, **columns) -> list[float]:
+        if completions is None:
+            raise ValueError("a reward function is called with completions=[...]")
+        if self.reference_column not in columns:
+            raise KeyError(f"reward {self.__name__} reads the references from the dataset column {self.reference_column!r}, "
+                           f"which the batch lacks (columns: {sorted(columns)})")
+        references = [str(r) for r in columns[self.reference_column]]
+        candidates = [completion_text(c) for c in completions]
+        if len(references) != len(candidates):
+            raise ValueError(f"{len(candidates)} completions but {len(references)} references")
+        self._upstream.clear()
+        for metric in self._metrics:
+            self._upstream[metric.name] = metric(references, candidates)
+        rewards = []
+        for value in self._upstream[self.owner].per_sample[self.key]:
+            if value is None or math.isnan(value):
+                self.unscorable_count += 1
+                rewards.append(self.unscorable)
+            else:
+                rewards.append(self.sign * float(value))
+        return rewards

@@ -1,0 +1,81 @@
+"""Bad input to `radmetrics score` and `compare`: a clear error naming the file and line, never a traceback, and files
+paired by id when both carry ids."""
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from radmetrics.inference.cli import main
+from radmetrics.inference.report_io import MAX_REPORT_CHARS, ReportFileError, pair_reports, read_reports
+
+
+def write(path, lines):
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return str(path)
+
+
+def score(tmp_path, refs, hyps, *extra):
+    return main(["score", "--refs", refs, "--hyps", hyps, "--bootstrap", "10", "--out", str(tmp_path / "out"), *extra])
+
+
+def test_files_with_ids_pair_by_id(tmp_path, capsys):
+    refs = write(tmp_path / "refs.jsonl", [{"id": "a", "report": "Mild cardiomegaly."}, {"id": "b", "report": "No effusion."}])
+    hyps = write(tmp_path / "hyps.jsonl", [{"id": "b", "report": "No effusion."}, {"id": "a", "report": "Mild cardiomegaly."}])
+    assert score(tmp_path, refs, hyps, "--metrics", "bleu4,rougeL") == 0  # commas as well as spaces
+    rows = [json.loads(line) for line in (tmp_path / "out" / "per_sample.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["rougeL"]) for r in rows] == [("a", 1.0), ("b", 1.0)]
+
+
+@pytest.mark.parametrize("hyp_records, message", [
+    ([{"id": "a", "report": "x"}, {"id": "c", "report": "y"}], "1 id\\(s\\) of the references have no candidate \\(b\\); "
+                                                               "1 id\\(s\\) of the candidates are not among the references \\(c\\)"),
+    ([{"id": "a", "report": "x"}, {"id": "a", "report": "y"}], "id\\(s\\) a appear more than once"),
+    ([{"id": "a", "report": "x"}, {"report": "y"}], "1 record\\(s\\) have no id while the others do, e.g. line 2"),
+    ([{"id": "a", "report": "x"}, {"id": "b", "report": None}], "line 2: field 'report' is null"),
+    ([{"id": "a", "report": "x"}, {"id": "b", "report": 7}], "line 2: field 'report' is int, not a string"),
+    ([{"id": "a", "report": "x"}, {"id": "b", "report": "  "}], "line 2: field 'report' is empty"),
+])
+def test_bad_records_are_named(tmp_path, capsys, hyp_records, message):
+    refs = write(tmp_path / "refs.jsonl", [{"id": "a", "report": "Mild cardiomegaly."}, {"id": "b", "report": "No effusion."}])
+    hyps = write(tmp_path / "hyps.jsonl", hyp_records)
+    assert score(tmp_path, refs, hyps, "--metrics", "bleu2") == 2
+    error = capsys.readouterr().err
+    assert error.startswith("radmetrics score: error:") and "Traceback" not in error
+    assert pytest.importorskip("re").search(message, error), error
+
+
+def test_text_files_name_empty_and_oversized_lines(tmp_path):
+    (tmp_path / "gap.txt").write_text("Mild cardiomegaly.\n\nNo effusion.\n")
+    with pytest.raises(ReportFileError, match="gap.txt: line 2: the report is empty"):
+        read_reports(tmp_path / "gap.txt")
+    (tmp_path / "huge.txt").write_text("ok\n" + "x" * (MAX_REPORT_CHARS + 1) + "\n")
+    with pytest.raises(ReportFileError, match="huge.txt: line 2 holds 100,001 characters"):
+        read_reports(tmp_path / "huge.txt")
+    with pytest.raises(ReportFileError, match="2 references but 1 candidates"):
+        pair_reports(["a", "b"], None, ["a"], None)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(content=st.one_of(st.binary(max_size=300), st.text(max_size=300).map(lambda s: s.encode("utf-8", "surrogatepass"))),
+       suffix=st.sampled_from([".txt", ".csv", ".jsonl", ".json"]))
+def test_readers_refuse_bad_files_with_a_message(tmp_path, content, suffix):
+    """Whatever the bytes, a reader returns non-empty reports or raises ReportFileError, nothing else."""
+    path = tmp_path / f"fuzz{suffix}"
+    path.write_bytes(content)
+    try:
+        reports, ids = read_reports(path)
+    except ReportFileError:
+        return
+    assert all((isinstance(r, str) and r.strip()) or isinstance(r, list) for r in reports)
+    assert ids is None or (len(ids) == len(reports) == len(set(ids)))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(content=st.binary(max_size=200))
+def test_score_cli_never_shows_a_traceback(tmp_path, capsys, content):
+    (tmp_path / "refs.jsonl").write_bytes(content)
+    (tmp_path / "hyps.txt").write_text("Mild cardiomegaly.\n")
+    code = score(tmp_path, str(tmp_path / "refs.jsonl"), str(tmp_path / "hyps.txt"), "--metrics", "bleu2")
+    assert code in (0, 2) and "Traceback" not in capsys.readouterr().err
