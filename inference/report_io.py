@@ -69,7 +69,7 @@ def _checked(value, path: Path, where: str, name: str = "the report") -> str | l
 def _pick(record: dict, field: str | None, path: Path, where: str) -> str | list:
     names = [field] if field else [f for f in DEFAULT_FIELDS if f in record]
     if not names or names[0] not in record:
-        raise ReportFileError(f"{path}: {where} has no field {field or ' or '.join(DEFAULT_FIELDS)!r} (found {sorted(record)}); "
+        raise ReportFileError(f"{path}: {where} has no field {field or ' or '.join(DEFAULT_FIELDS)!r} (found {sorted(map(str, record))}); "
                               "pass --ref-field/--hyp-field")
     return _checked(record[names[0]], path, where, f"field {names[0]!r}")
 

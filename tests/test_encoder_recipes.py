@@ -71,7 +71,7 @@ def test_ratescore_scores_through_an_exported_tagger(silver_dir, tmp_path):
                         "--max_train_samples", "3000", "--max_steps", "60", "--max_seq_length", "48"])
     export = export_run(run_dir, tmp_path / "export")
     refs = ["Small left pleural effusion. The heart is normal in size.", "No pneumothorax."]
-    hyps = ["Small left pleural effusion. The heart is normal in size.", ""]
+    hyps = ["Small left pleural effusion. The heart is normal in size.", "."]  # no entity in the candidate
     result = Scorer(["ratescore"], {"rate_ner_iob": str(export)}, n_bootstrap=20)(refs, hyps)
     assert result.per_sample[0]["ratescore"] == pytest.approx(1.0, abs=1e-5)
     assert result.per_sample[1]["ratescore"] == 0.5  # no entities on one side: RaTEScore's documented value

@@ -79,7 +79,8 @@ def test_teacher_annotation_is_validated_and_resumable(tmp_path):
         args = ["data", "annotate", "--pairs", str(pairs), "--endpoint", write_endpoint(tmp_path / "e.yaml", server), "--out", str(tmp_path / "teacher")]
         assert main([*args, "--limit", "10"]) == 0  # an interrupted run: half the pairs
         assert main(args) == 0
-        assert max(server.answered.values()) == 1  # the resumed run re-sent nothing already answered
+        # the resumed run re-sent nothing validly answered; a refused answer is asked again, not replayed
+        assert all(n == 1 or server.planned[key] == "invalid_answer" for key, n in server.answered.items())
     records = [json.loads(line) for split in ("train", "test") for line in (tmp_path / "teacher" / f"{split}.jsonl").read_text().splitlines()]
     assert len(records) == 20 and {r["teacher"] for r in records} == {"test-teacher"}
     for r in records:

@@ -134,7 +134,7 @@ def test_ratescore_runs_on_the_span_tagger(exports):
     from radmetrics.inference.scorer import Scorer
 
     refs = ["Small left pleural effusion. The heart is normal in size.", "No pneumothorax."]
-    hyps = ["Small left pleural effusion. The heart is normal in size.", ""]
+    hyps = ["Small left pleural effusion. The heart is normal in size.", "."]  # no entity in the candidate
     result = Scorer(["ratescore"], {"rate_ner_span": str(exports[0]["rate_ner_span"])}, n_bootstrap=20)(refs, hyps)
     assert result.per_sample[0]["ratescore"] == pytest.approx(1.0, abs=1e-5)
     assert result.per_sample[1]["ratescore"] == 0.5
