@@ -11,6 +11,9 @@ DESCRIPTION = """Build data for the recipes. Subcommands:
   corpus   read a corpus (IU X-ray bundled by default, ReXrank JSON, MIMIC-style free text,
            CSV/JSONL with configurable columns), assign deterministic splits, write reports.jsonl
 
+  Splits (--split-by text, the default) group reports by normalised text, so no held-out report repeats a
+  train report; every stats.json and card records the overlap between splits (reports and sentences).
+
   pairs    reference/candidate pairs by the five GREEN heuristics, each with an edit log and a
            programmatic GREEN annotation; JSONL + HF dataset + dataset card
 
@@ -22,7 +25,7 @@ DESCRIPTION = """Build data for the recipes. Subcommands:
 
   silver   silver labels for the encoder recipes: CheXpert-style rule labels, RaTE-NER (IOB + spans),
            RadGraph-style entities and relations (DyGIE JSONL); card with label distributions and
-           agreement with real gold (NegBio labels, radgraph annotations)
+           agreement with real gold (NegBio labels; radgraph annotations, in-sample for the RadGraph lexicon)
 
 Examples: radmetrics data corpus --kind iu_xray --out outputs/corpus
           radmetrics data pairs --out outputs/pairs --per-heuristic 2000
@@ -38,6 +41,8 @@ def add_llm_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
+    from .corpus_io import SPLIT_METHOD_ALIASES, SPLIT_METHODS
+
     p.add_argument("--kind", default="iu_xray", choices=["iu_xray", "rexrank", "free_text", "table"],
                    help="corpus layout (default: the bundled IU X-ray reports)")
     p.add_argument("--path", help="file or directory of the corpus (default for iu_xray: the bundled copy)")
@@ -45,9 +50,11 @@ def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--findings-column", default="findings", help="table corpora: findings column")
     p.add_argument("--impression-column", default="impression", help="table corpora: impression column ('' = none)")
     p.add_argument("--text-column", default=None, help="table corpora: one column holding the whole report")
-    p.add_argument("--split-by", default="hash", choices=["hash", "predefined"],
-                   help="hash: seeded 80/10/10 by report id; predefined: the corpus' own split (IU: R2Gen)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the hash split")
+    p.add_argument("--split-by", default="text", choices=SPLIT_METHODS, type=lambda how: SPLIT_METHOD_ALIASES.get(how, how),
+                   help="text: seeded 80/10/10 by normalised report text, so identical reports share a split ('hash' is "
+                        "accepted as its former name); predefined: the corpus' own split (IU: R2Gen), whose overlap "
+                        "with train the stats report")
+    p.add_argument("--seed", type=int, default=0, help="seed of the text split")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

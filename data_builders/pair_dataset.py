@@ -7,8 +7,18 @@ from collections import Counter
 from pathlib import Path
 
 from .corpus_io import write_split_records
+from .leakage import overlap_card_section, split_overlap
 from .pairs import PairRecord
 from .teacher import programmatic_annotation
+
+
+def reference_texts_by_split(pairs: list[PairRecord]) -> dict[str, list[str]]:
+    """The text of each distinct reference report, per split (a report is the reference of several pairs)."""
+    references = {p.reference_id: (p.split, p.reference) for p in pairs}
+    by_split: dict[str, list[str]] = {}
+    for split, text in references.values():
+        by_split.setdefault(split, []).append(text)
+    return by_split
 
 
 def pair_statistics(pairs: list[PairRecord]) -> dict:
@@ -21,6 +31,7 @@ def pair_statistics(pairs: list[PairRecord]) -> dict:
         "errors_per_category": {f"{c}_{'requested' if s is None else 'significant' if s else 'insignificant'}": n
                                 for (c, s), n in sorted(Counter((e.category, e.significant) for e in edits).items(), key=str)},
         "edit_kinds": dict(Counter(e.kind for p in pairs for e in p.edits)),
+        "split_overlap": split_overlap(reference_texts_by_split(pairs)),
     }
 
 
@@ -43,9 +54,10 @@ Provenance: `{json.dumps(provenance)}`
 |---|---|---|
 {rows}
 
-Splits are assigned by reference report (donor reports come from the same split), so no report's text
-crosses splits.
+Splits are assigned by reference report (donor reports come from the same split). The table below counts the
+reference reports of each split.
 
+{overlap_card_section(stats["split_overlap"])}
 ## Errors per GREEN category
 
 | category | edits |

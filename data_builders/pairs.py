@@ -11,8 +11,9 @@ Heuristics (each seeded and deterministic):
 Every pair carries the edits that turn its reference into its candidate, each with its GREEN error
 category (a)-(f) (None for a harmless reorder) and clinical significance, plus the reference sentences
 left matched. For (i), (iii) and (v) the log comes from sentence alignment (identical sentences match;
-the rest are omissions or additions). Donor reports always come from the reference's own split, so no
-text crosses splits. Pairs are unique across heuristics.
+the rest are omissions or additions). Donor reports always come from the reference's own split, so with
+the default split (reports grouped by normalised text) no report's text crosses splits; sentences shared by
+different reports still do (see leakage.py). Pairs are unique across heuristics.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ Writes under OUT/:
 - `rate_ner/`  one record per sentence: `id`, `report_id`, `tokens`, `ner_tags` (IOB), `spans` [start, end, type]
 - `radgraph/`  one DyGIE document per report: `doc_key`, `sentences`, `ner`, `relations`
 each as `{split}.jsonl` and an HF DatasetDict under `hf/`, plus `stats.json` and a `README.md` card with
-counts per split, label distributions and the agreement of each labeler with real gold where it exists
-(CheXpert-style labels vs NegBio's manual IU labels; RadGraph-style output vs the radgraph package's gold).
+counts per split, the overlap between splits (leakage.py), label distributions and the agreement of each
+labeler with real gold where it exists (CheXpert-style labels vs NegBio's manual IU labels; RadGraph-style
+output vs the radgraph package's gold, in-sample because the lexicon was developed on those reports).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from pathlib import Path
 from radmetrics.inference.sentences import split_sentences
 
 from .corpora import Report
-from .corpus_io import write_split_records
+from .corpus_io import texts_by_split, write_split_records
+from .leakage import overlap_card_section, split_overlap
 
 LABELERS = ("chexpert", "rate_ner", "radgraph")
 
@@ -82,9 +84,9 @@ def gold_agreement(labeler: str, corpus_kind: str) -> dict | None:
 
         return {"gold": "NegBio manual labels on IU X-ray (labels shared with CheXpert)", **f1_against_negbio()}
     if labeler == "radgraph":
-        from .radgraph_agreement import agreement_with_gold
+        from .radgraph_agreement import GOLD_DESCRIPTION, agreement_with_gold
 
-        return {"gold": "radgraph package test annotations (bundled, 10 reports)", **agreement_with_gold()}
+        return {"gold": GOLD_DESCRIPTION, **agreement_with_gold()}
     return None
 
 
@@ -105,7 +107,8 @@ def write_silver(reports: list[Report], splits: dict[str, str], out_dir: str | P
         sentences = split_sentences(report.text, sentence_method)
         for name in labelers:
             by_labeler[name].setdefault(splits[report.id], []).extend(BUILDERS[name](report, sentences))
-    stats: dict = {"reports": len(reports), "provenance": provenance, "labelers": {}}
+    stats: dict = {"reports": len(reports), "provenance": provenance,
+                   "split_overlap": split_overlap(texts_by_split(reports, splits), sentence_method), "labelers": {}}
     for name, by_split in by_labeler.items():
         write_split_records(by_split, out / name, to_arrow=ARROW_LAYOUT[name])
         records = [r for rs in by_split.values() for r in rs]
@@ -128,6 +131,12 @@ def _agreement_table(agreement: dict) -> str:
     return "\n".join(lines)
 
 
+def _agreement_text(agreement: dict) -> str:
+    if agreement.get("in_sample"):
+        return f"In-sample agreement with {agreement['gold']}:\n\n{_agreement_table(agreement)}\n\n{agreement['note']}"
+    return f"Agreement with {agreement['gold']}:\n\n{_agreement_table(agreement)}"
+
+
 def _distribution_text(labeler: str, distribution: dict) -> str:
     if labeler != "chexpert":
         return f"```json\n{json.dumps(distribution, indent=1)}\n```"
@@ -141,12 +150,12 @@ def render_card(stats: dict) -> str:
     sections = []
     for name, s in stats["labelers"].items():
         agreement = s["gold_agreement"]
-        measured = (f"Agreement with {agreement['gold']}:\n\n{_agreement_table(agreement)}" if agreement
+        measured = (_agreement_text(agreement) if agreement
                     else "No gold labels exist for this labeler on this corpus; its labels are unmeasured silver.")
         sections.append(f"## {name}\n\nRecords per split: `{json.dumps(s['records_per_split'])}`\n\n"
                         f"Label distribution:\n\n{_distribution_text(name, s['label_distribution'])}\n\n{measured}\n")
     return ("---\ntags: [radiology, radmetrics, silver-labels]\n---\n# radmetrics silver labels\n\n"
             "Rule- and lexicon-based labels for the encoder recipes (`radmetrics data silver`): a CheXpert-style rule "
-            "labeler, a RaTE-NER tagger (IOB and spans) and a RadGraph-style extractor (DyGIE JSONL). Splits follow "
-            f"the report ids.\n\nProvenance: `{json.dumps(stats['provenance'])}`; {stats['reports']} reports.\n\n"
-            + "\n".join(sections))
+            "labeler, a RaTE-NER tagger (IOB and spans) and a RadGraph-style extractor (DyGIE JSONL). Every record "
+            f"of a report lands in the report's split.\n\nProvenance: `{json.dumps(stats['provenance'])}`; "
+            f"{stats['reports']} reports.\n\n{overlap_card_section(stats['split_overlap'])}\n" + "\n".join(sections))

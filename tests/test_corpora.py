@@ -12,8 +12,6 @@ from radmetrics.data_builders.corpora import (
     read_rexrank_split,
     read_table,
 )
-from radmetrics.data_builders.corpus_io import assign_splits
-from radmetrics.data_builders.splits import hash_split
 
 
 def test_bundled_copies_are_unmodified(test_data):
@@ -59,11 +57,3 @@ def test_table_reader_and_errors(tmp_path):
         read_table(csv_path)
     with pytest.raises(CorpusError, match="not found"):
         read_table(tmp_path / "missing.csv")
-
-
-def test_hash_split_is_deterministic_and_proportional(iu_reports):
-    splits = assign_splits(iu_reports, "hash")
-    assert splits == assign_splits(iu_reports, "hash")
-    share = sum(v == "train" for v in splits.values()) / len(splits)
-    assert 0.77 < share < 0.83
-    assert hash_split("123", seed=1) == hash_split("123", seed=1)

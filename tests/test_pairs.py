@@ -94,3 +94,4 @@ def test_pretrain_corpus_is_deduplicated(tmp_path):
     ds = load_from_disk(str(tmp_path / "hf"))
     texts = [" ".join(t.lower().split()) for split in ds for t in ds[split]["text"]]
     assert len(texts) == len(set(texts)) == stats["unique_texts"] < stats["reports_in"]
+    assert all(stats["split_overlap"]["per_split"][split]["reports_in_train"] == 0 for split in ("validation", "test"))

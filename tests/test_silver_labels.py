@@ -53,7 +53,7 @@ def test_radgraph_uncertainty_and_suggestive_of():
 
 def test_radgraph_agreement_with_gold_is_measured():
     agreement = agreement_with_gold()
-    assert agreement["documents"] == 10 and agreement["entities"]["gold"] > 50
+    assert agreement["documents"] == 10 and agreement["entities"]["gold"] > 50 and agreement["in_sample"]  # lexicon's dev set
     assert agreement["entities"]["f1"] > 0.6  # a lexicon extractor, not a model: a floor, not a target
 
 
