@@ -7,7 +7,13 @@ import pytest
 from radmetrics.inference.loading.checkpoint import MANIFEST_NAME, CheckpointError, load_manifest
 from radmetrics.inference.loading.components import get_component
 from radmetrics.training.export import export_run
-from radmetrics.training.run_dir import mark_complete, model_to_export, write_eval_results, write_run_manifest
+from radmetrics.training.run_dir import (
+    RUN_MANIFEST,
+    mark_complete,
+    model_to_export,
+    write_eval_results,
+    write_run_manifest,
+)
 
 
 def _tiny_token_classifier(tokenizer_dir, out_dir):
@@ -53,14 +59,60 @@ def test_round_trip(run_dir, tmp_path):
     torch.testing.assert_close(original(input_ids=ids).logits, loaded(input_ids=ids).logits)
 
 
-def test_refuses_tampered_weights(run_dir, tmp_path):
-    out = export_run(run_dir, tmp_path / "export")
-    weights = out / "model.safetensors"
-    data = bytearray(weights.read_bytes())
+def _flip_last_byte(path):
+    data = bytearray(path.read_bytes())
     data[-1] ^= 0xFF
-    weights.write_bytes(bytes(data))
+    path.write_bytes(bytes(data))
+
+
+def test_refuses_tampered_weights_when_verifying(run_dir, tmp_path):
+    from radmetrics.inference.cli import main
+
+    out = export_run(run_dir, tmp_path / "export")
+    _flip_last_byte(out / "model.safetensors")
     with pytest.raises(CheckpointError, match="checksum of model.safetensors"):
-        load_manifest(out, "rate_ner_iob")
+        load_manifest(out, "rate_ner_iob", verify_checksums=True)
+    assert main(["weights", "verify", str(out)]) == 2
+    (out / "model.safetensors").unlink()
+    with pytest.raises(CheckpointError, match="model.safetensors listed in the manifest is missing"):
+        load_manifest(out, "rate_ner_iob")  # presence is checked on every load
+
+
+def test_checksums_are_checked_at_export_and_on_first_download_not_on_every_load(run_dir, tmp_path, monkeypatch):
+    """Hashing a 7B checkpoint takes minutes: a local export was hashed when written, a Hub snapshot is hashed the
+    first time it is loaded (and refused if corrupt), and later loads only check that the files are there."""
+    import radmetrics.inference.loading.checkpoint as checkpoint
+
+    out = export_run(run_dir, tmp_path / "export")
+    hashed = []
+    original = checkpoint.sha256_file
+    monkeypatch.setattr(checkpoint, "sha256_file", lambda path, *a: hashed.append(path) or original(path, *a))
+    load_manifest(out, "rate_ner_iob")
+    assert hashed == []
+
+    # the same export as a Hub snapshot in an offline HF cache
+    snapshot = tmp_path / "hf" / "hub" / "models--lab--rate-ner" / "snapshots" / ("a" * 40)
+    snapshot.parent.mkdir(parents=True)
+    (snapshot.parent.parent / "refs").mkdir()
+    (snapshot.parent.parent / "refs" / "main").write_text("a" * 40)
+    import shutil
+
+    shutil.copytree(out, snapshot)
+    _flip_last_byte(snapshot / "model.safetensors")
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))  # read at import otherwise
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("RADMETRICS_CACHE", str(tmp_path / "radmetrics-cache"))
+    with pytest.raises(CheckpointError, match="checksum of model.safetensors"):
+        load_manifest("lab/rate-ner", "rate_ner_iob")
+    _flip_last_byte(snapshot / "model.safetensors")  # repaired
+    hashed.clear()
+    directory, _ = load_manifest("lab/rate-ner", "rate_ner_iob")
+    assert directory == snapshot and len(hashed) > 1
+    hashed.clear()
+    load_manifest("lab/rate-ner", "rate_ner_iob")
+    assert hashed == []  # verified once per snapshot
 
 
 def test_refuses_tampered_manifest(run_dir, tmp_path):
@@ -69,7 +121,7 @@ def test_refuses_tampered_manifest(run_dir, tmp_path):
     manifest["files"]["config.json"] = "0" * 64
     (out / MANIFEST_NAME).write_text(json.dumps(manifest))
     with pytest.raises(CheckpointError, match="config.json"):
-        load_manifest(out, "rate_ner_iob")
+        load_manifest(out, "rate_ner_iob", verify_checksums=True)
     del manifest["schema_version"]
     (out / MANIFEST_NAME).write_text(json.dumps(manifest))
     with pytest.raises(CheckpointError, match="schema_version"):
@@ -111,3 +163,44 @@ def test_incomplete_checkpoints_are_skipped(tmp_path, wordpiece_dir):
 def test_missing_checkpoint_is_clear(tmp_path):
     with pytest.raises(CheckpointError, match="does not exist"):
         load_manifest(tmp_path / "nothing", "chexbert")
+
+
+def test_card_names_the_hub_base_model_through_a_stage_one_run_and_its_licence(run_dir, tmp_path):
+    stage1 = tmp_path / "stage1"
+    write_run_manifest(stage1, component="green", recipe="green/pretrain", base_model="mistralai/Mistral-7B-v0.1",
+                       config={}, data_provenance={})
+    (stage1 / "final").mkdir()
+    manifest = json.loads((run_dir / RUN_MANIFEST).read_text())
+    manifest["base_model"] = str(stage1 / "final")  # stage 2 starts from stage 1's final/
+    (run_dir / RUN_MANIFEST).write_text(json.dumps(manifest))
+    card = (export_run(run_dir, tmp_path / "export") / "README.md").read_text()
+    metadata = card.split("---")[1]
+    assert "base_model: mistralai/Mistral-7B-v0.1\n" in metadata and "license: apache-2.0\n" in metadata
+
+    manifest["base_model"] = "tiny-bert"  # random weights: no base model to name, licence unknown unless given
+    (run_dir / RUN_MANIFEST).write_text(json.dumps(manifest))
+    metadata = (export_run(run_dir, tmp_path / "export2") / "README.md").read_text().split("---")[1]
+    assert "base_model" not in metadata and "license: other\n" in metadata
+    metadata = (export_run(run_dir, tmp_path / "export3", license="cc-by-nc-4.0") / "README.md").read_text().split("---")[1]
+    assert "license: cc-by-nc-4.0\n" in metadata
+
+
+def test_hub_push_is_private_by_default(run_dir, tmp_path, monkeypatch):
+    import huggingface_hub
+
+    created = []
+
+    class RecordingApi:
+        def create_repo(self, repo_id, private, exist_ok):
+            created.append((repo_id, private))
+
+        def upload_folder(self, **kwargs):
+            pass
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", RecordingApi)
+    export_run(run_dir, tmp_path / "export", push_to_hub="lab/green")
+    from radmetrics.inference.cli import main
+
+    assert main(["export", str(run_dir), "--out", str(tmp_path / "export2"), "--push-to-hub", "lab/green2"]) == 0
+    assert main(["export", str(run_dir), "--out", str(tmp_path / "export3"), "--push-to-hub", "lab/green3", "--public"]) == 0
+    assert created == [("lab/green", True), ("lab/green2", True), ("lab/green3", False)]

@@ -4,6 +4,7 @@ the `green` metric from the exported model and through an OpenAI-compatible serv
 import json
 
 import pytest
+import torch
 from llm_fault_server import FaultServer
 
 from radmetrics.inference.metrics.green.format import render_green_response
@@ -89,7 +90,8 @@ def test_sft_with_lora_checks_and_merges_the_adapter(pretrained, tmp_path):
     assert (run / "checkpoint-1" / "adapter_model.safetensors").is_file()
     from transformers import AutoModelForCausalLM
 
-    assert AutoModelForCausalLM.from_pretrained(final) is not None  # merged: a plain causal LM, no PEFT needed
+    merged = AutoModelForCausalLM.from_pretrained(final, dtype="auto")  # merged: a plain causal LM, no PEFT needed
+    assert {p.dtype for p in merged.parameters()} == {torch.bfloat16}  # saved in bf16, not fp32
 
 
 def test_check_adapter_file_refuses_empty_and_mismatched_adapters(tmp_path):

@@ -6,8 +6,13 @@ import stat
 import subprocess
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "slurm" / "launch.sbatch"
+
+
+SRUN_OPTIONS = 'while [ "${{1#--}}" != "$1" ]; do echo "srun $1" >> {log}; shift; done\n'
 
 
 def stub(directory: Path, name: str, body: str) -> None:
@@ -20,14 +25,15 @@ def run_launcher(tmp_path, *args, extra_env=None):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     log = tmp_path / "calls.log"
-    # srun: run the task once per node, as SLURM would, with that node's SLURM_NODEID.
-    stub(bin_dir, "srun", 'shift; for node in $(seq 0 $((SLURM_NNODES - 1))); do SLURM_NODEID=$node "$@"; done\n')
+    # srun: record its options, then run the task once per node, as SLURM would, with that node's SLURM_NODEID.
+    stub(bin_dir, "srun", SRUN_OPTIONS.format(log=log) + 'for node in $(seq 0 $((SLURM_NNODES - 1))); do SLURM_NODEID=$node "$@"; done\n')
     # a long host list after the first two: the launcher must take the first without a SIGPIPE'd pipeline
     stub(bin_dir, "scontrol", f'if [ "$1" = show ]; then printf "gpu-node-07\\ngpu-node-08\\n"; seq -f "gpu-node-%g" 9 200000; '
                               f'else echo "scontrol $*" >> {log}; fi\n')
     stub(bin_dir, "accelerate", f'echo "accelerate $*" >> {log}\n')
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "SLURM_NNODES": "2", "SLURM_JOB_ID": "4242",
-           "SLURM_JOB_NODELIST": "gpu-node-[07-08]", "GPUS_PER_NODE": "8", **(extra_env or {})}
+           "SLURM_JOB_NODELIST": "gpu-node-[07-08]", "GPUS_PER_NODE": "8", "SLURM_CPUS_PER_TASK": "64",
+           **(extra_env or {})}
     result = subprocess.run(["bash", str(SCRIPT), *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     return result, (log.read_text().splitlines() if log.exists() else [])
 
@@ -36,6 +42,10 @@ def test_launcher_gives_each_node_its_rank_and_one_rendezvous(tmp_path):
     result, calls = run_launcher(tmp_path, "green/sft", "configs/green/sft/tiny.yaml", "configs/accelerate/zero3.yaml",
                                  "--", "--num_train_epochs", "1")
     assert result.returncode == 0, result.stderr
+    srun_options = [call for call in calls if call.startswith("srun ")]
+    # Slurm >= 22.05: srun does not inherit sbatch's --cpus-per-task; the launcher passes it on
+    assert srun_options == ["srun --kill-on-bad-exit=1", "srun --cpus-per-task=64"]
+    calls = [call for call in calls if not call.startswith("srun ")]
     assert len(calls) == 2
     for rank, call in enumerate(calls):
         assert f"--machine_rank {rank} " in call
@@ -52,22 +62,37 @@ def test_launcher_refuses_missing_files_and_arguments(tmp_path):
     assert result.returncode == 2 and "usage" in result.stderr
 
 
-def test_launcher_requeues_on_the_time_limit_signal(tmp_path):
+def test_launcher_asks_the_run_to_save_then_requeues_on_the_time_limit_signal(tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    log = tmp_path / "requeue.log"
-    stub(bin_dir, "srun", 'shift; SLURM_NODEID=0 "$@"\n')
+    log = tmp_path / "events.log"
+    marker = tmp_path / "requeue-marker"
+    marker.write_text("left by the previous attempt")
+    stub(bin_dir, "srun", SRUN_OPTIONS.format(log=tmp_path / "srun.log") + 'SLURM_NODEID=0 "$@"\n')
     stub(bin_dir, "scontrol", f'if [ "$1" = show ]; then echo gpu-node-07; else echo "scontrol $*" >> {log}; fi\n')
-    # the training step signals the batch shell with USR1, as SLURM does 300 s before the time limit
-    stub(bin_dir, "accelerate", "kill -USR1 $LAUNCHER_PID; sleep 1\n")
+    # The training step: a stale marker must be gone when it starts; it signals the batch shell with USR1 (as SLURM
+    # does 300 s before the time limit), then, like the recipes' SaveAndStopOnRequest, saves once the marker appears.
+    stub(bin_dir, "accelerate", f'[ -e {marker} ] && echo "stale marker" >> {log}\n'
+                                f'kill -USR1 $LAUNCHER_PID\n'
+                                f'for _ in $(seq 100); do [ -e {marker} ] && break; sleep 0.05; done\n'
+                                f'[ -e {marker} ] && sleep 0.5 && echo "checkpoint saved" >> {log}\n')
     wrapper = tmp_path / "wrapper.sh"
     wrapper.write_text(f'export LAUNCHER_PID=$$; exec bash {SCRIPT} "$@"\n')
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "SLURM_NNODES": "1", "SLURM_JOB_ID": "4242",
-           "SLURM_JOB_NODELIST": "gpu-node-07"}
+           "SLURM_JOB_NODELIST": "gpu-node-07", "RADMETRICS_REQUEUE_MARKER": str(marker)}
     result = subprocess.run(["bash", str(wrapper), "rate_ner/span", "configs/rate_ner/span/tiny.yaml", "configs/accelerate/ddp.yaml"],
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
     assert "requeueing job 4242" in result.stdout
-    assert log.read_text().strip() == "scontrol requeue 4242"
+    # saved before the requeue, never requeued without saving
+    assert log.read_text().splitlines() == ["checkpoint saved", "scontrol requeue 4242"]
+
+
+def test_the_log_directory_exists_before_slurm_opens_the_output_file():
+    output = next(line.split("=", 1)[1] for line in SCRIPT.read_text().splitlines() if line.startswith("#SBATCH --output="))
+    directory = ROOT / Path(output).parent
+    tracked = subprocess.run(["git", "ls-files", str(directory)], cwd=ROOT, capture_output=True, text=True).stdout
+    assert tracked.strip(), f"{directory} is not in the repository: SLURM cannot open {output}"
 
 
 def test_every_slurm_example_names_existing_files():
@@ -77,3 +102,12 @@ def test_every_slurm_example_names_existing_files():
         recipe_config_accel = words[words.index("slurm/launch.sbatch") + 1: words.index("slurm/launch.sbatch") + 4]
         for path in recipe_config_accel[1:]:
             assert (ROOT / path).is_file(), f"{example.name}: {path} does not exist"
+
+
+def test_the_stage_two_example_reads_what_stage_one_writes():
+    pretrain = yaml.safe_load((ROOT / "configs/green/pretrain/mistral-7b.yaml").read_text())
+    sft = yaml.safe_load((ROOT / "configs/green/sft/mistral-7b.yaml").read_text())
+    written = f"{pretrain['output_dir']}/final"  # train_and_finish exports the final model there
+    example = (ROOT / "slurm/examples/green_sft_mistral7b_2nodes.sh").read_text().split()
+    assert example[example.index("--model_name_or_path") + 1] == written
+    assert sft["model_name_or_path"] == written

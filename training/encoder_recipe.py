@@ -22,6 +22,7 @@ from .run_dir import (
     write_eval_results,
     write_run_manifest,
 )
+from .throughput import ThroughputLogger
 
 TINY_MODELS = ("tiny-bert", "tiny-deberta")
 
@@ -43,6 +44,8 @@ class DataArguments:
     max_train_samples: int | None = field(default=None, metadata={"help": "truncate the training split"})
     max_eval_samples: int | None = field(default=None, metadata={"help": "truncate the validation and test splits"})
     max_seq_length: int = field(default=128, metadata={"help": "tokens per example after tokenisation"})
+    preprocessing_num_workers: int | None = field(default=None, metadata={
+        "help": "processes for tokenisation (datasets.map; run once per node, on its main process)"})
 
 
 class CompletionMarker(TrainerCallback):
@@ -55,6 +58,34 @@ class CompletionMarker(TrainerCallback):
                 mark_complete(checkpoint)
 
 
+class SaveAndStopOnRequest(TrainerCallback):
+    """Save a complete checkpoint and stop when the SLURM launcher asks: it creates the marker file
+    (RADMETRICS_REQUEUE_MARKER) shortly before the job's time limit, waits for the run to end, and requeues the job,
+    which then resumes from that checkpoint. All ranks decide at the same step (the flag is reduced over ranks)."""
+
+    def __init__(self, marker: str | Path):
+        self.marker = Path(marker)
+        self.requested = False
+
+    def _requested_on_any_rank(self) -> bool:
+        import torch
+        import torch.distributed as dist
+
+        flag = self.marker.exists()
+        if not (dist.is_available() and dist.is_initialized()):
+            return flag
+        device = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else torch.device("cpu")
+        value = torch.tensor([int(flag)], device=device)
+        dist.all_reduce(value, op=dist.ReduceOp.MAX)
+        return bool(value.item())
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self._requested_on_any_rank():
+            self.requested = True
+            control.should_save = True
+            control.should_training_stop = True
+
+
 def is_main_process() -> bool:
     """Global rank 0, read from the launcher's environment (torchrun/accelerate set RANK). HF Trainer's own
     notion is not used: with DeepSpeed on CPU it reports a world size of 1 on every rank."""
@@ -62,17 +93,25 @@ def is_main_process() -> bool:
 
 
 def build_once(marker: Path, build, timeout_s: float = 3600) -> None:
-    """Local rank 0 runs `build` unless `marker` exists, then writes the marker; other ranks wait for it."""
-    if int(os.environ.get("LOCAL_RANK", "0")) == 0:
-        if not is_complete(marker):
-            build()
-            marker.mkdir(parents=True, exist_ok=True)
-            mark_complete(marker)
+    """Global rank 0 runs `build` unless `marker` exists, holding a file lock beside it, then writes the marker; every
+    other rank, on every node, waits for the marker. Keyed on the global rank, two nodes sharing a filesystem never
+    build the same directory at once, and the lock keeps a second job on the same output_dir from racing the first.
+    (A multi-node run needs its output_dir on a filesystem all nodes share: checkpoints and resume rely on it too.)"""
+    if is_main_process():
+        from filelock import FileLock
+
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(f"{marker}.lock"):
+            if not is_complete(marker):
+                build()
+                marker.mkdir(parents=True, exist_ok=True)
+                mark_complete(marker)
         return
     waited = 0.0
     while not is_complete(marker):
         if waited > timeout_s:
-            raise TimeoutError(f"rank {os.environ.get('RANK')}: gave up waiting for {marker} from local rank 0")
+            raise TimeoutError(f"rank {os.environ.get('RANK')}: gave up waiting for {marker} from rank 0 "
+                               "(is the output_dir on a filesystem every node shares?)")
         time.sleep(0.5)
         waited += 0.5
 
@@ -172,38 +211,106 @@ def start_run(component: str, recipe: str, model_args, data_args, training_args,
     return run_dir
 
 
-def train_and_finish(trainer, tokenizer, run_dir: Path, evaluate) -> dict:
+def train_and_finish(trainer, tokenizer, run_dir: Path, evaluate, every_rank: bool = False, sequence_length: int = 512) -> dict:
     """Train (resuming from the newest complete checkpoint), save `final/` with its marker, and record
     `evaluate(final_dir)` (held-out results: the recipe's metrics and its trivial baselines) for the card.
 
-    Evaluation runs on the main process only, on the saved `final/` model: what gets exported is what is
-    measured, and it sidesteps ZeRO-3's partitioned parameters (the save gathers them)."""
+    Evaluation runs on the saved `final/` model, so what gets exported is what is measured (and ZeRO-3's partitioned
+    parameters are out of the way: the save gathers them). By default the main process evaluates while the others wait
+    (encoders: seconds). With `every_rank`, every rank calls `evaluate(final)` on its own device and is expected to
+    take its share of the held-out data (`rank_and_world`, `gather_to_all`): a 7B GREEN model generating for the
+    test split would otherwise keep every other rank waiting past the process-group timeout."""
     final = run_dir / "final"
     if is_complete(final):
         print(f"{final} is complete; nothing to train (delete it or use a new output_dir to train again)")
         return read_eval_results(run_dir)
+    gather_over_process_group(trainer)
     trainer.add_callback(CompletionMarker())
+    if trainer.args.include_num_input_tokens_seen in (False, "no"):
+        trainer.args.include_num_input_tokens_seen = "non_padding"
+    trainer.add_callback(ThroughputLogger(sequence_length))
     resume = last_complete_checkpoint(run_dir)
     if resume:
         print(f"resuming from {resume}")
     processes = int(os.environ.get("WORLD_SIZE", trainer.accelerator.num_processes))  # accelerate says 1 for DeepSpeed on CPU
     print(f"training on {processes} process(es)"
           + (" with DeepSpeed" if trainer.is_deepspeed_enabled else ""))
+    stop = None
+    if os.environ.get("RADMETRICS_REQUEUE_MARKER"):
+        stop = SaveAndStopOnRequest(os.environ["RADMETRICS_REQUEUE_MARKER"])
+        trainer.add_callback(stop)
     trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    if stop is not None and stop.requested:
+        print(f"saved checkpoint-{trainer.state.global_step} and stopped as the launcher asked; the requeued job resumes from it")
+        close_process_group()
+        return {}
     trainer.save_model(str(final))
-    results = {}
     if is_main_process():
         tokenizer.save_pretrained(final)
-        if trainer.is_deepspeed_enabled:  # load final/ as a whole model, not ZeRO-3 partitions
-            from transformers.integrations.deepspeed import unset_hf_deepspeed_config
+    if trainer.is_deepspeed_enabled:  # load final/ as a whole model, not ZeRO-3 partitions
+        from transformers.integrations.deepspeed import unset_hf_deepspeed_config
 
-            unset_hf_deepspeed_config()
+        unset_hf_deepspeed_config()
+    results = {}
+    if every_rank:
+        barrier()  # final/ is written before any rank reads it
         results = evaluate(final)
+    elif is_main_process():
+        results = evaluate(final)
+    if is_main_process():
         write_eval_results(run_dir, results)
         mark_complete(final)
         print({k: round(v, 4) for k, v in results.items() if isinstance(v, float)})
     close_process_group()
     return results
+
+
+def gather_over_process_group(trainer) -> None:
+    """DeepSpeed on CPU (rehearsals, CI): accelerate counts one process while the process group has several, so its
+    gathers (token counts, TRL's metrics), sized by accelerate, fail in all_gather. Gather over the real group instead.
+    On GPUs the two agree and nothing changes."""
+    import torch
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == trainer.accelerator.num_processes:
+        return
+
+    def gather(tensor, *args, **kwargs):
+        tensor = tensor.reshape(1) if tensor.dim() == 0 else tensor
+        gathered = [torch.zeros_like(tensor) for _ in range(dist.get_world_size())]
+        dist.all_gather(gathered, tensor.contiguous())
+        return torch.cat(gathered)
+
+    trainer.accelerator.gather = trainer.accelerator.gather_for_metrics = gather
+
+
+def rank_and_world() -> tuple[int, int]:
+    """This process's rank and the number of processes (the process group's, which DeepSpeed on CPU sets up even
+    when accelerate reports a single process)."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+def barrier() -> None:
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+
+
+def gather_to_all(items: list) -> list:
+    """Every rank's `items`, concatenated in rank order, on every rank."""
+    import torch.distributed as dist
+
+    _, world = rank_and_world()
+    if world == 1:
+        return list(items)
+    parts: list = [None] * world
+    dist.all_gather_object(parts, list(items))
+    return [item for part in parts for item in part]
 
 
 def close_process_group() -> None:

@@ -1,7 +1,9 @@
 """`radmetrics export RUN_DIR --out DIR`: a from_pretrained-loadable directory + manifest + model card.
 
 Weights are written as safetensors only; PyTorch pickles in a checkpoint are converted, and
-optimizer/scheduler/RNG state is left behind.
+optimizer/scheduler/RNG state is left behind. The card names the Hub id the weights descend from (`base_model`,
+followed through a stage-1 run's final/ to the model it started from) and a licence; Hub uploads are private
+unless asked otherwise, since a checkpoint trained on clinical reports may not be shareable.
 """
 
 from __future__ import annotations
@@ -23,6 +25,41 @@ from .run_dir import model_to_export, read_eval_results, read_run_manifest
 # Trainer state that belongs to resuming, not to a released model.
 _SKIP = {"optimizer.pt", "scheduler.pt", "trainer_state.json", "training_args.bin", "scaler.pt", ".complete"}
 _SKIP_PREFIXES = ("rng_state", "global_step", "zero_to_fp32")
+
+# Hub licence identifiers of the base models the configs name (from each model's Hub card).
+BASE_MODEL_LICENCES = {
+    "meta-llama/Llama-2-7b-hf": "llama2",
+    "mistralai/Mistral-7B-v0.1": "apache-2.0",
+    "microsoft/phi-2": "mit",
+    "microsoft/deberta-v3-base": "mit",
+    "bert-base-uncased": "apache-2.0",
+    "google-bert/bert-base-uncased": "apache-2.0",
+    "microsoft/BiomedNLP-BiomedBERT-base-uncased-abstract-fulltext": "mit",
+    "sentence-transformers/all-MiniLM-L6-v2": "apache-2.0",
+}
+
+
+def resolve_base_model(base: str | None) -> str | None:
+    """The Hub id a run's weights descend from, or None (a random tiny model, or a local model of unknown origin).
+    A stage-2 run names the stage-1 run's final/ (or a checkpoint): its run manifest gives the next link."""
+    from radmetrics.inference.loading.hub import DEFAULT_ENCODER_ALIASES
+
+    from .run_dir import RUN_MANIFEST
+
+    if not base or base.startswith("tiny-"):
+        return None
+    if base in DEFAULT_ENCODER_ALIASES:
+        return "sentence-transformers/all-MiniLM-L6-v2"
+    path = Path(base).expanduser()
+    if not path.exists():
+        return base if base.count("/") <= 1 and not base.startswith((".", "/", "~")) else None
+    for part in path.resolve().parts:  # a Hugging Face cache snapshot: .../models--ORG--NAME/snapshots/<hash>
+        if part.startswith("models--"):
+            return "/".join(part[len("models--"):].split("--"))
+    for run in (path, path.parent):
+        if (run / RUN_MANIFEST).is_file():
+            return resolve_base_model(read_run_manifest(run).get("base_model"))
+    return None
 
 
 def _copy_model_files(src: Path, out: Path) -> list[str]:
@@ -59,20 +96,30 @@ def render_model_card(manifest: dict) -> str:
     config = json.dumps(manifest.get("training_config", {}), indent=2, default=str)
     provenance = json.dumps(manifest.get("data_provenance", {}), indent=2, default=str)
     base = manifest.get("base_model") or "unknown"
+    hub_base = manifest.get("base_model_id")
+    licence = manifest.get("license") or "other"
+    metadata = "".join([f"base_model: {hub_base}\n" if hub_base else "", f"license: {licence}\n",
+                        "license_name: unknown\n" if licence == "other" else ""])
+    licence_note = (f"Licence: `{licence}`" + (f", that of the base model `{hub_base}`" if licence == BASE_MODEL_LICENCES.get(hub_base) else "")
+                    + ". The training data's terms also apply to these weights (see Data provenance)."
+                    if licence != "other" else
+                    "Licence: not determined (the base model's licence is not known to radmetrics and none was given with "
+                    "`radmetrics export --license`). The base model's and the training data's terms apply.")
     return f"""---
 library_name: transformers
 tags:
 - radiology
 - radmetrics
 - {manifest['component']}
-base_model: {base}
----
+{metadata}---
 
 # radmetrics {manifest['component']} checkpoint
 
 {manifest.get('description', '')}
 
 Trained with the radmetrics recipe `{manifest.get('recipe', 'unknown')}` from `{base}`.
+{licence_note}
+
 Component schema version {manifest['schema_version']}; label map:
 
 ```json
@@ -107,7 +154,7 @@ or score reports directly: `radmetrics score --refs refs.txt --hyps hyps.txt --c
 
 
 def export_run(run_dir: str | Path, out_dir: str | Path, push_to_hub: str | None = None,
-               revision: str | None = None, private: bool = False) -> Path:
+               revision: str | None = None, private: bool = True, license: str | None = None) -> Path:
     from radmetrics.inference.loading.components import get_component
 
     run_dir, out = Path(run_dir), Path(out_dir)
@@ -126,6 +173,8 @@ def export_run(run_dir: str | Path, out_dir: str | Path, push_to_hub: str | None
         "description": spec.description,
         "recipe": run.get("recipe"),
         "base_model": run.get("base_model"),
+        "base_model_id": (hub_base := resolve_base_model(run.get("base_model"))),
+        "license": license or BASE_MODEL_LICENCES.get(hub_base),
         "training_config": run.get("training_config", {}),
         "eval_results": read_eval_results(run_dir),
         "data_provenance": run.get("data_provenance", {}),
@@ -135,14 +184,15 @@ def export_run(run_dir: str | Path, out_dir: str | Path, push_to_hub: str | None
     }
     (out / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, default=str), encoding="utf-8")
     (out / "README.md").write_text(render_model_card(manifest), encoding="utf-8")
-    load_manifest(out, run["component"])  # an export that inference would refuse is a bug here, not later
+    load_manifest(out, run["component"], verify_checksums=True)  # an export that inference would refuse is a bug here, not later
     if push_to_hub:
         push_export(out, push_to_hub, revision=revision, private=private)
     return out
 
 
-def push_export(out: Path, repo_id: str, revision: str | None = None, private: bool = False) -> None:
-    """Upload an export to the Hub; `revision` (e.g. one branch per run) is created when missing."""
+def push_export(out: Path, repo_id: str, revision: str | None = None, private: bool = True) -> None:
+    """Upload an export to the Hub (a new repository is private unless `private=False`); `revision` (e.g. one branch
+    per run) is created when missing."""
     from huggingface_hub import HfApi
 
     api = HfApi()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from transformers import Trainer
 
@@ -29,11 +30,13 @@ class SpanArguments:
 class TwoRateTrainer(Trainer):
     """HF Trainer whose AdamW gives the encoder `args.learning_rate` and everything else (span heads, width
     embedding) `head_learning_rate`. DeepSpeed uses this optimizer when its config has no "optimizer" block
-    (configs/deepspeed/zero3.json has none for that reason)."""
+    (configs/deepspeed/zero3.json has none for that reason); a config with one would replace it, and the heads would
+    silently train at the encoder's rate, so it is refused."""
 
     def __init__(self, *args, head_learning_rate: float, **kwargs):
         super().__init__(*args, **kwargs)
         self.head_learning_rate = head_learning_rate
+        refuse_deepspeed_optimizer(self.args.deepspeed)
 
     def create_optimizer(self, model=None):
         model = self.model if model is None else model
@@ -49,6 +52,16 @@ class TwoRateTrainer(Trainer):
             optimizer_cls, optimizer_kwargs = self.get_optimizer_cls_and_kwargs(self.args, model)
             self.optimizer = optimizer_cls(groups, **optimizer_kwargs)
         return self.optimizer
+
+
+def refuse_deepspeed_optimizer(deepspeed: str | dict | None) -> None:
+    """Raise if a DeepSpeed config (path or dict) has an "optimizer" block, which replaces the Trainer's optimizer."""
+    import json
+
+    config = json.loads(Path(deepspeed).read_text()) if isinstance(deepspeed, (str, Path)) else (deepspeed or {})
+    if "optimizer" in config:
+        raise ValueError(f"{deepspeed}: its \"optimizer\" block would replace the two-rate AdamW of the span heads; "
+                         "use a DeepSpeed config without one (configs/deepspeed/zero3.json)")
 
 
 def build_span_model(model_args, span_args: SpanArguments, tokenizer, entity_labels, relation_labels=()):

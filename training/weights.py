@@ -149,5 +149,5 @@ def convert(src: str, kind: str, out: str | Path, revision: str | None = None, b
         component=component, source=released["source"], artefact=released["artefact"] or Path(released["source"]).name,
         description=spec.description, size_note=f"sha256 {released['sha256'][:16]}…", licence=released["licence"],
         reference=released["reference"] or "the package the original was made for", metric=metric, key=key), encoding="utf-8")
-    load_manifest(out, component)  # a conversion that scoring would refuse is a bug here, not later
+    load_manifest(out, component, verify_checksums=True)  # a conversion that scoring would refuse is a bug here, not later
     return out

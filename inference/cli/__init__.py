@@ -13,7 +13,7 @@ import importlib
 import sys
 from importlib.metadata import entry_points
 
-ORDER = ["data", "train", "export", "weights", "score", "compare", "meta-eval", "demo"]
+ORDER = ["data", "train", "rehearse", "export", "weights", "score", "compare", "meta-eval", "demo"]
 
 
 def _commands() -> dict[str, str]:

@@ -4,6 +4,10 @@ An exported checkpoint is a directory that `from_pretrained` can load, plus `rad
 (component, schema version, label map, sha256 of every file, provenance) and a model card.
 Training writes it (`radmetrics.training.export`); inference reads it through `load_manifest`,
 which refuses anything that does not match what the caller asked for.
+
+The sha256 of every file is checked when the export is written and once per downloaded Hub snapshot (hashing 14 GB
+of a 7B model on every load would cost minutes). Every load still checks that each listed file is present;
+`verify_checksums=True` (or `radmetrics weights verify DIR`) hashes a local directory on demand.
 """
 
 from __future__ import annotations
@@ -49,11 +53,16 @@ def resolve_checkpoint(path_or_id: str | os.PathLike, revision: str | None = Non
 
     With HF_HUB_OFFLINE=1 a Hub id resolves only from the local Hugging Face cache.
     """
+    return _resolve(path_or_id, revision)[0]
+
+
+def _resolve(path_or_id: str | os.PathLike, revision: str | None) -> tuple[Path, bool]:
+    """(directory, whether it is a Hub snapshot)."""
     local = Path(path_or_id).expanduser()
     if local.exists():
         if not local.is_dir():
             raise CheckpointError(f"{local} is a file; a checkpoint is a directory containing {MANIFEST_NAME}")
-        return local
+        return local, False
     text = str(path_or_id)
     if text.startswith((".", "/", "~")) or text.count("/") != 1:
         raise CheckpointError(f"checkpoint directory {text!r} does not exist (and it is not a Hub repo id 'owner/name')")
@@ -61,10 +70,18 @@ def resolve_checkpoint(path_or_id: str | os.PathLike, revision: str | None = Non
 
     offline = os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes"}
     try:
-        return Path(snapshot_download(repo_id=text, revision=revision, local_files_only=offline))
+        return Path(snapshot_download(repo_id=text, revision=revision, local_files_only=offline)), True
     except Exception as exc:  # huggingface_hub raises several unrelated types here
         hint = " (HF_HUB_OFFLINE is set: only the local cache was searched)" if offline else ""
         raise CheckpointError(f"could not resolve checkpoint {text!r} from the Hugging Face Hub{hint}: {exc}") from exc
+
+
+def _verified_marker(directory: Path, manifest_text: str) -> Path:
+    """Where a Hub snapshot's successful verification is remembered (radmetrics' cache, not the Hub cache)."""
+    from .released import radmetrics_cache
+
+    key = hashlib.sha256(f"{directory.resolve()}\n{manifest_text}".encode()).hexdigest()
+    return radmetrics_cache() / "verified" / key
 
 
 def manifest_component(directory: Path) -> str | None:
@@ -82,13 +99,15 @@ def load_manifest(
     path_or_id: str | os.PathLike,
     component: str,
     revision: str | None = None,
-    verify_checksums: bool = True,
+    verify_checksums: bool | None = None,
 ) -> tuple[Path, dict]:
     """Resolve a checkpoint and verify its manifest against `component`'s schema.
 
-    Returns (directory, manifest). Raises CheckpointError naming what does not match.
+    `verify_checksums`: None (default) hashes a Hub snapshot the first time it is loaded and a local directory
+    never (its export verified it); True or False forces it. Returns (directory, manifest). Raises CheckpointError
+    naming what does not match.
     """
-    directory = resolve_checkpoint(path_or_id, revision)
+    directory, from_hub = _resolve(path_or_id, revision)
     manifest_path = directory / MANIFEST_NAME
     if not manifest_path.is_file():
         raise CheckpointError(
@@ -119,8 +138,13 @@ def load_manifest(
     if problem:
         raise CheckpointError(f"{directory}: the label map in {MANIFEST_NAME} does not match the {component} schema ({problem})")
     _check_model_labels(directory, manifest)
-    if verify_checksums:
+    check_files_present(directory, manifest["files"])
+    marker = _verified_marker(directory, manifest_path.read_text(encoding="utf-8")) if from_hub else None
+    if verify_checksums or (verify_checksums is None and marker is not None and not marker.exists()):
         verify_files(directory, manifest["files"])
+        if marker is not None:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text(str(directory), encoding="utf-8")
     return directory, manifest
 
 
@@ -138,12 +162,16 @@ def _check_model_labels(directory: Path, manifest: dict) -> None:
         raise CheckpointError(f"{config_path}: id2label {found} does not match the manifest label map {labels}")
 
 
-def verify_files(directory: Path, files: dict[str, str]) -> None:
+def check_files_present(directory: Path, files: dict[str, str]) -> None:
     if not files:
         raise CheckpointError(f"{directory}/{MANIFEST_NAME} lists no files")
-    for rel, digest in files.items():
-        path = directory / rel
-        if not path.is_file():
+    for rel in files:
+        if not (directory / rel).is_file():
             raise CheckpointError(f"{directory}: file {rel} listed in the manifest is missing")
-        if sha256_file(path) != digest:
+
+
+def verify_files(directory: Path, files: dict[str, str]) -> None:
+    check_files_present(directory, files)
+    for rel, digest in files.items():
+        if sha256_file(directory / rel) != digest:
             raise CheckpointError(f"{directory}: checksum of {rel} does not match the manifest (corrupted or modified)")

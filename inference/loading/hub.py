@@ -74,9 +74,14 @@ def load_tokenizer(name_or_path: str | os.PathLike, min_vocab: int = MIN_VOCAB, 
 
 
 def inference_device() -> str:
+    """This process's GPU (cuda:LOCAL_RANK under `accelerate launch` or torchrun, so that each process generates on
+    its own GPU rather than all on GPU 0), else the CPU."""
     import torch
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    if not torch.cuda.is_available():
+        return "cpu"
+    local_rank = os.environ.get("LOCAL_RANK")
+    return f"cuda:{int(local_rank)}" if local_rank is not None else "cuda"
 
 
 def default_dtype():

@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None):
         return encoded
 
     with training_args.main_process_first(desc="tokenize"):
-        tokenized = data.map(tokenize, batched=True, remove_columns=data["train"].column_names)
+        tokenized = data.map(tokenize, batched=True, remove_columns=data["train"].column_names,
+                             num_proc=data_args.preprocessing_num_workers)
 
     model = build_wrapped_model(CheXbertLabeler, model_args, tokenizer)
     config = model.config
@@ -108,7 +109,7 @@ def main(argv: list[str] | None = None):
             results["rule_labeler_negbio_test_macro_f1"] = rule["macro_f1"]
         return results
 
-    train_and_finish(trainer, tokenizer, run_dir, evaluate)
+    train_and_finish(trainer, tokenizer, run_dir, evaluate, sequence_length=data_args.max_seq_length)
     return run_dir
 
 

@@ -56,8 +56,10 @@ def check_adapter_file(directory: str | Path, expected_keys: set[str] | None = N
     return len(tensors)
 
 
-def merge_adapter(base_model: str, adapter_dir: str | Path, out_dir: str | Path) -> Path:
-    """Reload the adapter strictly onto an unsharded CPU copy of `base_model`, merge, and save to `out_dir`."""
+def merge_adapter(base_model: str, adapter_dir: str | Path, out_dir: str | Path, save_dtype: str = "bfloat16") -> Path:
+    """Reload the adapter strictly onto an unsharded fp32 CPU copy of `base_model`, merge there (no rounding of the
+    low-rank update before it is added), and save the merged model in `save_dtype` (bf16: half the size of fp32, the
+    precision it trained in)."""
     import torch
     from peft import PeftModel
     from peft.utils import get_peft_model_state_dict
@@ -75,7 +77,7 @@ def merge_adapter(base_model: str, adapter_dir: str | Path, out_dir: str | Path)
     changed = [k for k in saved if not torch.equal(saved[k].float(), loaded[k].float())]
     if changed:
         raise AdapterError(f"{adapter_dir}: {len(changed)} tensors differ after reloading (e.g. {changed[0]})")
-    merged = model.merge_and_unload()
+    merged = model.merge_and_unload().to(getattr(torch, save_dtype))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     merged.save_pretrained(out)

@@ -2,7 +2,9 @@
 
 `model_name_or_path: tiny-llama` builds a random 2-layer Llama with a byte-level BPE tokenizer trained on the
 training text (CPU tests and the `tiny` configs); anything else is a local path or Hub id (local first). The
-attention implementation is flash-attn 2 when the package is installed and a GPU is present, else PyTorch SDPA.
+attention implementation is flash-attn 2 when the package is installed and a GPU is present, else PyTorch SDPA (the
+fp32 tiny model always takes SDPA unless asked otherwise); the GPU configs name flash_attention_2 explicitly, so a
+missing kernel fails at load instead of training slowly.
 """
 
 from __future__ import annotations
@@ -89,6 +91,8 @@ def build_causal_lm(args: CausalLMArguments, tokenizer, quantization_config=None
     from ..tiny import tiny_llama_config
 
     attention = attention_implementation(args.attn_implementation)
+    if args.model_name_or_path == TINY and args.attn_implementation == "auto":
+        attention = "sdpa"  # the tiny model is built in fp32, which flash-attn refuses
     if args.model_name_or_path == TINY:
         config = tiny_llama_config(len(tokenizer), tokenizer.pad_token_id, tokenizer.bos_token_id, tokenizer.eos_token_id,
                                    hidden_size=args.tiny_hidden_size, num_hidden_layers=args.tiny_layers, use_cache=False)

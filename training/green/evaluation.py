@@ -50,10 +50,26 @@ def write_generations(path: Path, records, responses: list[str]) -> None:
 
 
 def green_agreement(model, tokenizer, records, constant: tuple[float, float], max_new_tokens: int = 512, prefix: str = "",
-                    batch_size: int = 16, generations_path: Path | None = None) -> dict:
+                    batch_size: int = 16, generations_path: Path | None = None, across_ranks: bool = False) -> dict:
     """Generate GREEN analyses for `records` (reference, candidate, teacher response) and compare with the teacher;
     `constant` is the baseline's prediction (`teacher_medians` of the training split). With `generations_path`
-    the responses are also written there (`write_generations`)."""
+    the responses are also written there (`write_generations`, main process). With `across_ranks`, each rank of the
+    process group generates every world-size-th record and all of them receive every response."""
+    from ..encoder_recipe import gather_to_all, is_main_process, rank_and_world
+
+    if across_ranks:
+        rank, world = rank_and_world()
+        mine = list(range(rank, len(records), world))
+        answered = _generate(model, tokenizer, records.select(mine), max_new_tokens, batch_size)
+        responses = [text for _, text in sorted(gather_to_all(list(zip(mine, answered))))]
+    else:
+        responses = _generate(model, tokenizer, records, max_new_tokens, batch_size)
+    if generations_path is not None and is_main_process():
+        write_generations(generations_path, records, responses)
+    return agreement_from_responses(responses, records["response"], constant, prefix)
+
+
+def _generate(model, tokenizer, records, max_new_tokens: int, batch_size: int) -> list[str]:
     was_training = model.training
     model.eval()
     cache = model.config.use_cache
@@ -64,6 +80,4 @@ def green_agreement(model, tokenizer, records, constant: tuple[float, float], ma
     finally:
         model.config.use_cache = cache
         model.train(was_training)
-    if generations_path is not None:
-        write_generations(generations_path, records, responses)
-    return agreement_from_responses(responses, records["response"], constant, prefix)
+    return responses

@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None):
     relation_ids = {label: i for i, label in enumerate(label_map["relations"])}
     documents, provenance = load_silver(data_args, "radgraph", training_args)
     with training_args.main_process_first(desc="split sentences"):
-        data = documents.map(sentences_of, batched=True, remove_columns=documents["train"].column_names)
+        data = documents.map(sentences_of, batched=True, remove_columns=documents["train"].column_names,
+                             num_proc=data_args.preprocessing_num_workers)
     tokenizer = build_tokenizer(model_args, (" ".join(r["tokens"]) for r in data["train"]), training_args)
     run_dir = start_run(COMPONENT, "radgraph/train", model_args, data_args, training_args, provenance, (span_args,))
 
@@ -102,7 +103,8 @@ def main(argv: list[str] | None = None):
         return {key: [row[key] for row in rows] for key in rows[0]}
 
     with training_args.main_process_first(desc="featurize"):
-        features = data.map(featurize, batched=True, remove_columns=data["train"].column_names)
+        features = data.map(featurize, batched=True, remove_columns=data["train"].column_names,
+                            num_proc=data_args.preprocessing_num_workers)
 
     model = build_span_model(model_args, span_args, tokenizer, label_map["entities"], label_map["relations"])
 
@@ -129,7 +131,7 @@ def main(argv: list[str] | None = None):
             results[f"silver_extractor_radgraph_gold_{name}_f1"] = silver[name]["f1"]
         return results
 
-    train_and_finish(trainer, tokenizer, run_dir, evaluate)
+    train_and_finish(trainer, tokenizer, run_dir, evaluate, sequence_length=data_args.max_seq_length)
     return run_dir
 
 

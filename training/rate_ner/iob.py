@@ -99,7 +99,8 @@ def main(argv: list[str] | None = None):
 
     columns = data["train"].column_names
     with training_args.main_process_first(desc="tokenize"):
-        tokenized = data.map(tokenize, batched=True, remove_columns=columns)
+        tokenized = data.map(tokenize, batched=True, remove_columns=columns,
+                             num_proc=data_args.preprocessing_num_workers)
 
     config = encoder_config(model_args, tokenizer, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=label2id)
     weights = pretrained_weights(model_args)
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None):
         results["baseline_word_majority_test_f1"] = seqeval_scores(gold, word_majority_baseline(data["train"], data["test"]))["f1"]
         return results
 
-    train_and_finish(trainer, tokenizer, run_dir, evaluate)
+    train_and_finish(trainer, tokenizer, run_dir, evaluate, sequence_length=data_args.max_seq_length)
     return run_dir
 
 

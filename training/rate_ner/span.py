@@ -61,7 +61,8 @@ def main(argv: list[str] | None = None):
         return {key: [row[key] for row in rows] for key in rows[0]}
 
     with training_args.main_process_first(desc="featurize"):
-        features = data.map(featurize, batched=True, remove_columns=data["train"].column_names)
+        features = data.map(featurize, batched=True, remove_columns=data["train"].column_names,
+                            num_proc=data_args.preprocessing_num_workers)
 
     model = build_span_model(model_args, span_args, tokenizer, labels)
 
@@ -84,7 +85,7 @@ def main(argv: list[str] | None = None):
         results["baseline_word_majority_test_f1"] = set_scores(gold, baseline)["f1"]
         return results
 
-    train_and_finish(trainer, tokenizer, run_dir, evaluate)
+    train_and_finish(trainer, tokenizer, run_dir, evaluate, sequence_length=data_args.max_seq_length)
     return run_dir
 
 

@@ -87,7 +87,7 @@ class ReleasedGreen:
         tokenizer.pad_token = tokenizer.eos_token
         tokenizer.clean_up_tokenization_spaces = True
         self.device = inference_device()
-        dtype = torch.float16 if self.device == "cuda" else torch.float32
+        dtype = torch.float16 if self.device.startswith("cuda") else torch.float32
         # RadEval: trust_remote_code=False if "Phi" in the model id else True
         model_code = trust_remote_code and "Phi" not in (name or str(path))
         self.model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, trust_remote_code=model_code).eval().to(self.device)

@@ -1,0 +1,149 @@
+"""What a 2-node x 8-GPU run depends on, checked on CPU: the GPU configs' settings, the save-and-stop on the
+launcher's request, each process's own GPU, DeepSpeed's offload optimizer, the tokenizers the base configs load,
+QLoRA's shardable storage, and builders keyed on the global rank. (The launcher itself: test_slurm.py; every GPU config
+run end to end: test_rehearsal.py, slow.)"""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from radmetrics.training.rehearsal import gpu_configs
+from radmetrics.training.run_dir import complete_checkpoints, is_complete
+
+ROOT = Path(__file__).resolve().parent.parent
+GPU_CONFIGS = {p.relative_to(ROOT).as_posix(): yaml.safe_load(p.read_text()) for p in gpu_configs()}
+GREEN = {name: c for name, c in GPU_CONFIGS.items() if name.startswith("configs/green/")}
+
+
+def test_there_are_eleven_gpu_configs():
+    assert len(GPU_CONFIGS) == 11 and len(GREEN) == 7
+
+
+@pytest.mark.parametrize("name", sorted(GREEN))
+def test_green_gpu_configs_fail_loudly_without_flash_attention_and_cap_the_final_evaluation(name):
+    config = GREEN[name]
+    assert config["attn_implementation"] == "flash_attention_2"
+    assert 0 < config["final_eval_samples"] <= 5000
+
+
+@pytest.mark.parametrize("name", sorted(GPU_CONFIGS))
+def test_gpu_configs_give_the_final_evaluation_time_inside_the_process_group(name):
+    assert GPU_CONFIGS[name]["ddp_timeout"] >= 3600  # the default (1800 s) is shorter than a 7B model's final evaluation
+
+
+def test_sft_learning_rates_follow_greens_training_script_and_lora_has_its_own():
+    for name, config in GREEN.items():
+        if "/sft/" not in name:
+            continue
+        assert config["packing"] is True and config["packing_strategy"] == "bfd"  # padding-free packed batches
+        assert config["deepspeed"] == "configs/deepspeed/zero3.json"  # no CPU offload: a 7B model fits ZeRO-3 on 8 GPUs
+        if config.get("use_peft"):
+            assert config["learning_rate"] == 1e-4
+        else:  # Stanford-AIMI/GREEN training/finetune.sh: lr 1e-5, adam_beta2 0.95, weight decay 0.1, warm-up 0.05
+            assert (config["learning_rate"], config["adam_beta2"], config["weight_decay"], config["warmup_steps"]) == (1e-5, 0.95, 0.1, 0.05)
+
+
+def test_pretraining_batches_by_a_token_budget():
+    for name, config in GREEN.items():
+        if "/pretrain/" in name:
+            assert config["pack_tokens"] >= 8192 and config["per_device_train_batch_size"] == 1
+            assert config["preprocessing_num_workers"] > 1
+
+
+def test_offload_config_gives_deepspeed_an_optimizer_it_accepts():
+    """ZeRO-Offload refuses a client (torch) optimizer unless zero_force_ds_cpu_optimizer is false; with an
+    "optimizer" block DeepSpeed builds its own CPU Adam instead (the rehearsal runs it: test_rehearsal.py)."""
+    config = json.loads((ROOT / "configs/deepspeed/zero3_offload.json").read_text())
+    assert config["zero_optimization"]["offload_optimizer"]["device"] == "cpu"
+    assert "optimizer" in config or config.get("zero_force_ds_cpu_optimizer") is False
+
+
+def test_span_recipes_refuse_a_deepspeed_optimizer_that_would_drop_their_head_learning_rate():
+    from radmetrics.training.span_recipe import refuse_deepspeed_optimizer
+
+    refuse_deepspeed_optimizer(str(ROOT / "configs/deepspeed/zero3.json"))
+    with pytest.raises(ValueError, match="optimizer"):
+        refuse_deepspeed_optimizer(str(ROOT / "configs/deepspeed/zero3_offload.json"))
+
+
+def test_each_process_generates_on_its_own_gpu(monkeypatch):
+    import torch
+
+    from radmetrics.inference.loading.hub import inference_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setenv("LOCAL_RANK", "3")
+    assert inference_device() == "cuda:3"  # not "cuda" (GPU 0) in all eight processes
+    monkeypatch.delenv("LOCAL_RANK")
+    assert inference_device() == "cuda"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert inference_device() == "cpu"
+
+
+def test_qlora_stores_quantised_weights_in_a_dtype_zero3_can_shard():
+    import torch
+
+    from radmetrics.training.green.sft import qlora_quantization
+
+    config = qlora_quantization()
+    assert config.load_in_4bit and config.bnb_4bit_quant_type == "nf4"
+    assert config.bnb_4bit_quant_storage == torch.bfloat16
+
+
+def test_deberta_v3_tokenizer_shipped_as_spm_model_only_loads(tmp_path, iu_reports):
+    """microsoft/deberta-v3-base ships spm.model and no tokenizer.json: transformers 5 converts it only with
+    sentencepiece installed (a core dependency)."""
+    from radmetrics.inference.loading.hub import load_tokenizer
+    from radmetrics.training.lookalike import build_lookalike
+
+    model = build_lookalike("microsoft/deberta-v3-base", [r.text for r in iu_reports[:1500] if r.text], tmp_path / "deberta",
+                            vocab_size=600)
+    assert {p.name for p in model.iterdir()} >= {"spm.model", "tokenizer_config.json"} and not (model / "tokenizer.json").exists()
+    tokenizer = load_tokenizer(model)
+    assert len(tokenizer) >= 600 and tokenizer.convert_ids_to_tokens(tokenizer("No effusion.")["input_ids"])[0] == "[CLS]"
+
+
+def test_a_run_saves_and_stops_when_the_launcher_asks_then_resumes_from_that_checkpoint(tmp_path, iu_reports, monkeypatch, capsys):
+    from radmetrics.data_builders.corpus_io import assign_splits
+    from radmetrics.data_builders.silver_dataset import write_silver
+    from radmetrics.training.rate_ner import iob
+
+    reports = [r for r in iu_reports if r.text][:400]
+    write_silver(reports, assign_splits(reports), tmp_path / "silver", labelers=["rate_ner"], progress=False)
+    args = ["--config", str(ROOT / "configs/rate_ner/iob/tiny.yaml"), "--silver_dir", str(tmp_path / "silver"),
+            "--output_dir", str(tmp_path / "run"), "--max_steps", "6", "--save_steps", "100", "--eval_strategy", "no",
+            "--max_eval_samples", "20"]
+    marker = tmp_path / "requeue-marker"
+    marker.touch()  # the launcher got USR1 before the first step ended
+    monkeypatch.setenv("RADMETRICS_REQUEUE_MARKER", str(marker))
+    run = iob.main(args)
+    assert [p.name for p in complete_checkpoints(run)] == ["checkpoint-1"]  # saved off-schedule, then stopped
+    assert not (run / "final").exists() and "stopped as the launcher asked" in capsys.readouterr().out
+    marker.unlink()  # the requeued job's launcher removes it
+    iob.main(args)
+    out = capsys.readouterr().out
+    assert "resuming from" in out and "checkpoint-1" in out
+    assert is_complete(run / "final")
+    state = json.loads((run / "checkpoint-6" / "trainer_state.json").read_text())
+    assert state["global_step"] == 6
+
+
+def test_builders_run_once_on_global_rank_zero_and_other_ranks_wait(tmp_path, monkeypatch):
+    import threading
+    import time
+
+    from radmetrics.training.encoder_recipe import build_once
+
+    marker = tmp_path / "built"
+    calls = []
+    monkeypatch.setenv("RANK", "8")  # local rank 0 of the second node: must not build
+    waiter = threading.Thread(target=build_once, args=(marker, lambda: calls.append("node 2")), kwargs={"timeout_s": 30})
+    waiter.start()
+    time.sleep(1)  # the waiter has read its rank and is polling for the marker
+    assert calls == [] and not marker.exists()
+    monkeypatch.setenv("RANK", "0")
+    build_once(marker, lambda: calls.append("rank 0"))
+    waiter.join()
+    assert calls == ["rank 0"] and is_complete(marker)

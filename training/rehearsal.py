@@ -1,0 +1,283 @@
+"""A CPU rehearsal of a GPU config: the same YAML, through the real SLURM launcher, to the end.
+
+`radmetrics rehearse configs/green/sft/mistral-7b.yaml` takes the config as it is and changes only what a CPU cannot
+run: the model becomes a tiny random model of the same architecture family (`lookalike.py`), the step count and batch
+are cut, bf16 and flash-attn 2 give way to fp32 and SDPA, and the data is built from the bundled IU X-ray corpus
+when the config names a directory that only a cluster has. Everything else (recipe, DeepSpeed JSON, accelerate config,
+save/eval schedule, packing, LoRA, the final evaluation over ranks) is the config's own.
+
+The job runs through `slurm/launch.sbatch` with stand-in `srun` and `scontrol` (`slurm/rehearsal/`) as 2 nodes x 1
+process on gloo (DeepSpeed's CPU accelerator), then:
+  1. after the first complete step checkpoint, SIGUSR1 goes to the batch script, as SLURM sends it before the time
+     limit: the run must save a complete checkpoint, stop, and have the job requeued;
+  2. the requeued job must resume from that checkpoint (not an earlier one), train to the end, run the final
+     evaluation and mark final/ complete;
+  3. the run is exported and reloaded with plain `transformers.AutoModel*.from_pretrained`, and runs a forward pass.
+Any step that fails fails the rehearsal, with the log of the attempt that failed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import yaml
+
+from .lookalike import CAUSAL_FAMILIES, FAMILIES, build_lookalike, family_of
+from .recipes import recipe_for_config
+
+REPO = Path(__file__).resolve().parents[1]
+STAND_INS = REPO / "slurm" / "rehearsal"
+NODES = 2
+MAX_STEPS = 8
+SAVE_STEPS = 2
+
+
+class RehearsalError(RuntimeError):
+    pass
+
+
+@dataclass
+class Rehearsal:
+    """What a rehearsal ran and what it found (written to WORKDIR/<name>/rehearsal.json)."""
+
+    config: str
+    recipe: str
+    base_model: str
+    family: str
+    deepspeed: str | None
+    accelerate_config: str
+    overrides: list[str]
+    saved_on_signal: int | None = None
+    resumed_from: int | None = None
+    final_step: int | None = None
+    eval_results: dict = field(default_factory=dict)
+    export: str | None = None
+    reloaded_as: str | None = None
+    seconds: float = 0.0
+
+
+def base_model_of(config: dict, configs_root: Path) -> str:
+    """The Hub base model a config starts from: its own model_name_or_path, or, for a stage-2 config that starts from
+    a stage-1 run's final/, the base model of the config that writes that run."""
+    name = str(config.get("model_name_or_path", ""))
+    if name in FAMILIES:
+        return name
+    if name.endswith("/final"):
+        for path in sorted(configs_root.rglob("*.yaml")):
+            other = yaml.safe_load(path.read_text()) or {}
+            if isinstance(other, dict) and other.get("output_dir") == name[: -len("/final")]:
+                return base_model_of(other, configs_root)
+    raise RehearsalError(f"cannot tell the architecture of model_name_or_path {name!r}: neither a known base model "
+                         f"({', '.join(sorted(FAMILIES))}) nor the final/ of a run that a config in {configs_root} writes")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run_cli(args: list[str], log: Path) -> None:
+    with log.open("w") as out:
+        done = subprocess.run([sys.executable, "-m", "radmetrics.inference.cli", *args], stdout=out, stderr=subprocess.STDOUT,
+                              cwd=REPO)
+    if done.returncode:
+        raise RehearsalError(f"radmetrics {' '.join(args)} failed; see {log}")
+
+
+def prepare_data(recipe: str, config: dict, workdir: Path) -> list[str]:
+    """Overrides pointing the config's data at bundled-corpus data built once under WORKDIR/data (a config names
+    directories such as data/green_annotations that exist only where the lab built them)."""
+    data = workdir / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    if recipe == "green/pretrain":
+        corpus = data / "pretrain_corpus"
+        if not (corpus / "hf").is_dir():
+            _run_cli(["data", "pretrain-corpus", "--out", str(corpus)], data / "pretrain_corpus.log")
+        return ["--corpus_dir", str(corpus), "--max_train_samples", "600", "--max_eval_samples", "16"]
+    if recipe == "green/sft":
+        pairs = data / "green_pairs"
+        if not (pairs / "train.jsonl").is_file():
+            _run_cli(["data", "pairs", "--out", str(pairs), "--heuristics", "remove_shuffle", "recombine",
+                      "--per-heuristic", "300"], data / "green_pairs.log")
+        return ["--pairs_dir", str(pairs), "--max_train_samples", "200", "--max_eval_samples", "8"]
+    silver = data / "silver"
+    if not (silver / ".complete").is_file():
+        _run_cli(["data", "silver", "--out", str(silver), "--labelers", "chexpert", "rate_ner", "radgraph"], data / "silver.log")
+        (silver / ".complete").touch()
+    return ["--silver_dir", str(silver), "--max_train_samples", "256", "--max_eval_samples", "32"]
+
+
+def rehearsal_overrides(recipe: str, config: dict, model_dir: Path, output_dir: Path) -> list[str]:
+    """What the rehearsal changes in the config, as recipe flags (applied after the YAML)."""
+    flags = {"model_name_or_path": model_dir, "output_dir": output_dir, "max_steps": MAX_STEPS, "save_strategy": "steps",
+             "save_steps": SAVE_STEPS, "logging_steps": 1, "report_to": "none", "bf16": "false",
+             "per_device_train_batch_size": min(int(config.get("per_device_train_batch_size", 8)), 4),
+             "per_device_eval_batch_size": 8,
+             "gradient_accumulation_steps": min(int(config.get("gradient_accumulation_steps", 1)), 2)}
+    if config.get("eval_strategy", "no") != "no":  # load_best_model_at_end needs eval and save on the same schedule
+        flags.update(eval_strategy="steps", eval_steps=SAVE_STEPS)
+    if recipe.startswith("green/"):
+        flags["attn_implementation"] = "sdpa"  # flash-attn 2 needs a GPU
+        flags["final_eval_samples"] = 8
+    if recipe == "green/pretrain" and config.get("pack_tokens"):
+        flags["pack_tokens"] = 2048  # SDPA materialises the block-diagonal mask: 16k x 16k per row would not fit a CPU
+    if recipe == "green/sft":
+        flags.update(max_new_tokens=16, dataset_num_proc=2)
+    if "preprocessing_num_workers" in config:
+        flags["preprocessing_num_workers"] = 2
+    return [item for key, value in flags.items() for item in (f"--{key}", str(value))]
+
+
+def _launch(plan: Rehearsal, run_dir: Path, env: dict, log: Path, signal_after_checkpoint: bool, timeout_s: float) -> int:
+    """One SLURM job attempt through slurm/launch.sbatch; with `signal_after_checkpoint`, SIGUSR1 goes to the batch
+    script once a first step checkpoint is complete."""
+    command = ["bash", str(REPO / "slurm" / "launch.sbatch"), plan.recipe, plan.config, plan.accelerate_config, "--",
+               *plan.overrides]
+    env = {**env, "MAIN_PROCESS_PORT": str(_free_port())}
+    with log.open("w") as out:
+        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        started, signalled = time.monotonic(), False
+        while process.poll() is None:
+            if time.monotonic() - started > timeout_s:
+                os.killpg(process.pid, signal.SIGKILL)  # the job's own session: the launcher and every rank
+                raise RehearsalError(f"{plan.config}: the job ran past {timeout_s:.0f} s; see {log}")
+            if signal_after_checkpoint and not signalled and any(run_dir.glob("checkpoint-*/.complete")):
+                process.send_signal(signal.SIGUSR1)
+                signalled = True
+            time.sleep(0.5)
+    if signal_after_checkpoint and not signalled:
+        raise RehearsalError(f"{plan.config}: the job ended before its first complete checkpoint (exit {process.returncode}); see {log}")
+    return process.returncode
+
+
+def _checkpoint_steps(run_dir: Path) -> list[int]:
+    return sorted(int(p.parent.name.split("-")[1]) for p in run_dir.glob("checkpoint-*/.complete"))
+
+
+def _reload(export: Path, family: str) -> str:
+    """Load the export with plain transformers Auto classes (radmetrics' own architectures register themselves with
+    AutoModel on import) and run a forward pass over a report."""
+    import torch
+    from transformers import AutoModel, AutoModelForCausalLM, AutoModelForTokenClassification, AutoTokenizer
+
+    import radmetrics.inference.metrics.chexbert.labeler  # noqa: F401  (registers the CheXbert labeler)
+    import radmetrics.inference.models.span  # noqa: F401  (registers the span extractor)
+
+    component = json.loads((export / "radmetrics.json").read_text())["component"]
+    auto = AutoModelForCausalLM if family in CAUSAL_FAMILIES else (
+        AutoModelForTokenClassification if component == "rate_ner_iob" else AutoModel)
+    model = auto.from_pretrained(export).eval()
+    tokenizer = AutoTokenizer.from_pretrained(export)
+    with torch.no_grad():
+        if component in ("rate_ner_span", "radgraph"):
+            from radmetrics.inference.models.span_extraction import SpanCollator, encode_span_inputs
+
+            words = "Heart size is normal . No pleural effusion .".split()
+            outputs = model(**SpanCollator(tokenizer)(encode_span_inputs(tokenizer, [words], model.config.max_span_width, 64)))
+        else:
+            outputs = model(**tokenizer(["Heart size is normal. No pleural effusion."], return_tensors="pt"))
+    logits = outputs["logits"]
+    if not torch.isfinite(logits).all():
+        raise RehearsalError(f"{export}: the reloaded model's logits are not finite")
+    return f"{auto.__name__} -> {type(model).__name__}"
+
+
+def rehearse(config_path: str | Path, workdir: str | Path, deepspeed: str | None = None, timeout_s: float = 1800) -> Rehearsal:
+    """Rehearse one GPU config end to end on CPU (see the module docstring); raises RehearsalError on any failure."""
+    started = time.monotonic()
+    config_path = Path(config_path).resolve()
+    config = yaml.safe_load(config_path.read_text())
+    recipe = recipe_for_config(config_path, REPO / "configs")
+    base = base_model_of(config, REPO / "configs")
+    family = family_of(base)
+    deepspeed = deepspeed or config.get("deepspeed")
+    accelerate_config = ("configs/accelerate/zero3_offload.yaml" if deepspeed and "offload" in deepspeed
+                         else "configs/accelerate/zero3.yaml" if deepspeed else "configs/accelerate/ddp.yaml")
+    name = config_path.stem + ("-" + Path(deepspeed).stem if deepspeed and deepspeed != config.get("deepspeed") else "")
+    workdir = Path(workdir).resolve()
+    job_dir = workdir / recipe.replace("/", "_") / name
+    run_dir, logs = job_dir / "run", job_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+
+    model_dir = workdir / "lookalikes" / base.replace("/", "--")
+    if not (model_dir / "lookalike.json").is_file():
+        from radmetrics.data_builders.corpora import iu_xray_corpus
+
+        build_lookalike(base, [r.text for r in iu_xray_corpus() if r.text], model_dir)
+    overrides = prepare_data(recipe, config, workdir) + rehearsal_overrides(recipe, config, model_dir, run_dir)
+    if deepspeed != config.get("deepspeed"):
+        overrides += ["--deepspeed", str(deepspeed)]
+    plan = Rehearsal(config=str(config_path.relative_to(REPO)), recipe=recipe, base_model=base, family=family,
+                     deepspeed=deepspeed, accelerate_config=accelerate_config, overrides=overrides)
+
+    requeues = job_dir / "requeues.txt"
+    requeues.unlink(missing_ok=True)
+    job_id = f"rehearsal-{recipe.replace('/', '-')}-{name}"
+    env = {**os.environ, "PATH": f"{STAND_INS}{os.pathsep}{os.environ['PATH']}", "SLURM_NNODES": str(NODES),
+           "SLURM_JOB_ID": job_id, "SLURM_JOB_NODELIST": "localhost", "GPUS_PER_NODE": "1", "SLURM_CPUS_PER_TASK": "1",
+           "RADMETRICS_REHEARSAL_REQUEUES": str(requeues), "RADMETRICS_REQUEUE_MARKER": str(job_dir / "requeue-marker"),
+           "DS_ACCELERATOR": "cpu", "ACCELERATE_EXTRA_ARGS": "--mixed_precision no --dynamo_backend no",
+           "HF_HUB_OFFLINE": "1", "WANDB_MODE": "disabled", "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+    first_log = logs / "attempt-1.log"
+    status = _launch(plan, run_dir, env, first_log, signal_after_checkpoint=True, timeout_s=timeout_s)
+    if status != 0:
+        raise RehearsalError(f"{plan.config}: the first attempt failed (exit {status}); see {first_log}")
+    if not requeues.is_file() or requeues.read_text().split() != [job_id]:
+        raise RehearsalError(f"{plan.config}: SIGUSR1 did not lead to a requeue; see {first_log}")
+    stopped = re.search(r"saved checkpoint-(\d+) and stopped", first_log.read_text())
+    if not stopped or (run_dir / "final").exists():
+        raise RehearsalError(f"{plan.config}: the run did not save and stop on the launcher's request; see {first_log}")
+    plan.saved_on_signal = int(stopped.group(1))
+    if plan.saved_on_signal not in _checkpoint_steps(run_dir):
+        raise RehearsalError(f"{plan.config}: checkpoint-{plan.saved_on_signal} is not marked complete; see {first_log}")
+
+    second_log = logs / "attempt-2.log"
+    status = _launch(plan, run_dir, {**env, "SLURM_RESTART_COUNT": "1"}, second_log, signal_after_checkpoint=False,
+                     timeout_s=timeout_s)
+    text = second_log.read_text()
+    if status != 0:
+        raise RehearsalError(f"{plan.config}: the requeued attempt failed (exit {status}); see {second_log}")
+    resumed = re.search(r"resuming from \S*checkpoint-(\d+)", text)
+    plan.resumed_from = int(resumed.group(1)) if resumed else None
+    if plan.resumed_from != plan.saved_on_signal:
+        raise RehearsalError(f"{plan.config}: the requeued job resumed from checkpoint-{plan.resumed_from}, not from "
+                             f"checkpoint-{plan.saved_on_signal} saved on the signal; see {second_log}")
+    from .run_dir import is_complete, read_eval_results
+
+    if not is_complete(run_dir / "final"):
+        raise RehearsalError(f"{plan.config}: final/ is not marked complete; see {second_log}")
+    plan.final_step = max(_checkpoint_steps(run_dir), default=None)
+    plan.eval_results = read_eval_results(run_dir)
+    if not plan.eval_results:
+        raise RehearsalError(f"{plan.config}: the final evaluation recorded nothing; see {second_log}")
+
+    from .export import export_run
+
+    export = job_dir / "export"
+    if export.exists():
+        import shutil
+
+        shutil.rmtree(export)
+    export_run(run_dir, export)
+    plan.export = str(export)
+    plan.reloaded_as = _reload(export, family)
+    plan.seconds = round(time.monotonic() - started, 1)
+    (job_dir / "rehearsal.json").write_text(json.dumps(asdict(plan), indent=2, default=str))
+    return plan
+
+
+def gpu_configs(configs_root: Path = REPO / "configs") -> list[Path]:
+    """Every recipe config that is not a CPU `tiny`/`small` one."""
+    return sorted(p for p in configs_root.glob("*/*/*.yaml") if p.stem not in ("tiny", "small")
+                  and p.parts[-3] not in ("accelerate", "deepspeed", "llm"))
