@@ -6,6 +6,10 @@
 
 Random weights generate until the new-token budget, so every report costs `--max-new-tokens` tokens: the
 figure is the generation cost per report at that budget, not the speed of a trained model that stops early.
+The FLOP ceiling: a report's forward FLOPs are 2 N T + 4 L H Q T^2 for its T = prompt + new tokens (N, L, H Q as in
+training/throughput.py; the forward third of PaLM's count), so the GPU's dense bf16 peak allows at most
+peak / FLOPs reports/s. Decoding is bound by memory bandwidth long before that, so the share of the ceiling
+reached says how far batching brings generation towards compute-bound work.
 Writes benchmarks/results/green_scoring_throughput_<shape>.json with the device it ran on.
 """
 
@@ -41,6 +45,17 @@ def random_llama(shape: str):
     return model.eval(), tokenizer
 
 
+def ceiling_reports_per_second(model, prompt_tokens: float, new_tokens: int) -> tuple[float, float | None]:
+    """(forward FLOPs of one report, reports/s the GPU's bf16 peak allows; None without a known peak)."""
+    from radmetrics.training.throughput import attention_width, matmul_parameters, peak_tflops
+
+    tokens = prompt_tokens + new_tokens
+    layers, width = attention_width(model.config)
+    flops = 2 * matmul_parameters(model) * tokens + 4 * layers * width * tokens**2
+    peak = peak_tflops()
+    return flops, (peak * 1e12 / flops if peak else None)
+
+
 def main() -> None:
     import torch
 
@@ -67,11 +82,20 @@ def main() -> None:
     if torch.cuda.is_available():
         torch.cuda.synchronize()
     seconds = time.perf_counter() - start
+    from radmetrics.inference.llm.local import render_prompt
+    from radmetrics.inference.metrics.green.generation import green_messages
+
+    prompt_tokens = sum(len(tokenizer(render_prompt(tokenizer, green_messages(r, h)), add_special_tokens=False)["input_ids"])
+                        for r, h in zip(refs, hyps)) / len(refs)
+    flops, ceiling = ceiling_reports_per_second(model, prompt_tokens, args.max_new_tokens)
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
     result = {"model": args.model or f"random {args.shape} Llama", "pairs": args.pairs, "batch_size": args.batch_size,
               "max_new_tokens": args.max_new_tokens, "seconds": round(seconds, 2), "reports_per_s": round(args.pairs / seconds, 3),
               "device": device, "dtype": str(next(model.parameters()).dtype),
               "attention": model.config._attn_implementation,
+              "mean_prompt_tokens": round(prompt_tokens, 1), "forward_flops_per_report": flops,
+              "ceiling_reports_per_s": round(ceiling, 1) if ceiling else None,
+              "share_of_ceiling": round(args.pairs / seconds / ceiling, 4) if ceiling else None,
               "peak_gpu_memory_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2) if torch.cuda.is_available() else None}
     name = "model" if args.model else args.shape
     (ROOT / "benchmarks" / "results" / f"green_scoring_throughput_{name}.json").write_text(json.dumps(result, indent=2), encoding="utf-8")

@@ -147,3 +147,17 @@ def test_builders_run_once_on_global_rank_zero_and_other_ranks_wait(tmp_path, mo
     build_once(marker, lambda: calls.append("rank 0"))
     waiter.join()
     assert calls == ["rank 0"] and is_complete(marker)
+
+
+def test_rehearsal_finds_each_configs_architecture_and_changes_only_what_a_cpu_cannot_run():
+    from radmetrics.training.lookalike import family_of
+    from radmetrics.training.rehearsal import base_model_of, rehearsal_overrides
+
+    families = {name: family_of(base_model_of(config, ROOT / "configs")) for name, config in GPU_CONFIGS.items()}
+    assert families["configs/green/sft/mistral-7b.yaml"] == "mistral"  # through stage 1's output_dir
+    assert families["configs/green/sft/llama-2-7b-lora.yaml"] == "llama"
+    assert families["configs/rate_ner/span/base.yaml"] == "deberta-v2" and families["configs/chexbert/finetune/base.yaml"] == "bert"
+    flags = rehearsal_overrides("green/sft", GREEN["configs/green/sft/phi-2.yaml"], Path("/m"), Path("/o"))
+    changed = dict(zip(flags[::2], flags[1::2]))
+    assert changed["--attn_implementation"] == "sdpa" and changed["--bf16"] == "false" and changed["--model_name_or_path"] == "/m"
+    assert not {"--learning_rate", "--deepspeed", "--packing", "--max_length", "--adam_beta2"} & set(changed)

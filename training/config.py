@@ -67,7 +67,15 @@ class RecipeParser(HfArgumentParser):
             for action in self._actions:
                 if action.dest in values:
                     action.required = False
-        return self.parse_args_into_dataclasses(args=argv, look_for_args_file=False)
+        parsed = self.parse_args_into_dataclasses(args=argv, look_for_args_file=False)
+        from transformers import TrainingArguments
+
+        from .cpu_deepspeed import use_process_group_on_cpu
+
+        for arguments in parsed:
+            if isinstance(arguments, TrainingArguments):
+                use_process_group_on_cpu(arguments)
+        return parsed
 
 
 def parse_config_file(path: str | Path, dataclass_types):

@@ -90,7 +90,11 @@ class ThroughputLogger(TrainerCallback):
             parameters = matmul_parameters(model)
         except (NotImplementedError, AttributeError):  # a wrapper without an embedding accessor: count every parameter
             parameters = sum(_numel(p) for p in model.parameters())
-        self._flops = flops_per_token(parameters, model.config, self.sequence_length)
+        config = model.config
+        if not hasattr(config, "num_attention_heads"):  # a head over an encoder (CheXbert, span extractor)
+            config = getattr(getattr(model, "encoder", None), "config", None)
+        if config is not None and hasattr(config, "num_attention_heads"):
+            self._flops = flops_per_token(parameters, config, self.sequence_length)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if logs is None or self._last is None or "loss" not in logs:

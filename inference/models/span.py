@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from transformers import AutoConfig, AutoModel, PreTrainedModel
+from transformers import AutoConfig, AutoModel
 
-from .wrapped_encoder import WrappedEncoderConfig
+from .wrapped_encoder import WrappedEncoderConfig, WrappedEncoderModel
 
 
 class SpanExtractorConfig(WrappedEncoderConfig):
@@ -52,18 +52,13 @@ def _gather(states: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return states.gather(1, index.unsqueeze(-1).expand(-1, -1, states.size(-1)))
 
 
-class SpanExtractor(PreTrainedModel):
+class SpanExtractor(WrappedEncoderModel):
     config_class = SpanExtractorConfig
-    base_model_prefix = "encoder"
-    supports_gradient_checkpointing = True
 
     def __init__(self, config: SpanExtractorConfig):
         super().__init__(config)
-        self.encoder = AutoModel.from_config(config.encoder_config())
-        hidden = self.encoder.config.hidden_size
-        span_size = 2 * hidden + config.width_embedding_size
+        span_size = 2 * self.hidden_size + config.width_embedding_size
         self.width_embedding = nn.Embedding(config.max_span_width, config.width_embedding_size)
-        self.dropout = nn.Dropout(config.dropout)
         self.entity_head = _feed_forward(span_size, config.head_hidden_size, len(config.entity_labels), config.head_layers, config.dropout)
         self.relation_head = (_feed_forward(3 * span_size, config.head_hidden_size, len(config.relation_labels),
                                               config.head_layers, config.dropout)

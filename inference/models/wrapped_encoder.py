@@ -1,9 +1,10 @@
-"""Config base for models that wrap any AutoModel encoder (CheXbert-style labeler, span extractor): the
-encoder's config is stored inside the wrapper's, so an export rebuilds the right encoder class offline."""
+"""Bases for models that wrap any AutoModel encoder (CheXbert-style labeler, span extractor): the encoder's config
+is stored inside the wrapper's, so an export rebuilds the right encoder class offline."""
 
 from __future__ import annotations
 
-from transformers import AutoConfig, PretrainedConfig
+from torch import nn
+from transformers import AutoConfig, AutoModel, PretrainedConfig, PreTrainedModel
 
 
 class WrappedEncoderConfig(PretrainedConfig):
@@ -20,3 +21,23 @@ class WrappedEncoderConfig(PretrainedConfig):
     def encoder_config(self) -> PretrainedConfig:
         values = dict(self.encoder)
         return AutoConfig.for_model(values.pop("model_type"), **values)
+
+
+class WrappedEncoderModel(PreTrainedModel):
+    """`self.encoder` built from the stored encoder config, and dropout; subclasses add their heads, then call
+    `post_init()`. The input embeddings are the encoder's (used by resizing and the FLOP count)."""
+
+    base_model_prefix = "encoder"
+    supports_gradient_checkpointing = True
+
+    def __init__(self, config: WrappedEncoderConfig):
+        super().__init__(config)
+        self.encoder = AutoModel.from_config(config.encoder_config())
+        self.dropout = nn.Dropout(config.dropout)
+
+    @property
+    def hidden_size(self) -> int:
+        return self.encoder.config.hidden_size
+
+    def get_input_embeddings(self):
+        return self.encoder.get_input_embeddings()

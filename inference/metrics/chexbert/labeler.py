@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from transformers import AutoConfig, AutoModel, PreTrainedModel
+from transformers import AutoConfig, AutoModel
 
 from ...loading.components import CHEXPERT_CONDITIONS, get_component
-from ...models.wrapped_encoder import WrappedEncoderConfig
+from ...models.wrapped_encoder import WrappedEncoderConfig, WrappedEncoderModel
 
 
 class CheXbertConfig(WrappedEncoderConfig):
@@ -31,17 +31,12 @@ class CheXbertConfig(WrappedEncoderConfig):
         self.dropout = dropout
 
 
-class CheXbertLabeler(PreTrainedModel):
+class CheXbertLabeler(WrappedEncoderModel):
     config_class = CheXbertConfig
-    base_model_prefix = "encoder"
-    supports_gradient_checkpointing = True
 
     def __init__(self, config: CheXbertConfig):
         super().__init__(config)
-        self.encoder = AutoModel.from_config(config.encoder_config())
-        hidden = self.encoder.config.hidden_size
-        self.dropout = nn.Dropout(config.dropout)
-        self.heads = nn.ModuleList(nn.Linear(hidden, n) for n in config.classes_per_head)
+        self.heads = nn.ModuleList(nn.Linear(self.hidden_size, n) for n in config.classes_per_head)
         self.post_init()
 
     def cls_embedding(self, input_ids, attention_mask=None, token_type_ids=None) -> torch.Tensor:
