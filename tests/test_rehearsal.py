@@ -1,6 +1,6 @@
 """Every GPU config rehearsed end to end on CPU (slow; `radmetrics rehearse`): the YAML as it is with a tiny model of
-the same family, through slurm/launch.sbatch as 2 nodes x 1 process on gloo, SIGUSR1 after the first checkpoint,
-save, requeue, resume from that checkpoint, final evaluation, export and reload with transformers' Auto classes.
+the same family, through slurm/launch.sbatch as 2 nodes x 1 process on gloo, SIGUSR1 as the ranks start,
+save at the next step end, requeue, resume from that checkpoint, final evaluation, export and reload with transformers' Auto classes.
 The offload DeepSpeed config is rehearsed on a 7B SFT config too."""
 
 import json

@@ -7,7 +7,7 @@ import argparse
 HELP = "rehearse GPU configs on CPU through the SLURM launcher before submitting them"
 DESCRIPTION = """Run each config as it is, with the model swapped for a tiny random model of the same architecture
 family and the steps cut, through slurm/launch.sbatch (stand-in srun/scontrol) as 2 nodes x 1 CPU process over gloo:
-train, SIGUSR1 after the first checkpoint (save, requeue), resume from that checkpoint, final evaluation, export,
+train, SIGUSR1 once the ranks start (save at the next step end, requeue), resume from that checkpoint, final evaluation, export,
 reload with transformers' Auto classes. Without CONFIG, every GPU config in configs/ is rehearsed.
 
 Needs the repository checkout (configs/ and slurm/), run from anywhere. About 1-4 minutes per config on 2 cores."""

@@ -8,10 +8,12 @@ save/eval schedule, packing, LoRA, the final evaluation over ranks) is the confi
 
 The job runs through `slurm/launch.sbatch` with stand-in `srun` and `scontrol` (`slurm/rehearsal/`) as 2 nodes x 1
 process on gloo (DeepSpeed's CPU accelerator), then:
-  1. after the first complete step checkpoint, SIGUSR1 goes to the batch script, as SLURM sends it before the time
-     limit: the run must save a complete checkpoint, stop, and have the job requeued;
-  2. the requeued job must resume from that checkpoint (not an earlier one), train to the end, run the final
-     evaluation and mark final/ complete;
+  1. SIGUSR1 goes to the batch script, as SLURM sends it before the time limit, once the launcher has installed its
+     handler and started the ranks: the run must save a complete checkpoint at its next step end, stop, and have the
+     job requeued. (Signalling before the first step, not after the first scheduled checkpoint, keeps this
+     deterministic: a config whose steps take milliseconds would otherwise finish before the signal lands.)
+  2. the requeued job must resume from that checkpoint, write its scheduled step checkpoints, train to the end, run
+     the final evaluation and mark final/ complete;
   3. the run is exported and reloaded with plain `transformers.AutoModel*.from_pretrained`, and runs a forward pass.
 Any step that fails fails the rehearsal, with the log of the attempt that failed.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -138,9 +141,12 @@ def rehearsal_overrides(recipe: str, config: dict, model_dir: Path, output_dir: 
     return [item for key, value in flags.items() for item in (f"--{key}", str(value))]
 
 
-def _launch(plan: Rehearsal, run_dir: Path, env: dict, log: Path, signal_after_checkpoint: bool, timeout_s: float) -> int:
-    """One SLURM job attempt through slurm/launch.sbatch; with `signal_after_checkpoint`, SIGUSR1 goes to the batch
-    script once a first step checkpoint is complete."""
+LAUNCHER_STARTED = re.compile(r"^launch\.sbatch: .* rendezvous ", re.MULTILINE)  # printed after its USR1 trap is set
+
+
+def _launch(plan: Rehearsal, run_dir: Path, env: dict, log: Path, signal_when_started: bool, timeout_s: float) -> int:
+    """One SLURM job attempt through slurm/launch.sbatch; with `signal_when_started`, SIGUSR1 goes to the batch
+    script as soon as it has set its trap and started the ranks."""
     command = ["bash", str(REPO / "slurm" / "launch.sbatch"), plan.recipe, plan.config, plan.accelerate_config, "--",
                *plan.overrides]
     env = {**env, "MAIN_PROCESS_PORT": str(_free_port())}
@@ -151,12 +157,12 @@ def _launch(plan: Rehearsal, run_dir: Path, env: dict, log: Path, signal_after_c
             if time.monotonic() - started > timeout_s:
                 os.killpg(process.pid, signal.SIGKILL)  # the job's own session: the launcher and every rank
                 raise RehearsalError(f"{plan.config}: the job ran past {timeout_s:.0f} s; see {log}")
-            if signal_after_checkpoint and not signalled and any(run_dir.glob("checkpoint-*/.complete")):
+            if signal_when_started and not signalled and LAUNCHER_STARTED.search(log.read_text(errors="replace")):
                 process.send_signal(signal.SIGUSR1)
                 signalled = True
-            time.sleep(0.5)
-    if signal_after_checkpoint and not signalled:
-        raise RehearsalError(f"{plan.config}: the job ended before its first complete checkpoint (exit {process.returncode}); see {log}")
+            time.sleep(0.2)
+    if signal_when_started and not signalled:
+        raise RehearsalError(f"{plan.config}: the job ended before the launcher started the ranks (exit {process.returncode}); see {log}")
     return process.returncode
 
 
@@ -207,6 +213,7 @@ def rehearse(config_path: str | Path, workdir: str | Path, deepspeed: str | None
     workdir = Path(workdir).resolve()
     job_dir = workdir / recipe.replace("/", "_") / name
     run_dir, logs = job_dir / "run", job_dir / "logs"
+    shutil.rmtree(run_dir, ignore_errors=True)  # a run left by an earlier rehearsal would count as already finished
     logs.mkdir(parents=True, exist_ok=True)
 
     model_dir = workdir / "lookalikes" / base.replace("/", "--")
@@ -223,14 +230,14 @@ def rehearse(config_path: str | Path, workdir: str | Path, deepspeed: str | None
     requeues = job_dir / "requeues.txt"
     requeues.unlink(missing_ok=True)
     job_id = f"rehearsal-{recipe.replace('/', '-')}-{name}"
-    env = {**os.environ, "PATH": f"{STAND_INS}{os.pathsep}{os.environ['PATH']}", "SLURM_NNODES": str(NODES),
+    env = {**os.environ, "PATH": os.pathsep.join([str(STAND_INS), str(Path(sys.executable).parent), os.environ["PATH"]]), "SLURM_NNODES": str(NODES),
            "SLURM_JOB_ID": job_id, "SLURM_JOB_NODELIST": "localhost", "GPUS_PER_NODE": "1", "SLURM_CPUS_PER_TASK": "1",
            "RADMETRICS_REHEARSAL_REQUEUES": str(requeues), "RADMETRICS_REQUEUE_MARKER": str(job_dir / "requeue-marker"),
            "DS_ACCELERATOR": "cpu", "ACCELERATE_EXTRA_ARGS": "--mixed_precision no --dynamo_backend no",
            "HF_HUB_OFFLINE": "1", "WANDB_MODE": "disabled", "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
 
     first_log = logs / "attempt-1.log"
-    status = _launch(plan, run_dir, env, first_log, signal_after_checkpoint=True, timeout_s=timeout_s)
+    status = _launch(plan, run_dir, env, first_log, signal_when_started=True, timeout_s=timeout_s)
     if status != 0:
         raise RehearsalError(f"{plan.config}: the first attempt failed (exit {status}); see {first_log}")
     if not requeues.is_file() or requeues.read_text().split() != [job_id]:
@@ -243,7 +250,7 @@ def rehearse(config_path: str | Path, workdir: str | Path, deepspeed: str | None
         raise RehearsalError(f"{plan.config}: checkpoint-{plan.saved_on_signal} is not marked complete; see {first_log}")
 
     second_log = logs / "attempt-2.log"
-    status = _launch(plan, run_dir, {**env, "SLURM_RESTART_COUNT": "1"}, second_log, signal_after_checkpoint=False,
+    status = _launch(plan, run_dir, {**env, "SLURM_RESTART_COUNT": "1"}, second_log, signal_when_started=False,
                      timeout_s=timeout_s)
     text = second_log.read_text()
     if status != 0:
@@ -266,8 +273,6 @@ def rehearse(config_path: str | Path, workdir: str | Path, deepspeed: str | None
 
     export = job_dir / "export"
     if export.exists():
-        import shutil
-
         shutil.rmtree(export)
     export_run(run_dir, export)
     plan.export = str(export)
