@@ -161,3 +161,36 @@ def test_rehearsal_finds_each_configs_architecture_and_changes_only_what_a_cpu_c
     changed = dict(zip(flags[::2], flags[1::2]))
     assert changed["--attn_implementation"] == "sdpa" and changed["--bf16"] == "false" and changed["--model_name_or_path"] == "/m"
     assert not {"--learning_rate", "--deepspeed", "--packing", "--max_length", "--adam_beta2"} & set(changed)
+
+
+def test_final_green_evaluation_is_shared_out_over_the_ranks(monkeypatch):
+    """Each rank generates for every world-size-th pair only, and every rank gets all responses back in order
+    (a 7B model generating the whole test split on rank 0 kept 15 ranks waiting past the process-group timeout)."""
+    from datasets import Dataset
+
+    from radmetrics.training import encoder_recipe
+    from radmetrics.training.green import evaluation
+
+    records = Dataset.from_list([{"reference": f"r{i}", "candidate": f"c{i}", "response": "x"} for i in range(7)])
+    generated = []
+
+    def fake_generate(model, tokenizer, mine, *args):
+        generated.extend(mine["reference"])
+        return [f"answer to {r}" for r in mine["reference"]]
+
+    other_rank = [(i, f"answer to r{i}") for i in range(0, 7, 2)]
+    monkeypatch.setattr(evaluation, "_generate", fake_generate)
+    monkeypatch.setattr(encoder_recipe, "rank_and_world", lambda: (1, 2))
+    monkeypatch.setattr(encoder_recipe, "gather_to_all", lambda items: sorted(other_rank + list(items)))
+    seen = {}
+    monkeypatch.setattr(evaluation, "agreement_from_responses", lambda responses, *a, **k: seen.setdefault("r", responses))
+    evaluation.green_agreement(None, None, records, (0.0, 0.0), across_ranks=True)
+    assert generated == ["r1", "r3", "r5"]
+    assert seen["r"] == [f"answer to r{i}" for i in range(7)]
+
+
+def test_qlora_and_flash_attention_come_with_the_gpu_extra():
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(d.startswith("bitsandbytes") for d in extras["gpu"]) and any(d.startswith("flash-attn") for d in extras["gpu"])

@@ -87,8 +87,8 @@ class SaveAndStopOnRequest(TrainerCallback):
 
 
 def is_main_process() -> bool:
-    """Global rank 0, read from the launcher's environment (torchrun/accelerate set RANK). HF Trainer's own
-    notion is not used: with DeepSpeed on CPU it reports a world size of 1 on every rank."""
+    """Global rank 0, read from the launcher's environment (torchrun/accelerate set RANK), so it is known before
+    the Trainer and its process group exist."""
     return int(os.environ.get("RANK", "0")) == 0
 
 
@@ -224,7 +224,6 @@ def train_and_finish(trainer, tokenizer, run_dir: Path, evaluate, every_rank: bo
     if is_complete(final):
         print(f"{final} is complete; nothing to train (delete it or use a new output_dir to train again)")
         return read_eval_results(run_dir)
-    gather_over_process_group(trainer)
     trainer.add_callback(CompletionMarker())
     if trainer.args.include_num_input_tokens_seen in (False, "no"):
         trainer.args.include_num_input_tokens_seen = "non_padding"
@@ -232,7 +231,7 @@ def train_and_finish(trainer, tokenizer, run_dir: Path, evaluate, every_rank: bo
     resume = last_complete_checkpoint(run_dir)
     if resume:
         print(f"resuming from {resume}")
-    processes = int(os.environ.get("WORLD_SIZE", trainer.accelerator.num_processes))  # accelerate says 1 for DeepSpeed on CPU
+    processes = trainer.accelerator.num_processes
     print(f"training on {processes} process(es)"
           + (" with DeepSpeed" if trainer.is_deepspeed_enabled else ""))
     stop = None
@@ -265,23 +264,18 @@ def train_and_finish(trainer, tokenizer, run_dir: Path, evaluate, every_rank: bo
     return results
 
 
-def gather_over_process_group(trainer) -> None:
-    """DeepSpeed on CPU (rehearsals, CI): accelerate counts one process while the process group has several, so its
-    gathers (token counts, TRL's metrics), sized by accelerate, fail in all_gather. Gather over the real group instead.
-    On GPUs the two agree and nothing changes."""
-    import torch
-    import torch.distributed as dist
+TEST_PREDICTIONS = "test_predictions.jsonl"
 
-    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == trainer.accelerator.num_processes:
-        return
 
-    def gather(tensor, *args, **kwargs):
-        tensor = tensor.reshape(1) if tensor.dim() == 0 else tensor
-        gathered = [torch.zeros_like(tensor) for _ in range(dist.get_world_size())]
-        dist.all_gather(gathered, tensor.contiguous())
-        return torch.cat(gathered)
+def write_test_predictions(run_dir: Path, records: list[dict]) -> Path:
+    """RUN_DIR/test_predictions.jsonl: one line per test example (its ids, gold labels, the model's and the trivial
+    baselines' predictions), so that held-out scores can be resampled (bootstrap intervals, paired comparisons of two
+    runs) without the models."""
+    import json
 
-    trainer.accelerator.gather = trainer.accelerator.gather_for_metrics = gather
+    path = Path(run_dir) / TEST_PREDICTIONS
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    return path
 
 
 def rank_and_world() -> tuple[int, int]:

@@ -14,6 +14,7 @@ RECIPES: dict[str, str] = {
     "rate_ner/span": "radmetrics.training.rate_ner.span",
     "radgraph/train": "radmetrics.training.radgraph.train",
     "chexbert/finetune": "radmetrics.training.chexbert.finetune",
+    "chexbert/gold": "radmetrics.training.chexbert.gold",
     "green/pretrain": "radmetrics.training.green.pretrain",
     "green/sft": "radmetrics.training.green.sft",
 }

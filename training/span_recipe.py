@@ -82,27 +82,33 @@ def prf(true_positives: int, predicted: int, gold: int, prefix: str = "") -> dic
     return dict(zip((f"{prefix}precision", f"{prefix}recall", f"{prefix}f1"), precision_recall_f1(true_positives, predicted, gold)))
 
 
-def set_scores(gold: list[set], predicted: list[set], prefix: str = "", per_type: bool = False) -> dict[str, float]:
-    """Micro P/R/F1 over per-sentence sets of tuples whose last element is the label (exact match), and
-    optionally the F1 of each label."""
+def set_scores(gold: list[set], predicted: list[set], prefix: str = "", labels=()) -> dict[str, float]:
+    """Micro P/R/F1 over per-sentence sets of tuples whose last element is the label (exact match), and the
+    P/R/F1 of each of `labels` (every class the schema names, so a class never predicted, or absent from the gold
+    data, still shows its zeros)."""
     scores = prf(sum(len(g & p) for g, p in zip(gold, predicted)), sum(map(len, predicted)), sum(map(len, gold)), prefix)
-    if per_type:
-        for label in sorted({t[-1] for g in gold for t in g}):
-            g = [{t for t in s if t[-1] == label} for s in gold]
-            p = [{t for t in s if t[-1] == label} for s in predicted]
-            scores[f"{prefix}f1_{label}"] = prf(sum(len(a & b) for a, b in zip(g, p)), sum(map(len, p)), sum(map(len, g)))["f1"]
+    for label in labels:
+        g = [{t for t in s if t[-1] == label} for s in gold]
+        p = [{t for t in s if t[-1] == label} for s in predicted]
+        per_label = prf(sum(len(a & b) for a, b in zip(g, p)), sum(map(len, p)), sum(map(len, g)))
+        scores.update({f"{prefix}{name}_{label}": value for name, value in per_label.items()})
     return scores
 
 
-def span_classification_scores(logits, span_labels) -> dict[str, float]:
-    """Trainer-time span micro P/R/F1 from per-candidate argmax (no overlap decoding): cheap checkpoint selection."""
+def span_classification_scores(logits, span_labels, label_names=()) -> dict[str, float]:
+    """Trainer-time span P/R/F1 from per-candidate argmax (no overlap decoding): cheap checkpoint selection. Micro over
+    the non-null classes, and the F1 of each class in `label_names` (index = class id, the null class first)."""
     import numpy as np
 
     predicted = np.asarray(logits).argmax(-1)
     labels = np.asarray(span_labels)
     valid = labels != -100
     hits = int(((predicted == labels) & (labels > 0) & valid).sum())
-    return prf(hits, int(((predicted > 0) & valid).sum()), int(((labels > 0) & valid).sum()))
+    scores = prf(hits, int(((predicted > 0) & valid).sum()), int(((labels > 0) & valid).sum()))
+    for class_id, name in enumerate(label_names[1:], start=1):
+        gold, guessed = (labels == class_id) & valid, (predicted == class_id) & valid
+        scores[f"f1_{name}"] = prf(int((gold & guessed).sum()), int(guessed.sum()), int(gold.sum()))["f1"]
+    return scores
 
 
 def word_majority_spans(train_sentences, train_spans, eval_sentences) -> list[set]:

@@ -3,6 +3,10 @@ head (No Finding), summed cross-entropy, trained on the rule labeler's silver la
 selected by mean Cohen's kappa on the validation split (as CheXbert selects), and the card reports
 kappa, CheXbert's weighted F1 and agreement with NegBio's manual labels next to the rule labeler's.
 
+This is stage 1; chexbert/gold (stage 2) continues from its final/ on expert labels. Training reports whose
+normalised text is a gold validation or test report (gold_split.py) are dropped here, and the NegBio agreement on
+the card leaves those reports out too, so the reserved gold labels are first read by stage 2's final evaluation.
+
     radmetrics train chexbert/finetune --config configs/chexbert/finetune/tiny.yaml
 """
 
@@ -25,9 +29,10 @@ from ..encoder_recipe import (
     start_run,
     train_and_finish,
 )
+from .gold_split import GoldSplitArguments, drop_reserved, reserved_texts
 
 COMPONENT = "chexbert"
-ARGUMENT_TYPES = (ModelArguments, DataArguments, TrainingArguments)
+ARGUMENT_TYPES = (ModelArguments, DataArguments, TrainingArguments, GoldSplitArguments)
 RULE_TO_CLASS = {None: 0, 1: 1, 0: 2, -1: 3}  # rule labeler value -> head class (blank, positive, negative, uncertain)
 CLASS_TO_RULE = {v: k for k, v in RULE_TO_CLASS.items()}
 
@@ -61,12 +66,18 @@ def main(argv: list[str] | None = None):
     from transformers import DataCollatorWithPadding, Trainer
 
     from radmetrics.data_builders.labeler_eval import f1_against_negbio
+    from radmetrics.data_builders.splits import normalise_report_text
     from radmetrics.inference.metrics.chexbert.labeler import CheXbertLabeler, argmax_per_head
 
-    model_args, data_args, training_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
+    model_args, data_args, training_args, split_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
     data, provenance = load_silver(data_args, "chexpert", training_args)
+    reserved = reserved_texts(split_args)
+    data["train"], dropped = drop_reserved(data["train"], reserved)
+    provenance.update(train_examples=len(data["train"]), gold_split={
+        **split_args.describe(), "reserved_texts": len(reserved), "dropped_from_train": dropped})
     tokenizer = build_tokenizer(model_args, (r["text"] for r in data["train"]), training_args)
-    run_dir = start_run(COMPONENT, "chexbert/finetune", model_args, data_args, training_args, provenance)
+    run_dir = start_run(COMPONENT, "chexbert/finetune", model_args, data_args, training_args, provenance,
+                        extra_args=(split_args,))
 
     def tokenize(batch):
         encoded = tokenizer(batch["text"], truncation=True, max_length=data_args.max_seq_length)
@@ -99,7 +110,8 @@ def main(argv: list[str] | None = None):
         majority = np.array([np.bincount(np.asarray(tokenized["train"]["labels"])[:, i]).argmax() for i in range(gold.shape[1])])
         baseline = labeler_scores(gold, np.tile(majority, (len(gold), 1)))
         results.update({f"baseline_majority_test_{k}": v for k, v in baseline.items()})
-        test_ids = set(data["test"]["id"])
+        test_ids = {rid for rid, text in zip(data["test"]["id"], data["test"]["text"])
+                    if normalise_report_text(text) not in reserved}  # the reserved gold labels are stage 2's
         model_labels = {rid: dict(zip(CHEXPERT_CONDITIONS, (CLASS_TO_RULE[int(c)] for c in row)))
                         for rid, row in zip(data["test"]["id"], predicted)}
         ours = f1_against_negbio(test_ids, predictions=model_labels)

@@ -1,7 +1,12 @@
 """GREEN agreement with the teacher on held-out pairs (the paper's Table 2): parse rate, and mean absolute error of
 the significant error counts (total and mean per category) and of matched findings, each next to the MAE of a
 constant prediction, computed on the same parsed responses. The constant is the teacher's training-set median,
-the constant with the smallest expected absolute error, so the baseline is the strongest one a constant can be."""
+the constant with the smallest expected absolute error, so the baseline is the strongest one a constant can be.
+
+With `intervals`, 95% percentile bootstrap intervals resample the held-out pairs (parse rate, and the MAEs over the
+pairs of each resample that parsed), and a paired bootstrap of model MAE minus constant MAE on the same pairs says
+whether the model beats its constant (`beats_constant`): on a hundred pairs, a lower MAE alone is not a win.
+Approximate randomisation gives that difference a p-value as well (`inference/stats.py`)."""
 
 from __future__ import annotations
 
@@ -12,6 +17,9 @@ import numpy as np
 
 from radmetrics.inference.metrics.green.format import parse_green_response
 from radmetrics.inference.metrics.green.generation import generate_green_responses
+from radmetrics.inference.stats import bootstrap_ci, paired_comparison
+
+BOOTSTRAP_RESAMPLES = 1000
 
 
 def teacher_medians(train_records) -> tuple[float, float]:
@@ -19,11 +27,15 @@ def teacher_medians(train_records) -> tuple[float, float]:
     return float(np.median([p.significant_total for p in parses])), float(np.median([p.matched for p in parses]))
 
 
-def agreement_from_responses(responses: list[str], teacher_responses: list[str], constant: tuple[float, float], prefix: str = "") -> dict:
+def agreement_from_responses(responses: list[str], teacher_responses: list[str], constant: tuple[float, float], prefix: str = "",
+                             intervals: bool = False) -> dict:
     model = [parse_green_response(r) for r in responses]
     teacher = [parse_green_response(r) for r in teacher_responses]
     kept = [(m, t) for m, t in zip(model, teacher) if m.parsed]
     results = {f"{prefix}parse_rate": len(kept) / len(model) if model else float("nan"), f"{prefix}green_eval_pairs": len(model)}
+    if intervals and model:
+        parsed = np.array([m.parsed for m in model], dtype=float)
+        results.update(_interval(f"{prefix}parse_rate", lambda idx: float(parsed[idx].mean()), len(model)))
     if not kept:
         return results
     significant = np.array([[m.significant_total, t.significant_total] for m, t in kept], dtype=float)
@@ -36,7 +48,47 @@ def agreement_from_responses(responses: list[str], teacher_responses: list[str],
         f"{prefix}matched_mae": float(np.abs(matched[:, 0] - matched[:, 1]).mean()),
         f"{prefix}matched_mae_constant_baseline": float(np.abs(constant[1] - matched[:, 1]).mean()),
     })
+    if intervals:
+        results[f"{prefix}bootstrap_resamples"] = BOOTSTRAP_RESAMPLES
+        for name, count, constant_value in (("significant", lambda p: p.significant_total, constant[0]),
+                                            ("matched", lambda p: p.matched, constant[1])):
+            results.update(_model_and_constant_errors(f"{prefix}{name}", model, teacher, count, constant_value))
     return results
+
+
+def _nanmean(values: np.ndarray) -> float:
+    """Mean over the pairs that parsed (NaN marks the others); NaN when none did."""
+    kept = values[~np.isnan(values)]
+    return float(kept.mean()) if len(kept) else float("nan")
+
+
+def _interval(key: str, aggregate, n: int) -> dict:
+    low, high = bootstrap_ci(aggregate, n, BOOTSTRAP_RESAMPLES)
+    return {f"{key}_ci95_low": low, f"{key}_ci95_high": high}
+
+
+def _model_and_constant_errors(key: str, model, teacher, count, constant_value: float) -> dict:
+    """`key`_mae's bootstrap interval and the paired comparison with the constant, resampling all held-out pairs
+    (an unparsed pair counts for neither, as in the MAEs)."""
+    model_errors = np.array([abs(count(m) - count(t)) if m.parsed else np.nan for m, t in zip(model, teacher)])
+    constant_errors = np.array([abs(constant_value - count(t)) if m.parsed else np.nan for m, t in zip(model, teacher)])
+    both = np.concatenate([model_errors, constant_errors])
+    paired = paired_comparison(lambda idx: _nanmean(both[idx]), len(model), BOOTSTRAP_RESAMPLES)
+    return {**_interval(f"{key}_mae", lambda idx: _nanmean(model_errors[idx]), len(model)),
+            f"{key}_mae_minus_constant": paired["difference"], f"{key}_mae_minus_constant_ci95_low": paired["ci95"][0],
+            f"{key}_mae_minus_constant_ci95_high": paired["ci95"][1], f"{key}_mae_minus_constant_p_value": paired["p_value"]}
+
+
+def beats_constant(results: dict, prefix: str = "test_", count: str = "significant") -> str:
+    """A plain verdict on the paired comparison of `agreement_from_responses(..., intervals=True)`: "yes" when the whole
+    95% interval of (model MAE - constant MAE) lies below 0, "no" when the model's MAE is not lower, "not shown"
+    otherwise (lower, but the interval reaches 0)."""
+    key = f"{prefix}{count}_mae_minus_constant"
+    if key not in results:
+        return "not measured (no response parsed)"
+    if results[key] >= 0:
+        return "no"
+    return "yes" if results[f"{key}_ci95_high"] < 0 else "not shown"
 
 
 def write_generations(path: Path, records, responses: list[str]) -> None:
@@ -50,11 +102,13 @@ def write_generations(path: Path, records, responses: list[str]) -> None:
 
 
 def green_agreement(model, tokenizer, records, constant: tuple[float, float], max_new_tokens: int = 512, prefix: str = "",
-                    batch_size: int = 16, generations_path: Path | None = None, across_ranks: bool = False) -> dict:
+                    batch_size: int = 16, generations_path: Path | None = None, across_ranks: bool = False,
+                    intervals: bool = False) -> dict:
     """Generate GREEN analyses for `records` (reference, candidate, teacher response) and compare with the teacher;
     `constant` is the baseline's prediction (`teacher_medians` of the training split). With `generations_path`
     the responses are also written there (`write_generations`, main process). With `across_ranks`, each rank of the
-    process group generates every world-size-th record and all of them receive every response."""
+    process group generates every world-size-th record and all of them receive every response. `intervals`: see
+    `agreement_from_responses`."""
     from ..encoder_recipe import gather_to_all, is_main_process, rank_and_world
 
     if across_ranks:
@@ -66,7 +120,7 @@ def green_agreement(model, tokenizer, records, constant: tuple[float, float], ma
         responses = _generate(model, tokenizer, records, max_new_tokens, batch_size)
     if generations_path is not None and is_main_process():
         write_generations(generations_path, records, responses)
-    return agreement_from_responses(responses, records["response"], constant, prefix)
+    return agreement_from_responses(responses, records["response"], constant, prefix, intervals)
 
 
 def _generate(model, tokenizer, records, max_new_tokens: int, batch_size: int) -> list[str]:

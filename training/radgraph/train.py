@@ -4,9 +4,10 @@ documents one sentence at a time; entity and relation losses are summed, relatio
 entity pairs and predicted on the model's own entities. The export emits the radgraph package's
 annotation dict (`RadGraphExtractor.annotations`).
 
-Held-out scores: entity and relation micro P/R/F1 (exact spans and labels, end to end) on the silver test
-split against the word-majority baseline, and agreement with the radgraph package's gold annotations
-next to the silver extractor's.
+Held-out scores: entity and relation micro P/R/F1 (exact spans and labels, end to end) and those of every entity
+and relation label on the silver test split against the word-majority baseline, and agreement with the radgraph
+package's gold annotations next to the silver extractor's. The test predictions and the baseline's go to
+RUN_DIR/test_predictions.jsonl.
 
     radmetrics train radgraph/train --config configs/radgraph/train/tiny.yaml
 """
@@ -27,6 +28,7 @@ from ..encoder_recipe import (
     load_silver,
     start_run,
     train_and_finish,
+    write_test_predictions,
 )
 from ..span_recipe import (
     SpanArguments,
@@ -47,12 +49,14 @@ RELATION_KEYS = ("source_start", "source_end", "target_start", "target_end", "la
 
 
 def sentences_of(batch) -> dict[str, list]:
-    """DyGIE documents (HF copy: struct spans, document-level indices) -> one row per sentence with
-    sentence-level `entities` and `relations` (structs, as in the HF copy)."""
-    out: dict[str, list] = {"tokens": [], "entities": [], "relations": []}
-    for sentences, ner, relations in zip(batch["sentences"], batch["ner"], batch["relations"]):
+    """DyGIE documents (HF copy: struct spans, document-level indices) -> one row per sentence with its `id`
+    (doc_key#n), `report_id` (the doc_key) and sentence-level `entities` and `relations` (structs, as in the HF copy)."""
+    out: dict[str, list] = {"id": [], "report_id": [], "tokens": [], "entities": [], "relations": []}
+    for doc_key, sentences, ner, relations in zip(batch["doc_key"], batch["sentences"], batch["ner"], batch["relations"]):
         offset = 0
-        for words, entities, links in zip(sentences, ner, relations):
+        for n, (words, entities, links) in enumerate(zip(sentences, ner, relations)):
+            out["id"].append(f"{doc_key}#{n}")
+            out["report_id"].append(doc_key)
             out["tokens"].append(words)
             out["entities"].append([{**e, "start": e["start"] - offset, "end": e["end"] - offset} for e in entities])
             out["relations"].append([{**r, **{k: r[k] - offset for k in RELATION_KEYS[:4]}} for r in links])
@@ -109,7 +113,7 @@ def main(argv: list[str] | None = None):
     model = build_span_model(model_args, span_args, tokenizer, label_map["entities"], label_map["relations"])
 
     def compute_metrics(eval_prediction):
-        return span_classification_scores(eval_prediction.predictions, eval_prediction.label_ids)
+        return span_classification_scores(eval_prediction.predictions, eval_prediction.label_ids, label_map["entities"])
 
     trainer = TwoRateTrainer(model=model, args=training_args, train_dataset=features["train"], eval_dataset=features["validation"],
                              data_collator=SpanCollator(tokenizer), compute_metrics=compute_metrics, processing_class=tokenizer,
@@ -121,10 +125,16 @@ def main(argv: list[str] | None = None):
         test, train = data["test"], data["train"]
         predicted = extractor.extract(test["tokens"])
         gold_entities, gold_relations = [entity_set(r["entities"]) for r in test], [relation_set(r["relations"]) for r in test]
-        results = set_scores(gold_entities, [{tuple(e) for e in p[0]} for p in predicted], prefix="test_entity_", per_type=True)
-        results.update(set_scores(gold_relations, [{tuple(r) for r in p[1]} for p in predicted], prefix="test_relation_", per_type=True))
+        entities, relations = [{tuple(e) for e in p[0]} for p in predicted], [{tuple(r) for r in p[1]} for p in predicted]
         baseline = word_majority_spans(train["tokens"], [entity_set(r["entities"]) for r in train], test["tokens"])
+        results = set_scores(gold_entities, entities, prefix="test_entity_", labels=label_map["entities"][1:])
+        results.update(set_scores(gold_relations, relations, prefix="test_relation_", labels=label_map["relations"][1:]))
         results["baseline_word_majority_test_entity_f1"] = set_scores(gold_entities, baseline)["f1"]
+        write_test_predictions(run_dir, [
+            {"id": row["id"], "report_id": row["report_id"], "tokens": row["tokens"], "gold_entities": sorted(ge),
+             "predicted_entities": sorted(pe), "baseline_word_majority_entities": sorted(b), "gold_relations": sorted(gr),
+             "predicted_relations": sorted(pr)}
+            for row, ge, pe, b, gr, pr in zip(test, gold_entities, entities, baseline, gold_relations, relations)])
         ours, silver = agreement_with_gold(extractor.extract), agreement_with_gold()
         for name in ("entities", "relations"):
             results[f"radgraph_gold_{name}_f1"] = ours[name]["f1"]

@@ -5,6 +5,10 @@ DeBERTa-v3, lr 1e-5), in the style of transformers' run_ner.py, evaluated with s
 rest in the loss; `True` labels every subword (a continuation of B-X becomes I-X), matching RaTEScore's
 reference decoder, which reads a tag on every subword.
 
+Held-out scores are word-level, as RaTEScore's tagger reads the model (each word takes its first subword's tag,
+under either convention), with the precision, recall and F1 of every entity type; the test predictions and the
+word-majority baseline's go to RUN_DIR/test_predictions.jsonl.
+
     radmetrics train rate_ner/iob --config configs/rate_ner/iob/tiny.yaml
 """
 
@@ -29,6 +33,7 @@ from ..encoder_recipe import (
     pretrained_weights,
     start_run,
     train_and_finish,
+    write_test_predictions,
 )
 
 COMPONENT = "rate_ner_iob"
@@ -58,16 +63,37 @@ def align_labels(word_ids: list[int | None], word_tags: list[str], label2id: dic
     return labels
 
 
-def seqeval_scores(true_tags: list[list[str]], predicted_tags: list[list[str]], prefix: str = "") -> dict[str, float]:
+def entity_types(labels: list[str]) -> list[str]:
+    """The entity types of an IOB label list, in order."""
+    return list(dict.fromkeys(label[2:] for label in labels if label != "O"))
+
+
+SEQEVAL_KEYS = (("precision", "precision"), ("recall", "recall"), ("f1", "f1-score"))  # our name, seqeval's
+
+
+def seqeval_scores(true_tags: list[list[str]], predicted_tags: list[list[str]], prefix: str = "", types=()) -> dict[str, float]:
+    """seqeval's micro P/R/F1 and the P/R/F1 of each entity type: those of `types` (zeros for a type neither
+    predicted nor in the gold tags) and any other type that occurs."""
     from seqeval.metrics import classification_report
 
     report = classification_report(true_tags, predicted_tags, output_dict=True, zero_division=0)
-    scores = {f"{prefix}precision": float(report["micro avg"]["precision"]), f"{prefix}recall": float(report["micro avg"]["recall"]),
-              f"{prefix}f1": float(report["micro avg"]["f1-score"])}
-    for kind, values in report.items():
-        if kind not in ("micro avg", "macro avg", "weighted avg"):
-            scores[f"{prefix}f1_{kind}"] = float(values["f1-score"])
+    scores = {f"{prefix}{name}": float(report["micro avg"][key]) for name, key in SEQEVAL_KEYS}
+    for kind in dict.fromkeys([*types, *(k for k in report if k not in ("micro avg", "macro avg", "weighted avg"))]):
+        values = report.get(kind, {})
+        scores.update({f"{prefix}{name}_{kind}": float(values.get(key, 0.0)) for name, key in SEQEVAL_KEYS})
     return scores
+
+
+def first_subword_tags(word_ids: list[int | None], predicted: list[int], n_words: int, labels: list[str]) -> list[str]:
+    """Word-level tags from subword predictions: each word takes its first subword's tag; a word cut off by
+    truncation gets O (the model never saw it)."""
+    tags = ["O"] * n_words
+    seen: set[int] = set()
+    for position, word in enumerate(word_ids):
+        if word is not None and word not in seen:
+            seen.add(word)
+            tags[word] = labels[predicted[position]]
+    return tags
 
 
 def word_majority_baseline(train_rows, eval_rows) -> list[list[str]]:
@@ -87,6 +113,7 @@ def main(argv: list[str] | None = None):
     model_args, data_args, training_args, iob_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
     labels = get_component(COMPONENT).label_map["labels"]
     label2id = {label: i for i, label in enumerate(labels)}
+    types = entity_types(labels)
     data, provenance = load_silver(data_args, "rate_ner", training_args)
     tokenizer = build_tokenizer(model_args, (" ".join(r["tokens"]) for r in data["train"]), training_args)
     run_dir = start_run(COMPONENT, "rate_ner/iob", model_args, data_args, training_args, provenance, (iob_args,))
@@ -117,22 +144,28 @@ def main(argv: list[str] | None = None):
 
     def compute_metrics(eval_prediction):
         predictions = np.argmax(eval_prediction.predictions, axis=-1)
-        return seqeval_scores(*to_tags(predictions, eval_prediction.label_ids))
+        return seqeval_scores(*to_tags(predictions, eval_prediction.label_ids), types=types)
 
     trainer = Trainer(model=model, args=training_args, train_dataset=tokenized["train"], eval_dataset=tokenized["validation"],
                       data_collator=DataCollatorForTokenClassification(tokenizer), compute_metrics=compute_metrics,
                       processing_class=tokenizer)
 
     def evaluate(final_dir) -> dict:
+        test = data["test"]
         logits = predict_logits(AutoModelForTokenClassification.from_pretrained(final_dir), tokenized["test"],
                                 DataCollatorForTokenClassification(tokenizer), training_args.per_device_eval_batch_size)
-        label_ids = np.full(logits.shape[:2], -100)
-        for i, row in enumerate(tokenized["test"]["labels"]):
-            label_ids[i, : len(row)] = row
-        results = seqeval_scores(*to_tags(np.argmax(logits, axis=-1), label_ids), prefix="test_")
-        gold = [row["ner_tags"] for row in data["test"]]
+        sentences, gold = list(test["tokens"]), list(test["ner_tags"])
+        encoded = tokenizer(sentences, is_split_into_words=True, truncation=True, max_length=data_args.max_seq_length)
+        predicted = [first_subword_tags(encoded.word_ids(i), row, len(words), labels)
+                     for i, (row, words) in enumerate(zip(logits.argmax(-1), sentences))]
+        baseline = word_majority_baseline(data["train"], test)
+        results = seqeval_scores(gold, predicted, prefix="test_", types=types)
         results["baseline_all_O_test_f1"] = seqeval_scores(gold, [["O"] * len(t) for t in gold])["f1"]
-        results["baseline_word_majority_test_f1"] = seqeval_scores(gold, word_majority_baseline(data["train"], data["test"]))["f1"]
+        results["baseline_word_majority_test_f1"] = seqeval_scores(gold, baseline)["f1"]
+        write_test_predictions(run_dir, [
+            {"id": row["id"], "report_id": row["report_id"], "tokens": row["tokens"], "gold": row["ner_tags"],
+             "predicted": tags, "baseline_word_majority": guess}
+            for row, tags, guess in zip(test, predicted, baseline)])
         return results
 
     train_and_finish(trainer, tokenizer, run_dir, evaluate, sequence_length=data_args.max_seq_length)

@@ -1,7 +1,8 @@
 """RaTE-NER span recipe, PURE-style (Zhong & Chen 2020; seed 001 appendix A.9): every span of up to 8
 words, [start; end; width] representation, feed-forward head with a null class, encoder and head
-learning rates apart; span-level micro precision/recall/F1 (exact boundaries and type) on held-out data,
-against the word-majority baseline.
+learning rates apart; span-level micro precision/recall/F1 (exact boundaries and type) and those of every entity
+type on held-out data, against the word-majority baseline. The test predictions and the baseline's go to
+RUN_DIR/test_predictions.jsonl.
 
     radmetrics train rate_ner/span --config configs/rate_ner/span/tiny.yaml
 """
@@ -22,6 +23,7 @@ from ..encoder_recipe import (
     load_silver,
     start_run,
     train_and_finish,
+    write_test_predictions,
 )
 from ..span_recipe import (
     SpanArguments,
@@ -67,7 +69,7 @@ def main(argv: list[str] | None = None):
     model = build_span_model(model_args, span_args, tokenizer, labels)
 
     def compute_metrics(eval_prediction):
-        return span_classification_scores(eval_prediction.predictions, eval_prediction.label_ids)
+        return span_classification_scores(eval_prediction.predictions, eval_prediction.label_ids, labels)
 
     trainer = TwoRateTrainer(model=model, args=training_args, train_dataset=features["train"], eval_dataset=features["validation"],
                              data_collator=SpanCollator(tokenizer), compute_metrics=compute_metrics, processing_class=tokenizer,
@@ -76,13 +78,16 @@ def main(argv: list[str] | None = None):
     def evaluate(final_dir) -> dict:
         tagger = RateNerSpanTagger(SpanExtractor.from_pretrained(final_dir), tokenizer,
                                    batch_size=training_args.per_device_eval_batch_size, max_length=data_args.max_seq_length)
-        test = data["test"]
+        test, train = data["test"], data["train"]
         predicted = [{tuple(e) for e in entities} for entities, _ in tagger.extract(test["tokens"])]
         gold = [gold_spans(row) for row in test]
-        results = set_scores(gold, predicted, prefix="test_", per_type=True)
-        train = data["train"]
         baseline = word_majority_spans(train["tokens"], [gold_spans(r) for r in train], test["tokens"])
+        results = set_scores(gold, predicted, prefix="test_", labels=labels[1:])
         results["baseline_word_majority_test_f1"] = set_scores(gold, baseline)["f1"]
+        write_test_predictions(run_dir, [
+            {"id": row["id"], "report_id": row["report_id"], "tokens": row["tokens"], "gold": sorted(g),
+             "predicted": sorted(p), "baseline_word_majority": sorted(b)}
+            for row, g, p, b in zip(test, gold, predicted, baseline)])
         return results
 
     train_and_finish(trainer, tokenizer, run_dir, evaluate, sequence_length=data_args.max_seq_length)

@@ -1,0 +1,104 @@
+"""The CheXbert-style labeler, trained as CheXbert is (Smit et al. 2020: stage 1 on the rule labeler's silver labels,
+stage 2 on expert labels), against the rule labeler it learns from, on held-out expert labels.
+
+Stage 1 is `chexbert/finetune`, stage 2 `chexbert/gold` (configs/chexbert/{finetune,gold}/<scale>.yaml); the expert
+labels are NegBio's manual IU X-ray labels, split by report (training/chexbert/gold_split.py). Stage 2 selects its
+checkpoint on gold validation and scores gold test once; this script reads that scoring (gold_evaluation.json) and
+writes it with the run's split sizes, timings and machine: macro F1 of each labeler over the labels both share, a 95%
+bootstrap interval for each, the paired-bootstrap 95% interval of the difference (reports resampled), and per-label
+precision / recall / F1 (zeros included).
+
+    python benchmarks/chexbert_gold.py      (writes benchmarks/results/chexbert_vs_rules_gold.json)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from radmetrics.training.recipes import load_recipe
+from radmetrics.training.run_dir import read_eval_results, read_run_manifest
+
+REPO = Path(__file__).resolve().parent.parent
+RESULT = REPO / "benchmarks" / "results" / "chexbert_vs_rules_gold.json"
+
+
+def machine() -> str:
+    return f"{platform.machine()} ({platform.system()}), {os.cpu_count()} CPU cores, no GPU"
+
+
+def train_both_stages(scale: str, workdir: Path, stage1_args: list[str], stage2_args: list[str]) -> dict:
+    """Stage 1 then stage 2 under `workdir`: the two run directories and the seconds each took."""
+    if workdir.exists() and any(workdir.iterdir()):
+        raise FileExistsError(f"{workdir} is not empty: the benchmark trains from scratch into a new directory")
+    runs, seconds = {}, {}
+    for stage, recipe, extra in (("stage1", "chexbert/finetune", stage1_args), ("stage2", "chexbert/gold", stage2_args)):
+        config = REPO / "configs" / recipe / f"{scale}.yaml"
+        args = ["--config", str(config), "--output_dir", str(workdir / stage)]
+        if stage == "stage2":
+            args += ["--model_name_or_path", str(runs["stage1"] / "final")]
+        start = time.perf_counter()
+        runs[stage] = load_recipe(recipe).main([*args, *extra])
+        seconds[stage] = round(time.perf_counter() - start, 1)
+    return {"runs": runs, "seconds": seconds}
+
+
+def benchmark_result(runs: dict, seconds: dict, scale: str, command: str) -> dict:
+    """The result record from the two finished runs (stage 2's gold_evaluation.json holds the one test scoring)."""
+    evaluation = json.loads((runs["stage2"] / "gold_evaluation.json").read_text(encoding="utf-8"))
+    if "test" not in evaluation:
+        raise ValueError(f"{runs['stage2']}: gold test was not scored (score_gold_test was off)")
+    test, validation = evaluation["test"], evaluation["validation"]
+    stage1 = read_run_manifest(runs["stage1"])["data_provenance"]
+    stage2 = read_run_manifest(runs["stage2"])["data_provenance"]
+    return {
+        "machine": machine(), "command": command, "seconds": {**seconds, "total": round(sum(seconds.values()), 1)},
+        "configs": {stage: f"configs/{recipe}/{scale}.yaml" for stage, recipe in
+                    (("stage1", "chexbert/finetune"), ("stage2", "chexbert/gold"))},
+        "gold": stage2["gold"], "gold_split": stage2["gold_split"],
+        "split_sizes": {"gold_train": stage2["gold_train_reports"], "gold_validation": stage2["gold_validation_reports"],
+                        "gold_test": stage2["gold_test_reports"], "stage1_silver_train": stage1["train_examples"],
+                        "stage1_dropped_as_gold_validation_or_test": stage1["gold_split"]["dropped_from_train"]},
+        "labels": test["labels"],
+        "model_macro_f1": test["model_macro_f1"], "rule_macro_f1": test["rule_macro_f1"],
+        "model_macro_f1_ci95": test["model_macro_f1_ci95"], "rule_macro_f1_ci95": test["rule_macro_f1_ci95"],
+        "diff": test["diff"], "diff_ci95": test["diff_ci95"], "diff_p_value": test["diff_p_value"],
+        "target_met": test["diff_ci95"][0] > 0,
+        "per_label": {label: {"model": test["model_per_label"][label], "rule": test["rule_per_label"][label]}
+                      for label in test["labels"]},
+        "validation": {"model_macro_f1": validation["model_macro_f1"], "rule_macro_f1": validation["rule_macro_f1"]},
+        "bootstrap_resamples": test["bootstrap_resamples"], "permutations": test["permutations"],
+        "stage1_eval_results": read_eval_results(runs["stage1"]),
+    }
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", default="small", help="config scale of both stages (tiny, small)")
+    parser.add_argument("--workdir", type=Path, help="where the two runs go (default: a temporary directory)")
+    parser.add_argument("--out", type=Path, default=RESULT)
+    parser.add_argument("--stage1-args", default="", help="extra chexbert/finetune flags, one quoted string")
+    parser.add_argument("--stage2-args", default="", help="extra chexbert/gold flags, one quoted string")
+    args = parser.parse_args(argv)
+    command = "python benchmarks/chexbert_gold.py " + shlex.join(argv if argv is not None else sys.argv[1:])
+    with tempfile.TemporaryDirectory(prefix="chexbert_gold_") as scratch:
+        trained = train_both_stages(args.scale, args.workdir or Path(scratch), shlex.split(args.stage1_args),
+                                    shlex.split(args.stage2_args))
+        result = benchmark_result(trained["runs"], trained["seconds"], args.scale, command.strip())
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"gold test ({result['split_sizes']['gold_test']} reports): labeler macro F1 {result['model_macro_f1']:.3f} "
+          f"{result['model_macro_f1_ci95']}, rule labeler {result['rule_macro_f1']:.3f} {result['rule_macro_f1_ci95']}; "
+          f"difference {result['diff']:+.3f}, 95% CI {result['diff_ci95']}; {result['seconds']['total']} s -> {args.out}")
+    return result
+
+
+if __name__ == "__main__":
+    main()

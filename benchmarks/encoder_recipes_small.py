@@ -1,0 +1,201 @@
+"""Tiny (random 2-layer BERT) vs small (the bundled pretrained all-MiniLM-L6-v2) for RaTE-NER IOB, RaTE-NER span
+and the RadGraph-style extractor, with 95% bootstrap intervals and paired comparisons.
+
+    python benchmarks/encoder_recipes_small.py    (writes benchmarks/results/encoder_recipes_small.json)
+
+Every run trains its config (seed 0) on one build of the silver labels of the bundled IU X-ray corpus (the
+leak-free text split), touches the test split once (the recipe's final evaluation) and writes its per-sentence
+test predictions and the word-majority baseline's (RUN_DIR/test_predictions.jsonl). From those files:
+
+- the main held-out score (micro F1: seqeval's entity F1 for IOB, exact-span F1 for the span models, entity and
+  relation F1 for RadGraph) with a 95% percentile bootstrap interval (1,000 resamples of the test reports: the
+  sentences of one report move together, as they are not independent);
+- `inference.stats.paired_comparison` of small vs tiny and of each model vs the word-majority baseline: the
+  difference with its paired-bootstrap 95% interval and the approximate-randomisation p-value (10,000 swaps);
+- per-class precision, recall and F1 (with its interval) and gold support.
+
+Each score recomputed from the predictions must equal the recipe's eval_results.json, or the script stops.
+CheXbert is left out here (`encoder_recipes_tiny.py` still runs its tiny config).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from encoder_recipes_tiny import build_silver, machine, train, write_results
+
+from radmetrics.inference.loading.components import get_component
+from radmetrics.inference.stats import bootstrap_ci, paired_comparison, precision_recall_f1
+from radmetrics.training.encoder_recipe import TEST_PREDICTIONS
+
+SCALES = ("tiny", "small")
+RESAMPLES, PERMUTATIONS, SEED = 1000, 10000, 0
+BASELINE = "baseline_word_majority"
+
+
+def iob_entities(tags: list[str]) -> set[tuple]:
+    """(start, end, type) of each entity seqeval reads from IOB tags (its default, lenient mode)."""
+    from seqeval.metrics.sequence_labeling import get_entities
+
+    return {(start, end, kind) for kind, start, end in get_entities(tags)}
+
+
+def as_tuples(items: list[list]) -> set[tuple]:
+    return {tuple(item) for item in items}
+
+
+@dataclass(frozen=True)
+class Task:
+    """One scored output of a recipe: where its gold, predictions and baseline sit in a predictions record, how to
+    read them as sets of tuples ending in the class, its classes and its keys in eval_results.json."""
+
+    name: str
+    gold: str
+    predicted: str
+    baseline: str | None
+    read: Callable[[list], set[tuple]]
+    classes: tuple[str, ...]
+    result_key: str
+    baseline_key: str | None
+
+
+def rate_types() -> tuple[str, ...]:
+    return tuple(get_component("rate_ner_span").label_map["labels"][1:])
+
+
+def radgraph_labels(kind: str) -> tuple[str, ...]:
+    return tuple(get_component("radgraph").label_map[kind][1:])
+
+
+TASKS = {
+    "rate_ner/iob": [Task("entities", "gold", "predicted", BASELINE, iob_entities, rate_types(), "test_f1",
+                          "baseline_word_majority_test_f1")],
+    "rate_ner/span": [Task("entities", "gold", "predicted", BASELINE, as_tuples, rate_types(), "test_f1",
+                           "baseline_word_majority_test_f1")],
+    "radgraph/train": [
+        Task("entities", "gold_entities", "predicted_entities", f"{BASELINE}_entities", as_tuples,
+             radgraph_labels("entities"), "test_entity_f1", "baseline_word_majority_test_entity_f1"),
+        Task("relations", "gold_relations", "predicted_relations", None, as_tuples, radgraph_labels("relations"),
+             "test_relation_f1", None),
+    ],
+}
+
+
+def read_predictions(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / TEST_PREDICTIONS).read_text(encoding="utf-8").splitlines()]
+
+
+def count_table(records: list[dict], task: Task, field: str, reports: list[str]) -> np.ndarray:
+    """(reports, classes, 3): true positives, predicted and gold counts of each class, summed over each report's
+    sentences; sums over any set of reports give that set's micro and per-class scores."""
+    table = np.zeros((len(reports), len(task.classes), 3), dtype=np.int64)
+    row_of, column_of = {r: i for i, r in enumerate(reports)}, {c: j for j, c in enumerate(task.classes)}
+    for record in records:
+        gold, predicted = task.read(record[task.gold]), task.read(record[field])
+        row = table[row_of[record["report_id"]]]
+        for items, slot in ((gold & predicted, 0), (predicted, 1), (gold, 2)):
+            for item in items:
+                row[column_of[item[-1]], slot] += 1
+    return table
+
+
+def micro_f1(table: np.ndarray) -> float:
+    return precision_recall_f1(*table.sum(axis=(0, 1)))[2]
+
+
+def class_f1(column: int) -> Callable[[np.ndarray], float]:
+    return lambda table: precision_recall_f1(*table[:, column].sum(axis=0))[2]
+
+
+def summary(table: np.ndarray, classes: tuple[str, ...]) -> dict:
+    """Micro P/R/F1 with the F1's interval, and each class's P/R/F1 (F1 interval) and support."""
+    def interval(statistic):
+        return [round(v, 4) for v in bootstrap_ci(lambda idx: statistic(table[idx]), len(table), RESAMPLES, SEED)]
+
+    precision, recall, f1 = precision_recall_f1(*table.sum(axis=(0, 1)))
+    per_class = {}
+    for j, name in enumerate(classes):
+        p, r, f = precision_recall_f1(*table[:, j].sum(axis=0))
+        per_class[name] = {"precision": p, "recall": r, "f1": f, "f1_ci95": interval(class_f1(j)),
+                           "support": int(table[:, j, 2].sum())}
+    return {"precision": precision, "recall": recall, "f1": f1, "f1_ci95": interval(micro_f1), "per_class": per_class}
+
+
+def paired(a: np.ndarray, b: np.ndarray) -> dict:
+    """Micro F1 of a minus that of b on the same test reports (inference.stats.paired_comparison)."""
+    both = np.concatenate([a, b])
+    result = paired_comparison(lambda idx: micro_f1(both[idx]), len(a), RESAMPLES, PERMUTATIONS, SEED)
+    return {**result, "ci95": [round(v, 4) for v in result["ci95"]]}
+
+
+def check(value: float, expected: float, what: str) -> None:
+    if abs(value - expected) > 1e-9:
+        raise AssertionError(f"{what}: {value} recomputed from the predictions, {expected} in eval_results.json")
+
+
+def compare(recipe: str, runs: dict[str, Path], run_records: dict[str, dict]) -> dict:
+    """Every task of `recipe`: each scale's and the baseline's summary and the paired comparisons."""
+    predictions = {scale: read_predictions(run_dir) for scale, run_dir in runs.items()}
+    ids = [[r["id"] for r in records] for records in predictions.values()]
+    if any(i != ids[0] for i in ids):
+        raise AssertionError(f"{recipe}: the runs predicted different test sentences")
+    reports = list(dict.fromkeys(r["report_id"] for r in predictions[SCALES[0]]))
+    scores = {}
+    for task in TASKS[recipe]:
+        tables = {scale: count_table(predictions[scale], task, task.predicted, reports) for scale in runs}
+        for scale, table in tables.items():
+            check(micro_f1(table), run_records[scale]["eval_results"][task.result_key], f"{recipe} {scale} {task.name}")
+        task_scores = {scale: summary(table, task.classes) for scale, table in tables.items()}
+        comparisons = {"small_vs_tiny": paired(tables["small"], tables["tiny"])}
+        if task.baseline:
+            baseline = count_table(predictions[SCALES[0]], task, task.baseline, reports)
+            check(micro_f1(baseline), run_records[SCALES[0]]["eval_results"][task.baseline_key], f"{recipe} baseline")
+            task_scores[BASELINE] = summary(baseline, task.classes)
+            comparisons.update({f"{scale}_vs_{BASELINE}": paired(tables[scale], baseline) for scale in runs})
+        scores[task.name] = {**task_scores, "paired": comparisons}
+    return {"test_reports": len(reports), "test_sentences": len(predictions[SCALES[0]]), "scores": scores}
+
+
+def with_interval(value: float, interval: list[float], signed: bool = False) -> str:
+    number = "{:+.3f}" if signed else "{:.3f}"
+    return f"{number.format(value)} [{number.format(interval[0])}, {number.format(interval[1])}]"
+
+
+def markdown(results: dict) -> str:
+    """The README table: micro F1 [95% CI] of tiny, small and the baseline, small - tiny, seconds."""
+    lines = ["| recipe | score | tiny | small | small - tiny (p) | word-majority | tiny s | small s |",
+             "|---|---|---|---|---|---|---|---|"]
+    for recipe, entry in results["recipes"].items():
+        for task, s in entry["scores"].items():
+            d = s["paired"]["small_vs_tiny"]
+            baseline = with_interval(s[BASELINE]["f1"], s[BASELINE]["f1_ci95"]) if BASELINE in s else "n/a"
+            lines.append(f"| `{recipe}` | {task} F1 | {with_interval(s['tiny']['f1'], s['tiny']['f1_ci95'])} | "
+                         f"{with_interval(s['small']['f1'], s['small']['f1_ci95'])} | "
+                         f"{with_interval(d['difference'], d['ci95'], signed=True)} ({d['p_value']:.4f}) | {baseline} | "
+                         f"{entry['runs']['tiny']['seconds']:.0f} | {entry['runs']['small']['seconds']:.0f} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    start = time.perf_counter()
+    results = {"machine": machine(), "command": "python benchmarks/encoder_recipes_small.py",
+               "bootstrap": {"unit": "test report", "resamples": RESAMPLES, "permutations": PERMUTATIONS, "seed": SEED,
+                             "level": 0.95},
+               "recipes": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        silver = build_silver(Path(tmp) / "silver", ["rate_ner", "radgraph"])
+        for recipe in TASKS:
+            runs, records = {}, {}
+            for scale in SCALES:
+                config = f"{recipe}/{scale}.yaml"
+                runs[scale], records[scale] = train(recipe, config, Path(tmp) / f"{recipe.replace('/', '_')}_{scale}", silver)
+            results["recipes"][recipe] = {"runs": records, **compare(recipe, runs, records)}
+    results["seconds"] = round(time.perf_counter() - start, 1)
+    print(f"wrote {write_results('encoder_recipes_small.json', results)}")
+    print(markdown(results))

@@ -1,0 +1,67 @@
+"""`radmetrics demo` pieces that run in seconds: its configs and arguments parse, and its GREEN row says plainly
+whether the short GREEN run beats its constant and whether its answers vary with the pair."""
+
+import argparse
+from collections import Counter
+
+import pytest
+
+from radmetrics.inference.metrics.green.format import render_green_response
+from radmetrics.training import demo
+from radmetrics.training.config import RecipeParser
+from radmetrics.training.green.evaluation import agreement_from_responses, write_generations
+
+
+def response(significant_b: int) -> str:
+    return render_green_response("x", {"b": ["omitted"] * significant_b}, {}, ["found"])
+
+
+def sft_results(model_counts: list[int], teacher_counts: list[int]) -> dict:
+    return agreement_from_responses([response(n) for n in model_counts], [response(n) for n in teacher_counts], (1.0, 1.0),
+                                    prefix="test_", intervals=True)
+
+
+@pytest.mark.parametrize("recipe", ["rate_ner/iob", "rate_ner/span", "chexbert/finetune", "radgraph/train"])
+def test_encoder_configs_of_the_demo_exist(recipe):
+    assert demo.encoder_config(recipe).is_file(), f"demo.ENCODER_SCALE={demo.ENCODER_SCALE!r} has no config for {recipe}"
+
+
+def test_green_stage_arguments_parse(tmp_path):
+    from radmetrics.training.green import pretrain, sft
+
+    _, data_args, training_args = RecipeParser(pretrain.ARGUMENT_TYPES).parse_recipe_args(demo.green_pretrain_args(tmp_path))
+    assert training_args.num_train_epochs == demo.DEMO_GREEN_PRETRAIN_EPOCHS
+    _, data_args, training_args, _ = RecipeParser(sft.ARGUMENT_TYPES).parse_recipe_args(demo.green_sft_args(tmp_path, tmp_path / "final"))
+    assert training_args.max_steps == demo.DEMO_GREEN_SFT_STEPS and data_args.final_eval_splits == ["test"]
+    assert data_args.max_eval_samples == demo.DEMO_GREEN_EVAL_PAIRS and data_args.pairs_dir == str(tmp_path / "pairs")
+
+
+def test_green_row_states_whether_the_model_beats_its_constant_and_varies():
+    pretrain = {"validation_perplexity": 30.0}
+    teacher = [n % 4 for n in range(40)]
+    same = demo.green_row(pretrain, sft_results([1] * 40, teacher), Counter({1: 40}))
+    assert "beats its constant: NO" in same and "answers do NOT vary with the pair (significant count 1 for all 40 parsed)" in same
+    exact = demo.green_row(pretrain, sft_results(teacher, teacher), Counter(teacher))
+    assert "beats its constant: YES" in exact and "answers vary with the pair" in exact
+    unparsed = agreement_from_responses(["garbage"] * 3, [response(1)] * 3, (1.0, 1.0), prefix="test_", intervals=True)
+    assert "beats its constant: NOT MEASURED" in demo.green_row(pretrain, unparsed, Counter())
+
+
+def test_significant_count_answers_read_the_test_generations(tmp_path):
+    write_generations(tmp_path / "test_generations.jsonl", [{"id": i, "response": response(1)} for i in range(3)],
+                      [response(0), response(2), "garbage"])
+    assert demo.significant_count_answers(tmp_path) == Counter({0: 1, 2: 1})
+
+
+def test_demo_table_says_when_green_does_not_beat_its_constant(tmp_path, monkeypatch, capsys):
+    def green(out, state):
+        results = sft_results([1] * 20, [n % 3 for n in range(20)])
+        state["green_verdict"] = "no"
+        state["score_table"] = "| score | value | 95% CI | n |"
+        return demo.green_row({"validation_perplexity": 30.0}, results, Counter({1: 20}))
+
+    monkeypatch.setattr(demo, "stages", lambda: [demo.Stage("train+export: GREEN", green)])
+    assert demo.run(argparse.Namespace(out=str(tmp_path / "demo"), endpoint=None)) == 0
+    printed = capsys.readouterr().out
+    assert "| train+export: GREEN | ok |" in printed and "beats its constant: NO" in printed
+    assert "green: the demo's short GREEN run does not beat its constant" in printed

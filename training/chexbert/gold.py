@@ -1,0 +1,265 @@
+"""Stage 2 of the CheXbert-style labeler, as CheXbert trains it (Smit et al. 2020): continue from the stage-1 labeler
+(chexbert/finetune, trained on the rule labeler's silver labels) on expert labels, here NegBio's manual IU X-ray
+labels split by report into gold train / validation / test (gold_split.py).
+
+    radmetrics train chexbert/finetune --config configs/chexbert/finetune/small.yaml
+    radmetrics train chexbert/gold --config configs/chexbert/gold/small.yaml
+
+`model_name_or_path` is the stage-1 run's final/ (or its export), and must record that stage 1 held this gold split's
+validation and test reports out; an encoder (or tiny-bert) instead starts a labeler with new heads on gold labels only.
+
+Targets. NegBio says only whether each of the 8 shared findings is present; it does not tell negative, uncertain and
+unmentioned apart. Each head is trained on the set of classes its labels allow, with loss -log P(allowed classes): a
+gold positive allows `positive` only; a gold non-positive allows the silver class where the rule labeler did not say
+positive, else every class but `positive`; the 6 heads NegBio lacks keep their silver class, so stage 2 does not
+erase what stage 1 learnt there and the export stays a full 14-head labeler.
+
+Selection and test. Checkpoints are selected by macro F1 on gold validation (`metric_for_best_model: macro_f1`); gold
+test is predicted once, by the final model, and scored with the rule labeler on the same reports (gold_eval.py):
+eval_results.json, gold_evaluation.json (per-label scores, intervals) and gold_predictions.jsonl.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from transformers import Trainer, TrainingArguments
+
+from radmetrics.inference.loading.components import CHEXPERT_CONDITIONS
+
+from ..config import RecipeParser
+from ..encoder_recipe import ModelArguments, build_tokenizer, build_wrapped_model, start_run, train_and_finish
+from .finetune import RULE_TO_CLASS
+from .gold_eval import compare_labelers, macro_f1
+from .gold_split import GOLD_SOURCE, GoldReport, GoldSplitArguments, gold_reports
+
+COMPONENT = "chexbert"
+POSITIVE = RULE_TO_CLASS[1]
+
+
+@dataclass
+class GoldStageArguments:
+    max_seq_length: int = field(default=128, metadata={"help": "tokens per report after tokenisation"})
+    n_bootstrap: int = field(default=1000, metadata={"help": "bootstrap resamples of the test reports for the intervals"})
+    n_permutations: int = field(default=10000, metadata={
+        "help": "approximate-randomisation permutations for the test p-value of the difference with the rule labeler"})
+    score_gold_test: bool = field(default=True, metadata={
+        "help": "predict and score gold test at the end; turn off while choosing settings on gold validation"})
+
+
+ARGUMENT_TYPES = (ModelArguments, GoldStageArguments, TrainingArguments, GoldSplitArguments)
+
+
+def allowed_classes(positive: dict[str, bool], silver: dict, classes_per_head: list[int]) -> list[int]:
+    """The 0/1 mask (concatenated over heads) of the classes a report's labels allow (module docstring)."""
+    mask = []
+    for name, n_classes in zip(CHEXPERT_CONDITIONS, classes_per_head):
+        silver_class = RULE_TO_CLASS[silver[name]]
+        if name not in positive or (not positive[name] and silver_class != POSITIVE):
+            allowed = {silver_class}
+        elif positive[name]:
+            allowed = {POSITIVE}
+        else:
+            allowed = set(range(n_classes)) - {POSITIVE}
+        mask += [int(c in allowed) for c in range(n_classes)]
+    return mask
+
+
+def allowed_class_loss(logits, allowed, classes_per_head: list[int]):
+    """Sum over heads of the batch mean of -log P(allowed classes); with one allowed class, cross-entropy."""
+    import torch
+
+    loss = logits.new_zeros(())
+    for head_logits, head_allowed in zip(torch.split(logits, classes_per_head, -1), torch.split(allowed, classes_per_head, -1)):
+        kept = head_logits.masked_fill(head_allowed == 0, float("-inf"))
+        loss = loss + (torch.logsumexp(head_logits, -1) - torch.logsumexp(kept, -1)).mean()
+    return loss
+
+
+class AllowedClassTrainer(Trainer):
+    """Trainer whose `labels` are allowed-class masks; the loss is a batch mean, so the Trainer scales it for
+    gradient accumulation (model_accepts_loss_kwargs off)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.model_accepts_loss_kwargs = False
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        allowed = inputs.pop("labels")
+        outputs = model(**inputs)
+        loss = allowed_class_loss(outputs["logits"], allowed, self.model.config.classes_per_head)
+        return (loss, outputs) if return_outputs else loss
+
+
+def shared_labels() -> list[str]:
+    from radmetrics.data_builders.labeler_eval import SHARED_LABELS
+
+    return list(SHARED_LABELS.values())
+
+
+def head_offsets(classes_per_head: list[int]) -> dict[str, int]:
+    """Observation -> index of its head's first logit in the concatenated logits."""
+    offsets, start = {}, 0
+    for name, n_classes in zip(CHEXPERT_CONDITIONS, classes_per_head):
+        offsets[name] = start
+        start += n_classes
+    return offsets
+
+
+def positives_from_logits(logits, classes_per_head: list[int], labels: list[str]):
+    """reports x labels: the head's argmax is `positive`."""
+    import numpy as np
+
+    from radmetrics.inference.metrics.chexbert.labeler import argmax_per_head
+
+    classes = argmax_per_head(logits, classes_per_head).numpy()
+    columns = [CHEXPERT_CONDITIONS.index(label) for label in labels]
+    return np.asarray(classes[:, columns] == POSITIVE)
+
+
+def gold_positives_from_masks(allowed, classes_per_head: list[int], labels: list[str]):
+    """reports x labels, read back from allowed-class masks: on a shared head `positive` is allowed exactly when gold
+    says positive (allowed_classes)."""
+    import numpy as np
+
+    offsets = head_offsets(classes_per_head)
+    allowed = np.asarray(allowed)
+    return np.stack([allowed[:, offsets[label] + POSITIVE] == 1 for label in labels], axis=1)
+
+
+def rule_positives(reports: list[GoldReport], labels: list[str]):
+    import numpy as np
+
+    from radmetrics.data_builders.rule_labeler import label_report
+
+    return np.array([[label_report(r.text)[label] == 1 for label in labels] for r in reports], dtype=bool).reshape(-1, len(labels))
+
+
+def predict_logits_by_length(model, tokenizer, texts: list[str], max_length: int, batch_size: int):
+    """Logits for `texts` in their order, batched shortest first so that padding costs little."""
+    import numpy as np
+    import torch
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model = model.eval().to(device)
+    encoded = tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]
+    order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
+    logits = np.zeros((len(texts), sum(model.config.classes_per_head)), dtype=np.float32)
+    with torch.no_grad():
+        for start in range(0, len(order), batch_size):
+            rows = order[start:start + batch_size]
+            batch = tokenizer.pad({"input_ids": [encoded[i] for i in rows]}, return_tensors="pt")
+            logits[rows] = model(**{k: v.to(device) for k, v in batch.items()})["logits"].float().cpu().numpy()
+    return logits
+
+
+def stage_one_provenance(path: Path) -> dict | None:
+    """data_provenance of the run (or export) that wrote the labeler at `path`."""
+    from ..run_dir import RUN_MANIFEST
+
+    for manifest in (path / "radmetrics.json", path / RUN_MANIFEST, path.parent / RUN_MANIFEST):
+        if manifest.is_file():
+            return json.loads(manifest.read_text(encoding="utf-8")).get("data_provenance", {})
+    return None
+
+
+def check_stage_one(path: Path, split_args: GoldSplitArguments) -> None:
+    """Refuse a stage-1 labeler that is not recorded as trained without this gold split's validation and test reports."""
+    recorded = (stage_one_provenance(path) or {}).get("gold_split")
+    if recorded is None:
+        raise ValueError(f"{path}: no record that stage 1 left the gold validation and test reports out of its training "
+                         "data (data_provenance.gold_split in its run manifest); train it with chexbert/finetune")
+    if {k: recorded.get(k) for k in ("ratios", "seed")} != split_args.describe():
+        raise ValueError(f"{path}: stage 1 held out the gold split {recorded}, this run uses {split_args.describe()}; "
+                         "train stage 1 with the same --gold_split_ratios and --gold_split_seed")
+
+
+def is_labeler(path: Path) -> bool:
+    config = path / "config.json"
+    return config.is_file() and json.loads(config.read_text(encoding="utf-8")).get("model_type") == "radmetrics_chexbert"
+
+
+def main(argv: list[str] | None = None):
+    import numpy as np
+    from datasets import Dataset, DatasetDict
+    from transformers import DataCollatorWithPadding
+
+    from radmetrics.data_builders.rule_labeler import label_report
+    from radmetrics.inference.loading.hub import load_tokenizer
+    from radmetrics.inference.metrics.chexbert.labeler import CheXbertLabeler
+
+    model_args, stage_args, training_args, split_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
+    by_split = gold_reports(split_args)
+    stage_one = Path(model_args.model_name_or_path).expanduser()
+    continues = is_labeler(stage_one)
+    if continues:
+        check_stage_one(stage_one, split_args)
+        tokenizer = load_tokenizer(stage_one)
+    else:
+        tokenizer = build_tokenizer(model_args, (r.text for r in by_split["train"]), training_args)
+    provenance = {"gold": GOLD_SOURCE, "gold_split": split_args.describe(), "stage_one": str(stage_one) if continues else None,
+                  **{f"gold_{split}_reports": len(reports) for split, reports in by_split.items()}}
+    run_dir = start_run(COMPONENT, "chexbert/gold", model_args, stage_args, training_args, provenance, extra_args=(split_args,))
+    model = CheXbertLabeler.from_pretrained(stage_one) if continues else build_wrapped_model(CheXbertLabeler, model_args, tokenizer)
+    classes_per_head = list(model.config.classes_per_head)
+    labels = shared_labels()
+
+    def encode(reports: list[GoldReport]) -> Dataset:
+        encoded = tokenizer([r.text for r in reports], truncation=True, max_length=stage_args.max_seq_length)
+        return Dataset.from_dict({**encoded, "labels": [allowed_classes(r.positive, label_report(r.text), classes_per_head)
+                                                        for r in reports]})
+
+    tokenized = DatasetDict({split: encode(by_split[split]) for split in ("train", "validation")})
+
+    def compute_metrics(eval_prediction):
+        gold = gold_positives_from_masks(eval_prediction.label_ids, classes_per_head, labels)
+        return {"macro_f1": macro_f1(gold, positives_from_logits(eval_prediction.predictions, classes_per_head, labels))}
+
+    trainer = AllowedClassTrainer(model=model, args=training_args, train_dataset=tokenized["train"],
+                                  eval_dataset=tokenized["validation"], data_collator=DataCollatorWithPadding(tokenizer),
+                                  compute_metrics=compute_metrics, processing_class=tokenizer)
+
+    def evaluate(final_dir) -> dict:
+        final_model = CheXbertLabeler.from_pretrained(final_dir)
+        evaluation, predictions = {}, []
+        for split in ("validation", "test") if stage_args.score_gold_test else ("validation",):  # the one reading of test
+            reports = by_split[split]
+            logits = predict_logits_by_length(final_model, tokenizer, [r.text for r in reports], stage_args.max_seq_length,
+                                              training_args.per_device_eval_batch_size)
+            gold = np.array([[r.positive[label] for label in labels] for r in reports], dtype=bool).reshape(-1, len(labels))
+            ours, rule = positives_from_logits(logits, classes_per_head, labels), rule_positives(reports, labels)
+            evaluation[split] = compare_labelers(gold, ours, rule, labels, stage_args.n_bootstrap, stage_args.n_permutations,
+                                                 seed=training_args.seed)
+            predictions += [{"id": r.id, "split": split, **{f"{who}_{label}": bool(row[j]) for who, row in
+                                                            (("gold", g), ("model", m), ("rule", u)) for j, label in enumerate(labels)}}
+                            for r, g, m, u in zip(reports, gold, ours, rule)]
+        (run_dir / "gold_evaluation.json").write_text(json.dumps(evaluation, indent=2), encoding="utf-8")
+        with open(run_dir / "gold_predictions.jsonl", "w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(p) + "\n" for p in predictions)
+        return flat_results(evaluation, by_split)
+
+    train_and_finish(trainer, tokenizer, run_dir, evaluate, sequence_length=stage_args.max_seq_length)
+    return run_dir
+
+
+def flat_results(evaluation: dict, by_split: dict) -> dict:
+    """eval_results.json (and the model card): headline figures per gold split, per-label test F1."""
+    results = {f"gold_{split}_reports": len(reports) for split, reports in by_split.items()}
+    for split, scores in evaluation.items():
+        results.update({f"{split}_macro_f1": scores["model_macro_f1"], f"rule_labeler_{split}_macro_f1": scores["rule_macro_f1"]})
+    test = evaluation.get("test")
+    if test is None:
+        return results
+    results.update({"test_macro_f1_diff": test["diff"], "test_macro_f1_diff_ci95_low": test["diff_ci95"][0],
+                    "test_macro_f1_diff_ci95_high": test["diff_ci95"][1], "test_macro_f1_diff_p_value": test["diff_p_value"]})
+    for label in test["labels"]:
+        results[f"test_f1_{label}"] = test["model_per_label"][label]["f1"]
+        results[f"rule_labeler_test_f1_{label}"] = test["rule_per_label"][label]["f1"]
+    return results
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
