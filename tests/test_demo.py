@@ -23,7 +23,7 @@ def sft_results(model_counts: list[int], teacher_counts: list[int]) -> dict:
 
 @pytest.mark.parametrize("recipe", ["rate_ner/iob", "rate_ner/span", "chexbert/finetune", "radgraph/train"])
 def test_encoder_configs_of_the_demo_exist(recipe):
-    assert demo.encoder_config(recipe).is_file(), f"demo.ENCODER_SCALE={demo.ENCODER_SCALE!r} has no config for {recipe}"
+    assert demo.encoder_config(recipe).is_file(), f"demo.ENCODER_SCALES[{recipe!r}] names no config"
 
 
 def test_green_stage_arguments_parse(tmp_path):
