@@ -15,23 +15,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shlex
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from encoder_recipes_tiny import machine
+
 from radmetrics.training.recipes import load_recipe
 from radmetrics.training.run_dir import read_eval_results, read_run_manifest
 
 REPO = Path(__file__).resolve().parent.parent
 RESULT = REPO / "benchmarks" / "results" / "chexbert_vs_rules_gold.json"
-
-
-def machine() -> str:
-    return f"{platform.machine()} ({platform.system()}), {os.cpu_count()} CPU cores, no GPU"
 
 
 def train_both_stages(scale: str, workdir: Path, stage1_args: list[str], stage2_args: list[str]) -> dict:

@@ -1,6 +1,6 @@
 """GREEN SFT training throughput (tokens/s) and model FLOPs utilisation (MFU) on one GPU.
 
-    python benchmarks/sft_throughput.py --shape phi-2                                   # one H100: about 2 min
+    python benchmarks/sft_throughput.py --shape phi-2
     python benchmarks/sft_throughput.py --shape llama-2-7b --activation-checkpointing --batch-size 4
     python benchmarks/sft_throughput.py --shape mistral-7b --activation-checkpointing --batch-size 4
     python benchmarks/sft_throughput.py --shape tiny --steps 3                          # CPU smoke run, seconds

@@ -24,7 +24,11 @@ def load_benchmark():
     spec = importlib.util.spec_from_file_location("chexbert_gold", BENCHMARK)
     module = importlib.util.module_from_spec(spec)
     sys.modules["chexbert_gold"] = module
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(BENCHMARK.parent))  # it imports a sibling script, as `python benchmarks/...` allows
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCHMARK.parent))
     return module
 
 

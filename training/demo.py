@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-HELP = "run the whole pipeline on the bundled IU X-ray corpus with tiny and small models (CPU, about 15 minutes)"
+HELP = "run the whole pipeline on the bundled IU X-ray corpus with tiny and small models (CPU, about 12 minutes)"
 # Config scale of each encoder recipe in the demo: `small` fine-tunes the bundled pretrained all-MiniLM-L6-v2
 # (configs/<recipe>/small.yaml), `tiny` trains a random tiny encoder. Within the 15-minute budget on 2 cores only one
-# small config fits whole (2-5 minutes each); cut to 100 steps they scored below their tiny configs (span F1 0.75,
-# CheXbert kappa 0.04), so the others run tiny. `python benchmarks/encoder_recipes_small.py` compares the two scales.
+# small config fits whole (2-5 minutes each); cut to 100 steps they scored below their tiny configs (one demo run:
+# span F1 0.75, CheXbert kappa 0.04), so the others run tiny. `python benchmarks/encoder_recipes_small.py` compares the two scales.
 ENCODER_SCALES = {"rate_ner/iob": "small", "rate_ner/span": "tiny", "chexbert/finetune": "tiny", "radgraph/train": "tiny"}
 # The demo's GREEN stage: the tiny recipe cut short so the demo fits its budget (15 minutes on 2 cores). The full tiny recipe
 # (`python benchmarks/green_tiny.py`, about 30 minutes) is the one measured against its constant; the demo's row states

@@ -211,7 +211,7 @@ def start_run(component: str, recipe: str, model_args, data_args, training_args,
     return run_dir
 
 
-def train_and_finish(trainer, tokenizer, run_dir: Path, evaluate, every_rank: bool = False, sequence_length: int = 512) -> dict:
+def train_and_finish(trainer, tokenizer, run_dir: Path, evaluate, every_rank: bool = False, *, sequence_length: int) -> dict:
     """Train (resuming from the newest complete checkpoint), save `final/` with its marker, and record
     `evaluate(final_dir)` (held-out results: the recipe's metrics and its trivial baselines) for the card.
 

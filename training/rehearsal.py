@@ -144,7 +144,7 @@ def rehearsal_overrides(recipe: str, config: dict, model_dir: Path, output_dir: 
 LAUNCHER_STARTED = re.compile(r"^launch\.sbatch: .* rendezvous ", re.MULTILINE)  # printed after its USR1 trap is set
 
 
-def _launch(plan: Rehearsal, run_dir: Path, env: dict, log: Path, signal_when_started: bool, timeout_s: float) -> int:
+def _launch(plan: Rehearsal, env: dict, log: Path, signal_when_started: bool, timeout_s: float) -> int:
     """One SLURM job attempt through slurm/launch.sbatch; with `signal_when_started`, SIGUSR1 goes to the batch
     script as soon as it has set its trap and started the ranks."""
     command = ["bash", str(REPO / "slurm" / "launch.sbatch"), plan.recipe, plan.config, plan.accelerate_config, "--",
@@ -167,7 +167,9 @@ def _launch(plan: Rehearsal, run_dir: Path, env: dict, log: Path, signal_when_st
 
 
 def _checkpoint_steps(run_dir: Path) -> list[int]:
-    return sorted(int(p.parent.name.split("-")[1]) for p in run_dir.glob("checkpoint-*/.complete"))
+    from .run_dir import complete_checkpoints
+
+    return [int(p.name.split("-")[1]) for p in complete_checkpoints(run_dir)]
 
 
 def _reload(export: Path, family: str) -> str:
@@ -237,7 +239,7 @@ def rehearse(config_path: str | Path, workdir: str | Path, deepspeed: str | None
            "HF_HUB_OFFLINE": "1", "WANDB_MODE": "disabled", "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
 
     first_log = logs / "attempt-1.log"
-    status = _launch(plan, run_dir, env, first_log, signal_when_started=True, timeout_s=timeout_s)
+    status = _launch(plan, env, first_log, signal_when_started=True, timeout_s=timeout_s)
     if status != 0:
         raise RehearsalError(f"{plan.config}: the first attempt failed (exit {status}); see {first_log}")
     if not requeues.is_file() or requeues.read_text().split() != [job_id]:
@@ -250,7 +252,7 @@ def rehearse(config_path: str | Path, workdir: str | Path, deepspeed: str | None
         raise RehearsalError(f"{plan.config}: checkpoint-{plan.saved_on_signal} is not marked complete; see {first_log}")
 
     second_log = logs / "attempt-2.log"
-    status = _launch(plan, run_dir, {**env, "SLURM_RESTART_COUNT": "1"}, second_log, signal_when_started=False,
+    status = _launch(plan, {**env, "SLURM_RESTART_COUNT": "1"}, second_log, signal_when_started=False,
                      timeout_s=timeout_s)
     text = second_log.read_text()
     if status != 0:

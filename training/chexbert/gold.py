@@ -31,7 +31,14 @@ from transformers import Trainer, TrainingArguments
 from radmetrics.inference.loading.components import CHEXPERT_CONDITIONS
 
 from ..config import RecipeParser
-from ..encoder_recipe import ModelArguments, build_tokenizer, build_wrapped_model, start_run, train_and_finish
+from ..encoder_recipe import (
+    ModelArguments,
+    build_tokenizer,
+    build_wrapped_model,
+    predict_logits,
+    start_run,
+    train_and_finish,
+)
 from .finetune import RULE_TO_CLASS
 from .gold_eval import compare_labelers, macro_f1
 from .gold_split import GOLD_SOURCE, GoldReport, GoldSplitArguments, gold_reports
@@ -135,25 +142,8 @@ def rule_positives(reports: list[GoldReport], labels: list[str]):
 
     from radmetrics.data_builders.rule_labeler import label_report
 
-    return np.array([[label_report(r.text)[label] == 1 for label in labels] for r in reports], dtype=bool).reshape(-1, len(labels))
-
-
-def predict_logits_by_length(model, tokenizer, texts: list[str], max_length: int, batch_size: int):
-    """Logits for `texts` in their order, batched shortest first so that padding costs little."""
-    import numpy as np
-    import torch
-
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    model = model.eval().to(device)
-    encoded = tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]
-    order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
-    logits = np.zeros((len(texts), sum(model.config.classes_per_head)), dtype=np.float32)
-    with torch.no_grad():
-        for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
-            batch = tokenizer.pad({"input_ids": [encoded[i] for i in rows]}, return_tensors="pt")
-            logits[rows] = model(**{k: v.to(device) for k, v in batch.items()})["logits"].float().cpu().numpy()
-    return logits
+    rows = [label_report(r.text) for r in reports]
+    return np.array([[row[label] == 1 for label in labels] for row in rows], dtype=bool).reshape(-1, len(labels))
 
 
 def stage_one_provenance(path: Path) -> dict | None:
@@ -227,8 +217,8 @@ def main(argv: list[str] | None = None):
         evaluation, predictions = {}, []
         for split in ("validation", "test") if stage_args.score_gold_test else ("validation",):  # the one reading of test
             reports = by_split[split]
-            logits = predict_logits_by_length(final_model, tokenizer, [r.text for r in reports], stage_args.max_seq_length,
-                                              training_args.per_device_eval_batch_size)
+            logits = predict_logits(final_model, tokenized[split] if split in tokenized else encode(reports),
+                                    DataCollatorWithPadding(tokenizer), training_args.per_device_eval_batch_size)
             gold = np.array([[r.positive[label] for label in labels] for r in reports], dtype=bool).reshape(-1, len(labels))
             ours, rule = positives_from_logits(logits, classes_per_head, labels), rule_positives(reports, labels)
             evaluation[split] = compare_labelers(gold, ours, rule, labels, stage_args.n_bootstrap, stage_args.n_permutations,
