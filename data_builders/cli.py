@@ -41,7 +41,7 @@ def add_llm_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
-    from .corpus_io import SPLIT_METHOD_ALIASES, SPLIT_METHODS
+    from .corpus_io import SPLIT_METHODS
 
     p.add_argument("--kind", default="iu_xray", choices=["iu_xray", "rexrank", "free_text", "table"],
                    help="corpus layout (default: the bundled IU X-ray reports)")
@@ -50,10 +50,9 @@ def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--findings-column", default="findings", help="table corpora: findings column")
     p.add_argument("--impression-column", default="impression", help="table corpora: impression column ('' = none)")
     p.add_argument("--text-column", default=None, help="table corpora: one column holding the whole report")
-    p.add_argument("--split-by", default="text", choices=SPLIT_METHODS, type=lambda how: SPLIT_METHOD_ALIASES.get(how, how),
-                   help="text: seeded 80/10/10 by normalised report text, so identical reports share a split ('hash' is "
-                        "accepted as its former name); predefined: the corpus' own split (IU: R2Gen), whose overlap "
-                        "with train the stats report")
+    p.add_argument("--split-by", default="text", choices=SPLIT_METHODS,
+                   help="text: seeded 80/10/10 by normalised report text, so identical reports share a split; "
+                        "predefined: the corpus' own split (IU: R2Gen), whose overlap with train the stats report")
     p.add_argument("--seed", type=int, default=0, help="seed of the text split")
 
 

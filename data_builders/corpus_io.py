@@ -11,16 +11,17 @@ from .leakage import split_overlap
 from .splits import text_split
 
 SPLIT_METHODS = ("text", "predefined")
-SPLIT_METHOD_ALIASES = {"hash": "text"}  # "hash" named the id hash before splits grouped by text; kept for callers
 
 
 def assign_splits(reports: list[Report], how: str = "text", ratios=(0.8, 0.1, 0.1), seed: int = 0) -> dict[str, str]:
     """report id -> split.
 
-    'text' (default; 'hash' is an alias): a seeded hash of the normalised report text (see splits.py), 80/10/10
+    'text' (default): a seeded hash of the normalised report text (see splits.py), 80/10/10
     by default, so reports with the same text share a split and no test report repeats a train report.
     'predefined': the corpus' own split, which may repeat reports across splits (the stats measure it)."""
-    how = SPLIT_METHOD_ALIASES.get(how, how)
+    if how == "hash":
+        raise ValueError("split method 'hash' (a hash of the report id) was removed: it put reports repeated word for "
+                         "word in both train and test; use 'text' (the default), which keeps identical reports together")
     if how == "text":
         return {r.id: text_split(r.text, ratios, seed) for r in reports}
     if how == "predefined":
@@ -28,7 +29,7 @@ def assign_splits(reports: list[Report], how: str = "text", ratios=(0.8, 0.1, 0.
         if missing:
             raise ValueError(f"{len(missing)} reports have no predefined split (first: {missing[0]}); use --split-by text")
         return {r.id: r.split for r in reports}
-    raise ValueError(f"unknown split method {how!r}; expected one of {[*SPLIT_METHODS, *SPLIT_METHOD_ALIASES]}")
+    raise ValueError(f"unknown split method {how!r}; expected one of {list(SPLIT_METHODS)}")
 
 
 def texts_by_split(reports: list[Report], splits: dict[str, str]) -> dict[str, list[str]]:

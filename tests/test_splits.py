@@ -31,7 +31,9 @@ def test_identical_reports_with_different_ids_share_a_split():
 
 def test_text_split_is_deterministic_proportional_and_stable(iu_reports):
     splits = assign_splits(iu_reports)
-    assert splits == assign_splits(iu_reports) == assign_splits(iu_reports, "hash")  # "hash": the former name
+    assert splits == assign_splits(iu_reports)
+    with pytest.raises(ValueError, match="report id"):  # the former id hash leaked repeated reports: refused, not aliased
+        assign_splits(iu_reports, "hash")
     assert Counter(splits.values()) == {"train": 3052, "validation": 427, "test": 347}  # pinned: stable across runs
     assert 0.77 < Counter(splits.values())["train"] / len(splits) < 0.83
     assert text_split("The lungs are clear.") == "validation" and hash_split("123", seed=1) == "test" != hash_split("123", seed=0)  # pinned; the seed matters

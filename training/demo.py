@@ -48,7 +48,7 @@ def stage_corpus(out: Path, state: dict) -> str:
     from radmetrics.data_builders.corpus_io import assign_splits, write_corpus
 
     reports = iu_xray_corpus()
-    stats = write_corpus(reports, assign_splits(reports, "hash"), out / "corpus")
+    stats = write_corpus(reports, assign_splits(reports), out / "corpus")
     state["reports"] = reports
     return f"{stats['reports']} IU X-ray reports, splits {stats['per_split']}"
 

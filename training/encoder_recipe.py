@@ -132,7 +132,7 @@ def load_silver(data_args: DataArguments, labeler: str, training_args):
 
             reports = [r for r in iu_xray_corpus() if r.text]
             write_silver(reports, assign_splits(reports), root, labelers=[labeler],
-                         provenance={"corpus": "iu_xray", "path": "bundled", "split_by": "hash"})
+                         provenance={"corpus": "iu_xray", "path": "bundled", "split_by": "text"})
 
         build_once(root / labeler, build)
     data = load_from_disk(str(hf_dir))

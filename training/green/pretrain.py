@@ -60,7 +60,7 @@ def load_corpus(data_args: PretrainDataArguments, output_dir: str):
             from radmetrics.data_builders.pretrain_corpus import write_pretrain_corpus
 
             reports = iu_xray_corpus()
-            write_pretrain_corpus(reports, assign_splits(reports), root, {"corpus": "iu_xray", "path": "bundled", "split_by": "hash"})
+            write_pretrain_corpus(reports, assign_splits(reports), root, {"corpus": "iu_xray", "path": "bundled", "split_by": "text"})
 
         build_once(root, build)
     data = load_from_disk(str(root / "hf"))

@@ -101,7 +101,7 @@ def load_annotations(data_args: GreenDataArguments, output_dir: str):
             reports = iu_xray_corpus()
             splits = assign_splits(reports)
             pairs = build_pairs(reports, splits, data_args.heuristics, data_args.per_heuristic)
-            write_pairs(pairs, root, {"corpus": "iu_xray", "path": "bundled", "split_by": "hash", "teacher": "programmatic"})
+            write_pairs(pairs, root, {"corpus": "iu_xray", "path": "bundled", "split_by": "text", "teacher": "programmatic"})
 
         build_once(root, build)
     files = {split: str(root / f"{split}.jsonl") for split in ("train", "validation", "test")}
