@@ -115,6 +115,32 @@ def test_peak_flops_table_reads_the_device_name(monkeypatch):
     assert throughput.peak_tflops("Tesla T4") is None
 
 
+def test_throughput_logger_adds_tokens_per_second_and_mfu_from_the_peak_read_at_train_start(monkeypatch):
+    from types import SimpleNamespace
+
+    from transformers import AutoModelForCausalLM
+
+    from radmetrics.training import throughput
+    from radmetrics.training.tiny import tiny_llama_config
+
+    monkeypatch.setenv("RADMETRICS_PEAK_TFLOPS", "1e-3")  # a peak the tiny model's FLOPs are a visible share of
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    model = AutoModelForCausalLM.from_config(tiny_llama_config(100, 0, 1, 2))
+    logger = throughput.ThroughputLogger(sequence_length=64)
+    logger.on_train_begin(None, SimpleNamespace(num_input_tokens_seen=0), None, model=model)
+    monkeypatch.setenv("RADMETRICS_PEAK_TFLOPS", "1")  # read once, at train start
+    start = logger._last[0]
+    monkeypatch.setattr(throughput.time, "perf_counter", lambda: start + 2.0)
+    logs = {"loss": 1.0}
+    logger.on_log(None, SimpleNamespace(num_input_tokens_seen=1000), None, logs=logs)
+    flops = throughput.flops_per_token(throughput.matmul_parameters(model), model.config, 64)
+    assert logs["tokens_per_second"] == 500.0
+    assert logs["mfu"] == round(flops * 500 / 1e9, 4) > 0.001
+    no_loss = {"eval_loss": 1.0}
+    logger.on_log(None, SimpleNamespace(num_input_tokens_seen=2000), None, logs=no_loss)
+    assert no_loss == {"eval_loss": 1.0}  # evaluation logs get no throughput
+
+
 def test_model_flops_follow_palm_appendix_b():
     import torch
     from transformers import AutoModelForCausalLM

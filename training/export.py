@@ -20,23 +20,15 @@ from radmetrics.inference.loading.checkpoint import (
     load_manifest,
 )
 
+from .base_models import BASE_MODELS
 from .run_dir import model_to_export, read_eval_results, read_run_manifest
 
 # Trainer state that belongs to resuming, not to a released model.
 _SKIP = {"optimizer.pt", "scheduler.pt", "trainer_state.json", "training_args.bin", "scaler.pt", ".complete"}
 _SKIP_PREFIXES = ("rng_state", "global_step", "zero_to_fp32")
 
-# Hub licence identifiers of the base models the configs name (from each model's Hub card).
-BASE_MODEL_LICENCES = {
-    "meta-llama/Llama-2-7b-hf": "llama2",
-    "mistralai/Mistral-7B-v0.1": "apache-2.0",
-    "microsoft/phi-2": "mit",
-    "microsoft/deberta-v3-base": "mit",
-    "bert-base-uncased": "apache-2.0",
-    "google-bert/bert-base-uncased": "apache-2.0",
-    "microsoft/BiomedNLP-BiomedBERT-base-uncased-abstract-fulltext": "mit",
-    "sentence-transformers/all-MiniLM-L6-v2": "apache-2.0",
-}
+def base_licence(hub_base: str | None) -> str | None:
+    return BASE_MODELS[hub_base].licence if hub_base in BASE_MODELS else None
 
 
 def resolve_base_model(base: str | None) -> str | None:
@@ -100,7 +92,7 @@ def render_model_card(manifest: dict) -> str:
     licence = manifest.get("license") or "other"
     metadata = "".join([f"base_model: {hub_base}\n" if hub_base else "", f"license: {licence}\n",
                         "license_name: unknown\n" if licence == "other" else ""])
-    licence_note = (f"Licence: `{licence}`" + (f", that of the base model `{hub_base}`" if licence == BASE_MODEL_LICENCES.get(hub_base) else "")
+    licence_note = (f"Licence: `{licence}`" + (f", that of the base model `{hub_base}`" if licence == base_licence(hub_base) else "")
                     + ". The training data's terms also apply to these weights (see Data provenance)."
                     if licence != "other" else
                     "Licence: not determined (the base model's licence is not known to radmetrics and none was given with "
@@ -174,7 +166,7 @@ def export_run(run_dir: str | Path, out_dir: str | Path, push_to_hub: str | None
         "recipe": run.get("recipe"),
         "base_model": run.get("base_model"),
         "base_model_id": (hub_base := resolve_base_model(run.get("base_model"))),
-        "license": license or BASE_MODEL_LICENCES.get(hub_base),
+        "license": license or base_licence(hub_base),
         "training_config": run.get("training_config", {}),
         "eval_results": read_eval_results(run_dir),
         "data_provenance": run.get("data_provenance", {}),

@@ -14,16 +14,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-# Hub model id -> architecture family
-FAMILIES = {
-    "meta-llama/Llama-2-7b-hf": "llama",
-    "mistralai/Mistral-7B-v0.1": "mistral",
-    "microsoft/phi-2": "phi",
-    "microsoft/deberta-v3-base": "deberta-v2",
-    "bert-base-uncased": "bert",
-    "google-bert/bert-base-uncased": "bert",
-    "microsoft/BiomedNLP-BiomedBERT-base-uncased-abstract-fulltext": "bert",
-}
+from .base_models import BASE_MODELS
+
+FAMILIES = {model_id: base.family for model_id, base in BASE_MODELS.items()}  # Hub id -> architecture family
 CAUSAL_FAMILIES = ("llama", "mistral", "phi")
 SMALL = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4)
 

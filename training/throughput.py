@@ -81,9 +81,11 @@ class ThroughputLogger(TrainerCallback):
         self.sequence_length = sequence_length
         self._last: tuple[float, int] | None = None
         self._flops: float | None = None
+        self._peak: float | None = None
 
     def on_train_begin(self, args, state, control, model=None, **kwargs):
         self._last = (time.perf_counter(), state.num_input_tokens_seen)
+        self._peak = peak_tflops()
         if model is None:
             return
         try:
@@ -105,7 +107,6 @@ class ThroughputLogger(TrainerCallback):
         if elapsed <= 0 or seen <= 0:
             return
         logs["tokens_per_second"] = round(seen / elapsed, 1)
-        peak = peak_tflops()
-        if peak and self._flops:
+        if self._peak and self._flops:
             processes = int(os.environ.get("WORLD_SIZE", "1"))
-            logs["mfu"] = round(self._flops * seen / elapsed / (processes * peak * 1e12), 4)
+            logs["mfu"] = round(self._flops * seen / elapsed / (processes * self._peak * 1e12), 4)

@@ -171,7 +171,7 @@ def check_files_present(directory: Path, files: dict[str, str]) -> None:
 
 
 def verify_files(directory: Path, files: dict[str, str]) -> None:
-    check_files_present(directory, files)
+    """Checksums of the listed files (check_files_present has already run)."""
     for rel, digest in files.items():
         if sha256_file(directory / rel) != digest:
             raise CheckpointError(f"{directory}: checksum of {rel} does not match the manifest (corrupted or modified)")
