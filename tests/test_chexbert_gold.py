@@ -66,7 +66,8 @@ def test_allowed_classes_follow_gold_then_silver():
     import torch
 
     from radmetrics.inference.loading.components import CHEXPERT_CONDITIONS
-    from radmetrics.training.chexbert.gold import allowed_class_loss, allowed_classes
+    from radmetrics.training.chexbert.gold import allowed_classes
+    from radmetrics.training.chexbert.loss import allowed_class_loss
 
     classes = [2 if c == "No Finding" else 4 for c in CHEXPERT_CONDITIONS]
     silver = {c: None for c in CHEXPERT_CONDITIONS} | {"Edema": 1, "Atelectasis": -1, "Fracture": 0, "No Finding": 1}
@@ -84,6 +85,63 @@ def test_allowed_classes_follow_gold_then_silver():
     cross_entropy = sum(torch.nn.functional.cross_entropy(part, targets[:, i])
                         for i, part in enumerate(torch.split(logits, classes, -1)))
     assert allowed_class_loss(logits, one_hot, classes).item() == pytest.approx(cross_entropy.item(), rel=1e-5)
+
+
+def test_class_weights_balance_each_head_and_weight_the_loss_as_cross_entropy_does():
+    import torch
+
+    from radmetrics.training.chexbert.loss import allowed_class_loss, class_weights, one_hot_heads
+
+    classes = [4, 2]
+    labels = torch.tensor([[0, 0], [0, 1], [0, 1], [1, 1]])
+    allowed = one_hot_heads(labels, classes)
+    weights = class_weights(allowed, classes, power=1.0)
+    # head 1: 4 reports, 2 classes seen (3 x class 0, 1 x class 1): 4/(2*3), 4/(2*1); unseen classes keep 1
+    np.testing.assert_allclose(weights, [2 / 3, 2, 1, 1, 2, 2 / 3])
+    np.testing.assert_allclose(class_weights(allowed, classes, power=0.5), np.sqrt(weights))
+    assert (class_weights(allowed, classes, power=0.0) == 1).all()
+    logits = torch.randn(4, 6)
+    w = torch.as_tensor(weights, dtype=torch.float32)
+    cross_entropy = sum(torch.nn.functional.cross_entropy(part, labels[:, i], weight=w_part)
+                        for i, (part, w_part) in enumerate(zip(torch.split(logits, classes, -1), torch.split(w, classes))))
+    assert allowed_class_loss(logits, allowed, classes, w).item() == pytest.approx(cross_entropy.item(), rel=1e-5)
+    two_allowed = allowed.clone()
+    two_allowed[0, 1] = 1  # report 0 allows classes 0 and 1 on head 1: its weight is their mean, (2/3 + 2) / 2
+    nll = torch.logsumexp(logits[:, :4], -1) - torch.logsumexp(logits[:, :4].masked_fill(two_allowed[:, :4] == 0, -torch.inf), -1)
+    example = torch.tensor([4 / 3, 2 / 3, 2 / 3, 2])
+    head_two = torch.nn.functional.cross_entropy(logits[:, 4:], labels[:, 1], weight=w[4:])
+    expected = (example * nll).sum() / example.sum() + head_two
+    assert allowed_class_loss(logits, two_allowed, classes, w).item() == pytest.approx(expected.item(), rel=1e-5)
+
+
+def test_sentence_examples_are_distinct_sentences_labelled_alone_and_train_no_no_finding_head():
+    import torch
+
+    from radmetrics.data_builders.rule_labeler import label_report
+    from radmetrics.training.chexbert.finetune import sentence_examples
+    from radmetrics.training.chexbert.loss import (
+        IGNORED_HEAD,
+        allowed_class_loss,
+        class_weights,
+        one_hot_heads,
+    )
+
+    examples = sentence_examples(["No pneumothorax. Small left pleural effusion.", "NO PNEUMOTHORAX!  Heart is normal."])
+    assert examples["text"] == ["No pneumothorax.", "Small left pleural effusion.", "Heart is normal."]
+    assert examples["labels"][1] == label_report("Small left pleural effusion.")
+    assert examples["labels"][1]["Pleural Effusion"] == 1 and examples["labels"][0]["Pneumothorax"] == 0
+    classes = [4, 2]
+    labels = torch.tensor([[1, IGNORED_HEAD], [0, 1], [0, 0]])
+    allowed = one_hot_heads(labels, classes)
+    assert allowed[0].tolist() == [0, 1, 0, 0, 1, 1]
+    np.testing.assert_allclose(class_weights(allowed, classes, 1.0)[4:], [1, 1])  # counted over the two rows it trains
+    logits = torch.randn(3, 6, requires_grad=True)
+    loss = allowed_class_loss(logits, allowed, classes)
+    loss.backward()
+    assert logits.grad[0, 4:].abs().max() == 0 and logits.grad[1, 4:].abs().max() > 0
+    first_head = torch.nn.functional.cross_entropy(logits[:, :4], labels[:, 0])
+    second_head = torch.nn.functional.cross_entropy(logits[1:, 4:], labels[1:, 1])  # the mean over the rows it trains
+    assert loss.item() == pytest.approx((first_head + second_head).item(), rel=1e-5)
 
 
 def test_comparison_matches_labeler_eval_and_brackets_its_estimates():
@@ -115,11 +173,13 @@ def test_both_stages_run_hold_out_gold_test_and_fill_the_benchmark_record(tmp_pa
     result = load_benchmark().main([
         "--scale", "tiny", "--workdir", str(tmp_path / "runs"), "--out", str(out),
         "--stage1-args", " ".join([*TINY, "--max_steps", "4", "--max_eval_samples", "64", "--eval_strategy", "no",
-                                   "--load_best_model_at_end", "false"]),
+                                   "--load_best_model_at_end", "false", "--add_sentence_examples", "true",
+                                   "--class_weight_power", "0.5"]),
         "--stage2-args", " ".join([*TINY, "--max_steps", "8", "--eval_steps", "4", "--n_bootstrap", "50",
-                                   "--n_permutations", "50"])])
+                                   "--n_permutations", "50", "--class_weight_power", "0.5"])])
     args = GoldSplitArguments()
     stage1 = read_run_manifest(tmp_path / "runs" / "stage1")["data_provenance"]
+    assert stage1["sentence_examples"] > stage1["train_examples"]  # each distinct sentence of the kept reports
     reserved = reserved_texts(args)
     assert stage1["gold_split"] == {**args.describe(), "reserved_texts": len(reserved),
                                     "dropped_from_train": stage1["gold_split"]["dropped_from_train"]}

@@ -26,7 +26,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from transformers import Trainer, TrainingArguments
+from transformers import TrainingArguments
 
 from radmetrics.inference.loading.components import CHEXPERT_CONDITIONS
 
@@ -42,6 +42,7 @@ from ..encoder_recipe import (
 from .finetune import RULE_TO_CLASS
 from .gold_eval import compare_labelers, macro_f1
 from .gold_split import GOLD_SOURCE, GoldReport, GoldSplitArguments, gold_reports
+from .loss import AllowedClassTrainer, ClassWeightArguments
 
 COMPONENT = "chexbert"
 POSITIVE = RULE_TO_CLASS[1]
@@ -57,7 +58,7 @@ class GoldStageArguments:
         "help": "predict and score gold test at the end; turn off while choosing settings on gold validation"})
 
 
-ARGUMENT_TYPES = (ModelArguments, GoldStageArguments, TrainingArguments, GoldSplitArguments)
+ARGUMENT_TYPES = (ModelArguments, GoldStageArguments, TrainingArguments, GoldSplitArguments, ClassWeightArguments)
 
 
 def allowed_classes(positive: dict[str, bool], silver: dict, classes_per_head: list[int]) -> list[int]:
@@ -73,32 +74,6 @@ def allowed_classes(positive: dict[str, bool], silver: dict, classes_per_head: l
             allowed = set(range(n_classes)) - {POSITIVE}
         mask += [int(c in allowed) for c in range(n_classes)]
     return mask
-
-
-def allowed_class_loss(logits, allowed, classes_per_head: list[int]):
-    """Sum over heads of the batch mean of -log P(allowed classes); with one allowed class, cross-entropy."""
-    import torch
-
-    loss = logits.new_zeros(())
-    for head_logits, head_allowed in zip(torch.split(logits, classes_per_head, -1), torch.split(allowed, classes_per_head, -1)):
-        kept = head_logits.masked_fill(head_allowed == 0, float("-inf"))
-        loss = loss + (torch.logsumexp(head_logits, -1) - torch.logsumexp(kept, -1)).mean()
-    return loss
-
-
-class AllowedClassTrainer(Trainer):
-    """Trainer whose `labels` are allowed-class masks; the loss is a batch mean, so the Trainer scales it for
-    gradient accumulation (model_accepts_loss_kwargs off)."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.model_accepts_loss_kwargs = False
-
-    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        allowed = inputs.pop("labels")
-        outputs = model(**inputs)
-        loss = allowed_class_loss(outputs["logits"], allowed, self.model.config.classes_per_head)
-        return (loss, outputs) if return_outputs else loss
 
 
 def shared_labels() -> list[str]:
@@ -181,7 +156,7 @@ def main(argv: list[str] | None = None):
     from radmetrics.inference.loading.hub import load_tokenizer
     from radmetrics.inference.metrics.chexbert.labeler import CheXbertLabeler
 
-    model_args, stage_args, training_args, split_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
+    model_args, stage_args, training_args, split_args, weight_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
     by_split = gold_reports(split_args)
     stage_one = Path(model_args.model_name_or_path).expanduser()
     continues = is_labeler(stage_one)
@@ -192,7 +167,8 @@ def main(argv: list[str] | None = None):
         tokenizer = build_tokenizer(model_args, (r.text for r in by_split["train"]), training_args)
     provenance = {"gold": GOLD_SOURCE, "gold_split": split_args.describe(), "stage_one": str(stage_one) if continues else None,
                   **{f"gold_{split}_reports": len(reports) for split, reports in by_split.items()}}
-    run_dir = start_run(COMPONENT, "chexbert/gold", model_args, stage_args, training_args, provenance, extra_args=(split_args,))
+    run_dir = start_run(COMPONENT, "chexbert/gold", model_args, stage_args, training_args, provenance,
+                        extra_args=(split_args, weight_args))
     model = CheXbertLabeler.from_pretrained(stage_one) if continues else build_wrapped_model(CheXbertLabeler, model_args, tokenizer)
     classes_per_head = list(model.config.classes_per_head)
     labels = shared_labels()
@@ -210,7 +186,8 @@ def main(argv: list[str] | None = None):
 
     trainer = AllowedClassTrainer(model=model, args=training_args, train_dataset=tokenized["train"],
                                   eval_dataset=tokenized["validation"], data_collator=DataCollatorWithPadding(tokenizer),
-                                  compute_metrics=compute_metrics, processing_class=tokenizer)
+                                  compute_metrics=compute_metrics, processing_class=tokenizer,
+                                  class_weight_power=weight_args.class_weight_power)
 
     def evaluate(final_dir) -> dict:
         final_model = CheXbertLabeler.from_pretrained(final_dir)
