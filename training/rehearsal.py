@@ -48,6 +48,12 @@ class RehearsalError(RuntimeError):
     pass
 
 
+def failure(message: str, log: Path, lines: int = 60) -> RehearsalError:
+    """An error that names the log and quotes its end, so a CI failure shows its cause after the log is gone."""
+    tail = log.read_text(errors="replace").splitlines()[-lines:] if log.is_file() else []
+    return RehearsalError(f"{message}; see {log}" + ("\n--- end of the log ---\n" + "\n".join(tail) if tail else ""))
+
+
 @dataclass
 class Rehearsal:
     """What a rehearsal ran and what it found (written to WORKDIR/<name>/rehearsal.json)."""
@@ -94,7 +100,7 @@ def _run_cli(args: list[str], log: Path) -> None:
         done = subprocess.run([sys.executable, "-m", "radmetrics.inference.cli", *args], stdout=out, stderr=subprocess.STDOUT,
                               cwd=REPO)
     if done.returncode:
-        raise RehearsalError(f"radmetrics {' '.join(args)} failed; see {log}")
+        raise failure(f"radmetrics {' '.join(args)} failed", log)
 
 
 def prepare_data(recipe: str, config: dict, workdir: Path) -> list[str]:
@@ -156,13 +162,13 @@ def _launch(plan: Rehearsal, env: dict, log: Path, signal_when_started: bool, ti
         while process.poll() is None:
             if time.monotonic() - started > timeout_s:
                 os.killpg(process.pid, signal.SIGKILL)  # the job's own session: the launcher and every rank
-                raise RehearsalError(f"{plan.config}: the job ran past {timeout_s:.0f} s; see {log}")
+                raise failure(f"{plan.config}: the job ran past {timeout_s:.0f} s", log)
             if signal_when_started and not signalled and LAUNCHER_STARTED.search(log.read_text(errors="replace")):
                 process.send_signal(signal.SIGUSR1)
                 signalled = True
             time.sleep(0.2)
     if signal_when_started and not signalled:
-        raise RehearsalError(f"{plan.config}: the job ended before the launcher started the ranks (exit {process.returncode}); see {log}")
+        raise failure(f"{plan.config}: the job ended before the launcher started the ranks (exit {process.returncode})", log)
     return process.returncode
 
 
@@ -241,35 +247,35 @@ def rehearse(config_path: str | Path, workdir: str | Path, deepspeed: str | None
     first_log = logs / "attempt-1.log"
     status = _launch(plan, env, first_log, signal_when_started=True, timeout_s=timeout_s)
     if status != 0:
-        raise RehearsalError(f"{plan.config}: the first attempt failed (exit {status}); see {first_log}")
+        raise failure(f"{plan.config}: the first attempt failed (exit {status})", first_log)
     if not requeues.is_file() or requeues.read_text().split() != [job_id]:
-        raise RehearsalError(f"{plan.config}: SIGUSR1 did not lead to a requeue; see {first_log}")
+        raise failure(f"{plan.config}: SIGUSR1 did not lead to a requeue", first_log)
     stopped = re.search(r"saved checkpoint-(\d+) and stopped", first_log.read_text())
     if not stopped or (run_dir / "final").exists():
-        raise RehearsalError(f"{plan.config}: the run did not save and stop on the launcher's request; see {first_log}")
+        raise failure(f"{plan.config}: the run did not save and stop on the launcher's request", first_log)
     plan.saved_on_signal = int(stopped.group(1))
     if plan.saved_on_signal not in _checkpoint_steps(run_dir):
-        raise RehearsalError(f"{plan.config}: checkpoint-{plan.saved_on_signal} is not marked complete; see {first_log}")
+        raise failure(f"{plan.config}: checkpoint-{plan.saved_on_signal} is not marked complete", first_log)
 
     second_log = logs / "attempt-2.log"
     status = _launch(plan, {**env, "SLURM_RESTART_COUNT": "1"}, second_log, signal_when_started=False,
                      timeout_s=timeout_s)
     text = second_log.read_text()
     if status != 0:
-        raise RehearsalError(f"{plan.config}: the requeued attempt failed (exit {status}); see {second_log}")
+        raise failure(f"{plan.config}: the requeued attempt failed (exit {status})", second_log)
     resumed = re.search(r"resuming from \S*checkpoint-(\d+)", text)
     plan.resumed_from = int(resumed.group(1)) if resumed else None
     if plan.resumed_from != plan.saved_on_signal:
-        raise RehearsalError(f"{plan.config}: the requeued job resumed from checkpoint-{plan.resumed_from}, not from "
-                             f"checkpoint-{plan.saved_on_signal} saved on the signal; see {second_log}")
+        raise failure(f"{plan.config}: the requeued job resumed from checkpoint-{plan.resumed_from}, not from "
+                      f"checkpoint-{plan.saved_on_signal} saved on the signal", second_log)
     from .run_dir import is_complete, read_eval_results
 
     if not is_complete(run_dir / "final"):
-        raise RehearsalError(f"{plan.config}: final/ is not marked complete; see {second_log}")
+        raise failure(f"{plan.config}: final/ is not marked complete", second_log)
     plan.final_step = max(_checkpoint_steps(run_dir), default=None)
     plan.eval_results = read_eval_results(run_dir)
     if not plan.eval_results:
-        raise RehearsalError(f"{plan.config}: the final evaluation recorded nothing; see {second_log}")
+        raise failure(f"{plan.config}: the final evaluation recorded nothing", second_log)
 
     from .export import export_run
 

@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None):
                              for labels in batch["labels"]]
         return encoded
 
-    with training_args.main_process_first(desc="tokenize"):
+    with training_args.main_process_first(local=False, desc="tokenize"):
         tokenized = data.map(tokenize, batched=True, remove_columns=data["train"].column_names,
                              num_proc=data_args.preprocessing_num_workers)
         train_dataset = tokenized["train"]

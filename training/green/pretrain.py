@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None):
         ids = tokenizer(batch["text"], add_special_tokens=False, truncation=True, max_length=data_args.max_length - 1)["input_ids"]
         return {"input_ids": [row + [tokenizer.eos_token_id] for row in ids]}
 
-    with training_args.main_process_first(desc="tokenize"):  # once per node; the others read the cache
+    with training_args.main_process_first(local=False, desc="tokenize"):  # global rank 0 first: the cache is on the filesystem every node shares
         tokenized = data.map(tokenize, batched=True, remove_columns=data["train"].column_names,
                              num_proc=data_args.preprocessing_num_workers)
     collator = FlattenDocuments()

@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None):
     data, provenance = load_annotations(data_args, training_args.output_dir)
     texts = [f"{r['reference']} {r['candidate']} {r['response']}" for r in data["train"]]
     tokenizer = build_causal_tokenizer(model_args, texts, training_args.output_dir)
-    with training_args.main_process_first(desc="conversations"):  # once per node; the others read the cache
+    with training_args.main_process_first(local=False, desc="conversations"):  # global rank 0 first: the cache is on the filesystem every node shares
         conversations = data.map(lambda r: to_conversation(r, data_args.max_report_words), remove_columns=data["train"].column_names,
                                  num_proc=training_args.dataset_num_proc)
         for split in conversations:

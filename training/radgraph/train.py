@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None):
     entity_ids = {label: i for i, label in enumerate(label_map["entities"])}
     relation_ids = {label: i for i, label in enumerate(label_map["relations"])}
     documents, provenance = load_silver(data_args, "radgraph", training_args)
-    with training_args.main_process_first(desc="split sentences"):
+    with training_args.main_process_first(local=False, desc="split sentences"):
         data = documents.map(sentences_of, batched=True, remove_columns=documents["train"].column_names,
                              num_proc=data_args.preprocessing_num_workers)
     tokenizer = build_tokenizer(model_args, (" ".join(r["tokens"]) for r in data["train"]), training_args)
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None):
                                       for i, source in enumerate(kept) for j, target in enumerate(kept)]
         return {key: [row[key] for row in rows] for key in rows[0]}
 
-    with training_args.main_process_first(desc="featurize"):
+    with training_args.main_process_first(local=False, desc="featurize"):
         features = data.map(featurize, batched=True, remove_columns=data["train"].column_names,
                             num_proc=data_args.preprocessing_num_workers)
 

@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None):
         return encoded
 
     columns = data["train"].column_names
-    with training_args.main_process_first(desc="tokenize"):
+    with training_args.main_process_first(local=False, desc="tokenize"):
         tokenized = data.map(tokenize, batched=True, remove_columns=columns,
                              num_proc=data_args.preprocessing_num_workers)
 

@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None):
             row["span_labels"] = span_label_ids(row.pop("spans"), {(s["start"], s["end"]): s["label"] for s in spans}, label2id)
         return {key: [row[key] for row in rows] for key in rows[0]}
 
-    with training_args.main_process_first(desc="featurize"):
+    with training_args.main_process_first(local=False, desc="featurize"):
         features = data.map(featurize, batched=True, remove_columns=data["train"].column_names,
                             num_proc=data_args.preprocessing_num_workers)
 
