@@ -45,7 +45,7 @@ class DataArguments:
     max_eval_samples: int | None = field(default=None, metadata={"help": "truncate the validation and test splits"})
     max_seq_length: int = field(default=128, metadata={"help": "tokens per example after tokenisation"})
     preprocessing_num_workers: int | None = field(default=None, metadata={
-        "help": "processes for tokenisation (datasets.map; run once per node, on its main process)"})
+        "help": "processes for tokenisation (datasets.map; run on global rank 0 first, the others then read its cache)"})
 
 
 class CompletionMarker(TrainerCallback):
