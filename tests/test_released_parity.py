@@ -113,7 +113,7 @@ def pairs_with_tied_matches(pipeline, ref_entities, cand_entities) -> set[int]:
             similarity = (torch.nn.functional.normalize(pipeline.embed([t for t, _ in ref]), dim=1)
                           @ torch.nn.functional.normalize(pipeline.embed([t for t, _ in cand]), dim=1).T)
             for rows, target in ((similarity, cand), (similarity.T, ref)):
-                for best in rows == rows.max(dim=1, keepdim=True).values:
+                for best in rows >= rows.max(dim=1, keepdim=True).values - 1e-6:  # equal texts may embed a rounding apart
                     if len({target[j][1] for j in best.nonzero().flatten().tolist()}) > 1:  # the pick decides the type
                         tied.add(i)
     return tied

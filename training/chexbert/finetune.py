@@ -115,11 +115,14 @@ def main(argv: list[str] | None = None):
     run_dir = start_run(COMPONENT, "chexbert/finetune", model_args, data_args, training_args, provenance,
                         extra_args=(split_args, weight_args, sentence_args))
 
+    no_finding = CHEXPERT_CONDITIONS.index("No Finding")
+
     def tokenize(batch, whole_reports: bool = True):
         encoded = tokenizer(batch["text"], truncation=True, max_length=data_args.max_seq_length)
-        encoded["labels"] = [head_classes(labels) if whole_reports else
-                             [IGNORED_HEAD if name == "No Finding" else c for name, c in zip(CHEXPERT_CONDITIONS, head_classes(labels))]
-                             for labels in batch["labels"]]
+        encoded["labels"] = [head_classes(labels) for labels in batch["labels"]]
+        if not whole_reports:  # No Finding is a whole-report label: not trained on a sentence
+            for classes in encoded["labels"]:
+                classes[no_finding] = IGNORED_HEAD
         return encoded
 
     with training_args.main_process_first(local=False, desc="tokenize"):

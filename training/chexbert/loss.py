@@ -90,17 +90,13 @@ class AllowedClassTrainer(Trainer):
             classes_per_head = list(self.model.config.classes_per_head)
             labels = torch.as_tensor(self.train_dataset["labels"])
             allowed = one_hot_heads(labels, classes_per_head) if labels_are_classes else labels
-            self.class_weights = class_weights(allowed, classes_per_head, class_weight_power)
+            self.class_weights = torch.as_tensor(class_weights(allowed, classes_per_head, class_weight_power))
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        import torch
-
         labels = inputs.pop("labels")
         outputs = model(**inputs)
         classes_per_head = list(self.model.config.classes_per_head)
         allowed = one_hot_heads(labels, classes_per_head) if self.labels_are_classes else labels
-        weights = None
-        if self.class_weights is not None:
-            weights = torch.as_tensor(self.class_weights, dtype=outputs["logits"].dtype, device=allowed.device)
+        weights = self.class_weights.to(outputs["logits"]) if self.class_weights is not None else None
         loss = allowed_class_loss(outputs["logits"], allowed, classes_per_head, weights)
         return (loss, outputs) if return_outputs else loss
