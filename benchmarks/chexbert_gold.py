@@ -62,6 +62,7 @@ def benchmark_result(runs: dict, seconds: dict, scale: str, command: str) -> dic
         "split_sizes": {"gold_train": stage2["gold_train_reports"], "gold_validation": stage2["gold_validation_reports"],
                         "gold_test": stage2["gold_test_reports"], "stage1_silver_train": stage1["train_examples"],
                         "stage1_sentence_examples": stage1.get("sentence_examples", 0),
+                        "stage2_sentence_examples": stage2.get("sentence_examples", 0),
                         "stage1_dropped_as_gold_validation_or_test": stage1["gold_split"]["dropped_from_train"]},
         "labels": test["labels"],
         "model_macro_f1": test["model_macro_f1"], "rule_macro_f1": test["rule_macro_f1"],

@@ -176,7 +176,7 @@ def test_both_stages_run_hold_out_gold_test_and_fill_the_benchmark_record(tmp_pa
                                    "--load_best_model_at_end", "false", "--add_sentence_examples", "true",
                                    "--class_weight_power", "0.5"]),
         "--stage2-args", " ".join([*TINY, "--max_steps", "8", "--eval_steps", "4", "--n_bootstrap", "50",
-                                   "--n_permutations", "50", "--class_weight_power", "0.5"])])
+                                   "--n_permutations", "50", "--class_weight_power", "0.5", "--add_sentence_examples", "true"])])
     args = GoldSplitArguments()
     stage1 = read_run_manifest(tmp_path / "runs" / "stage1")["data_provenance"]
     assert stage1["sentence_examples"] > stage1["train_examples"]  # each distinct sentence of the kept reports
@@ -190,6 +190,8 @@ def test_both_stages_run_hold_out_gold_test_and_fill_the_benchmark_record(tmp_pa
     assert stage1["gold_split"]["dropped_from_train"] == len(silver_train) - len(kept) > 0
     assert stage1["train_examples"] == len(kept)
 
+    stage2 = read_run_manifest(tmp_path / "runs" / "stage2")["data_provenance"]
+    assert stage2["sentence_examples"] > stage2["gold_train_reports"]  # the gold training reports' distinct sentences
     results = read_eval_results(tmp_path / "runs" / "stage2")
     assert {"validation_macro_f1", "rule_labeler_validation_macro_f1", "test_macro_f1", "rule_labeler_test_macro_f1",
             "test_macro_f1_diff_ci95_low", "test_f1_No Finding"} <= set(results)

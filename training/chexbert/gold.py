@@ -12,7 +12,9 @@ Targets. NegBio says only whether each of the 8 shared findings is present; it d
 unmentioned apart. Each head is trained on the set of classes its labels allow, with loss -log P(allowed classes): a
 gold positive allows `positive` only; a gold non-positive allows the silver class where the rule labeler did not say
 positive, else every class but `positive`; the 6 heads NegBio lacks keep their silver class, so stage 2 does not
-erase what stage 1 learnt there and the export stays a full 14-head labeler.
+erase what stage 1 learnt there and the export stays a full 14-head labeler. With `add_sentence_examples` the gold
+training reports' distinct sentences join them, each allowing only its silver class (as in stage 1), so the rare
+findings' wording keeps a teacher signal while the reports learn the expert labels.
 
 Selection and test. Checkpoints are selected by macro F1 on gold validation (`metric_for_best_model: macro_f1`); gold
 test is predicted once, by the final model, and scored with the rule labeler on the same reports (gold_eval.py):
@@ -39,7 +41,7 @@ from ..encoder_recipe import (
     start_run,
     train_and_finish,
 )
-from .finetune import RULE_TO_CLASS
+from .finetune import RULE_TO_CLASS, SentenceExampleArguments, sentence_examples
 from .gold_eval import compare_labelers, macro_f1
 from .gold_split import GOLD_SOURCE, GoldReport, GoldSplitArguments, gold_reports
 from .loss import AllowedClassTrainer, ClassWeightArguments
@@ -58,7 +60,8 @@ class GoldStageArguments:
         "help": "predict and score gold test at the end; turn off while choosing settings on gold validation"})
 
 
-ARGUMENT_TYPES = (ModelArguments, GoldStageArguments, TrainingArguments, GoldSplitArguments, ClassWeightArguments)
+ARGUMENT_TYPES = (ModelArguments, GoldStageArguments, TrainingArguments, GoldSplitArguments, ClassWeightArguments,
+                  SentenceExampleArguments)
 
 
 def allowed_classes(positive: dict[str, bool], silver: dict, classes_per_head: list[int]) -> list[int]:
@@ -149,15 +152,17 @@ def is_labeler(path: Path) -> bool:
 
 def main(argv: list[str] | None = None):
     import numpy as np
-    from datasets import Dataset, DatasetDict
+    from datasets import Dataset, DatasetDict, concatenate_datasets
     from transformers import DataCollatorWithPadding
 
     from radmetrics.data_builders.rule_labeler import label_report
     from radmetrics.inference.loading.hub import load_tokenizer
     from radmetrics.inference.metrics.chexbert.labeler import CheXbertLabeler
 
-    model_args, stage_args, training_args, split_args, weight_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
+    model_args, stage_args, training_args, split_args, weight_args, sentence_args = RecipeParser(
+        ARGUMENT_TYPES).parse_recipe_args(argv)
     by_split = gold_reports(split_args)
+    sentences = sentence_examples(r.text for r in by_split["train"]) if sentence_args.add_sentence_examples else None
     stage_one = Path(model_args.model_name_or_path).expanduser()
     continues = is_labeler(stage_one)
     if continues:
@@ -166,9 +171,10 @@ def main(argv: list[str] | None = None):
     else:
         tokenizer = build_tokenizer(model_args, (r.text for r in by_split["train"]), training_args)
     provenance = {"gold": GOLD_SOURCE, "gold_split": split_args.describe(), "stage_one": str(stage_one) if continues else None,
-                  **{f"gold_{split}_reports": len(reports) for split, reports in by_split.items()}}
+                  **{f"gold_{split}_reports": len(reports) for split, reports in by_split.items()},
+                  "sentence_examples": len(sentences["text"]) if sentences else 0}
     run_dir = start_run(COMPONENT, "chexbert/gold", model_args, stage_args, training_args, provenance,
-                        extra_args=(split_args, weight_args))
+                        extra_args=(split_args, weight_args, sentence_args))
     model = CheXbertLabeler.from_pretrained(stage_one) if continues else build_wrapped_model(CheXbertLabeler, model_args, tokenizer)
     classes_per_head = list(model.config.classes_per_head)
     labels = shared_labels()
@@ -178,13 +184,23 @@ def main(argv: list[str] | None = None):
         return Dataset.from_dict({**encoded, "labels": [allowed_classes(r.positive, label_report(r.text), classes_per_head)
                                                         for r in reports]})
 
+    def encode_sentences() -> Dataset:
+        """Gold-train sentences allowing their silver class on each head; No Finding, a whole-report label, allows all."""
+        start, n = head_offsets(classes_per_head)["No Finding"], classes_per_head[CHEXPERT_CONDITIONS.index("No Finding")]
+        masks = [allowed_classes({}, labels, classes_per_head) for labels in sentences["labels"]]
+        for mask in masks:
+            mask[start:start + n] = [1] * n
+        encoded = tokenizer(sentences["text"], truncation=True, max_length=stage_args.max_seq_length)
+        return Dataset.from_dict({**encoded, "labels": masks})
+
     tokenized = DatasetDict({split: encode(by_split[split]) for split in ("train", "validation")})
+    train_dataset = concatenate_datasets([tokenized["train"], encode_sentences()]) if sentences else tokenized["train"]
 
     def compute_metrics(eval_prediction):
         gold = gold_positives_from_masks(eval_prediction.label_ids, classes_per_head, labels)
         return {"macro_f1": macro_f1(gold, positives_from_logits(eval_prediction.predictions, classes_per_head, labels))}
 
-    trainer = AllowedClassTrainer(model=model, args=training_args, train_dataset=tokenized["train"],
+    trainer = AllowedClassTrainer(model=model, args=training_args, train_dataset=train_dataset,
                                   eval_dataset=tokenized["validation"], data_collator=DataCollatorWithPadding(tokenizer),
                                   compute_metrics=compute_metrics, processing_class=tokenizer,
                                   class_weight_power=weight_args.class_weight_power)
