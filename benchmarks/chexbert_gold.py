@@ -24,26 +24,40 @@ from pathlib import Path
 from encoder_recipes_tiny import machine
 
 from radmetrics.training.recipes import load_recipe
-from radmetrics.training.run_dir import read_eval_results, read_run_manifest
+from radmetrics.training.run_dir import RUN_MANIFEST, read_eval_results, read_run_manifest
 
 REPO = Path(__file__).resolve().parent.parent
 RESULT = REPO / "benchmarks" / "results" / "chexbert_vs_rules_gold.json"
 
 
-def train_both_stages(scale: str, workdir: Path, stage1_args: list[str], stage2_args: list[str]) -> dict:
-    """Stage 1 then stage 2 under `workdir`: the two run directories and the seconds each took."""
-    if workdir.exists() and any(workdir.iterdir()):
-        raise FileExistsError(f"{workdir} is not empty: the benchmark trains from scratch into a new directory")
+def train_both_stages(scale: str, workdir: Path, stage1_args: list[str], stage2_args: list[str],
+                      stage1_dir: Path | None = None) -> dict:
+    """Stage 1 (into `stage1_dir`, default workdir/stage1; a complete run there is reused, as the recipe skips a
+    complete final/) then stage 2 into workdir/stage2: the two run directories and the seconds each took."""
+    fresh = workdir / "stage2" if stage1_dir else workdir
+    if fresh.exists() and any(fresh.iterdir()):
+        raise FileExistsError(f"{fresh} is not empty: the benchmark trains stage 2 from scratch into a new directory")
+    dirs = {"stage1": stage1_dir or workdir / "stage1", "stage2": workdir / "stage2"}
     runs, seconds = {}, {}
     for stage, recipe, extra in (("stage1", "chexbert/finetune", stage1_args), ("stage2", "chexbert/gold", stage2_args)):
         config = REPO / "configs" / recipe / f"{scale}.yaml"
-        args = ["--config", str(config), "--output_dir", str(workdir / stage)]
+        args = ["--config", str(config), "--output_dir", str(dirs[stage])]
         if stage == "stage2":
             args += ["--model_name_or_path", str(runs["stage1"] / "final")]
+        reused = stage == "stage1" and (dirs[stage] / RUN_MANIFEST).is_file()
+        before = read_run_manifest(dirs[stage])["training_config"] if reused else None
         start = time.perf_counter()
         runs[stage] = load_recipe(recipe).main([*args, *extra])
         seconds[stage] = round(time.perf_counter() - start, 1)
+        if reused and comparable(read_run_manifest(runs[stage])["training_config"]) != comparable(before):
+            raise ValueError(f"{dirs[stage]} was trained with other settings than this run's stage 1; "
+                             "give a new --stage1-dir")
     return {"runs": runs, "seconds": seconds}
+
+
+def comparable(training_config: dict) -> dict:
+    """A run's recorded settings without those that name the moment it ran."""
+    return {**training_config, "training": {k: v for k, v in training_config["training"].items() if k != "logging_dir"}}
 
 
 def benchmark_result(runs: dict, seconds: dict, scale: str, command: str) -> dict:
@@ -82,13 +96,15 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--scale", default="small", help="config scale of both stages (tiny, small)")
     parser.add_argument("--workdir", type=Path, help="where the two runs go (default: a temporary directory)")
     parser.add_argument("--out", type=Path, default=RESULT)
+    parser.add_argument("--stage1-dir", type=Path, help="stage 1's run directory (default WORKDIR/stage1); a complete "
+                        "run there, from the same config and --stage1-args, is reused rather than retrained")
     parser.add_argument("--stage1-args", default="", help="extra chexbert/finetune flags, one quoted string")
     parser.add_argument("--stage2-args", default="", help="extra chexbert/gold flags, one quoted string")
     args = parser.parse_args(argv)
     command = "python benchmarks/chexbert_gold.py " + shlex.join(argv if argv is not None else sys.argv[1:])
     with tempfile.TemporaryDirectory(prefix="chexbert_gold_") as scratch:
         trained = train_both_stages(args.scale, args.workdir or Path(scratch), shlex.split(args.stage1_args),
-                                    shlex.split(args.stage2_args))
+                                    shlex.split(args.stage2_args), args.stage1_dir)
         result = benchmark_result(trained["runs"], trained["seconds"], args.scale, command.strip())
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

@@ -170,13 +170,14 @@ def test_both_stages_run_hold_out_gold_test_and_fill_the_benchmark_record(tmp_pa
     from radmetrics.training.run_dir import read_eval_results, read_run_manifest
 
     out = tmp_path / "result.json"
-    result = load_benchmark().main([
-        "--scale", "tiny", "--workdir", str(tmp_path / "runs"), "--out", str(out),
-        "--stage1-args", " ".join([*TINY, "--max_steps", "4", "--max_eval_samples", "64", "--eval_strategy", "no",
-                                   "--load_best_model_at_end", "false", "--add_sentence_examples", "true",
-                                   "--class_weight_power", "0.5"]),
-        "--stage2-args", " ".join([*TINY, "--max_steps", "8", "--eval_steps", "4", "--n_bootstrap", "50",
-                                   "--n_permutations", "50", "--class_weight_power", "0.5", "--add_sentence_examples", "true"])])
+    stage1_args = " ".join([*TINY, "--max_steps", "4", "--max_eval_samples", "64", "--eval_strategy", "no",
+                            "--load_best_model_at_end", "false", "--add_sentence_examples", "true",
+                            "--class_weight_power", "0.5"])
+    stage2_args = " ".join([*TINY, "--max_steps", "8", "--eval_steps", "4", "--n_bootstrap", "50",
+                            "--n_permutations", "50", "--class_weight_power", "0.5", "--add_sentence_examples", "true"])
+    benchmark = load_benchmark()
+    result = benchmark.main(["--scale", "tiny", "--workdir", str(tmp_path / "runs"), "--out", str(out),
+                             "--stage1-args", stage1_args, "--stage2-args", stage2_args])
     args = GoldSplitArguments()
     stage1 = read_run_manifest(tmp_path / "runs" / "stage1")["data_provenance"]
     assert stage1["sentence_examples"] > stage1["train_examples"]  # each distinct sentence of the kept reports
@@ -205,6 +206,17 @@ def test_both_stages_run_hold_out_gold_test_and_fill_the_benchmark_record(tmp_pa
             "machine", "command", "seconds", "split_sizes"} <= set(result)
     assert result["split_sizes"]["gold_test"] == len(test_ids)
     assert set(result["per_label"]["Edema"]["rule"]) >= {"precision", "recall", "f1", "support"}
+
+    again = benchmark.main(["--scale", "tiny", "--workdir", str(tmp_path / "again"), "--out", str(tmp_path / "again.json"),
+                            "--stage1-dir", str(tmp_path / "runs" / "stage1"), "--stage1-args", stage1_args,
+                            "--stage2-args", stage2_args])
+    assert again["model_macro_f1"] == result["model_macro_f1"]  # stage 1 reused as trained; stage 2 reruns alike
+    assert again["seconds"]["stage1"] < result["seconds"]["stage1"]
+    with pytest.raises(ValueError, match="other settings"):
+        benchmark.main(["--scale", "tiny", "--workdir", str(tmp_path / "other_settings"), "--out", str(tmp_path / "x.json"),
+                        "--stage1-dir", str(tmp_path / "runs" / "stage1"),
+                        "--stage1-args", stage1_args.replace("--class_weight_power 0.5", "--class_weight_power 1.0"),
+                        "--stage2-args", stage2_args])
 
     with pytest.raises(ValueError, match="same --gold_split_ratios"):
         gold.main(["--model_name_or_path", str(tmp_path / "runs" / "stage1" / "final"), "--output_dir",
