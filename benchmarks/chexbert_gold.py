@@ -44,12 +44,13 @@ def train_both_stages(scale: str, workdir: Path, stage1_args: list[str], stage2_
         args = ["--config", str(config), "--output_dir", str(dirs[stage])]
         if stage == "stage2":
             args += ["--model_name_or_path", str(runs["stage1"] / "final")]
-        reused = stage == "stage1" and (dirs[stage] / RUN_MANIFEST).is_file()
-        before = read_run_manifest(dirs[stage])["training_config"] if reused else None
+        manifest = dirs[stage] / RUN_MANIFEST
+        recorded = manifest.read_text(encoding="utf-8") if stage == "stage1" and manifest.is_file() else None
         start = time.perf_counter()
         runs[stage] = load_recipe(recipe).main([*args, *extra])
         seconds[stage] = round(time.perf_counter() - start, 1)
-        if reused and comparable(read_run_manifest(runs[stage])["training_config"]) != comparable(before):
+        if recorded and comparable(json.loads(recorded)["training_config"]) != comparable(read_run_manifest(runs[stage])["training_config"]):
+            manifest.write_text(recorded, encoding="utf-8")  # the recipe rewrote it; keep what the run was trained with
             raise ValueError(f"{dirs[stage]} was trained with other settings than this run's stage 1; "
                              "give a new --stage1-dir")
     return {"runs": runs, "seconds": seconds}

@@ -217,6 +217,7 @@ def test_both_stages_run_hold_out_gold_test_and_fill_the_benchmark_record(tmp_pa
                         "--stage1-dir", str(tmp_path / "runs" / "stage1"),
                         "--stage1-args", stage1_args.replace("--class_weight_power 0.5", "--class_weight_power 1.0"),
                         "--stage2-args", stage2_args])
+    assert read_run_manifest(tmp_path / "runs" / "stage1")["training_config"]["class_weight_power"] == 0.5  # kept
 
     with pytest.raises(ValueError, match="same --gold_split_ratios"):
         gold.main(["--model_name_or_path", str(tmp_path / "runs" / "stage1" / "final"), "--output_dir",
