@@ -24,7 +24,7 @@ from pathlib import Path
 from encoder_recipes_tiny import machine
 
 from radmetrics.training.recipes import load_recipe
-from radmetrics.training.run_dir import RUN_MANIFEST, read_eval_results, read_run_manifest
+from radmetrics.training.run_dir import RUN_MANIFEST, is_complete, read_eval_results, read_run_manifest
 
 REPO = Path(__file__).resolve().parent.parent
 RESULT = REPO / "benchmarks" / "results" / "chexbert_vs_rules_gold.json"
@@ -38,6 +38,9 @@ def train_both_stages(scale: str, workdir: Path, stage1_args: list[str], stage2_
     if fresh.exists() and any(fresh.iterdir()):
         raise FileExistsError(f"{fresh} is not empty: the benchmark trains stage 2 from scratch into a new directory")
     dirs = {"stage1": stage1_dir or workdir / "stage1", "stage2": workdir / "stage2"}
+    if (dirs["stage1"] / RUN_MANIFEST).is_file() and not is_complete(dirs["stage1"] / "final"):
+        raise FileExistsError(f"{dirs['stage1']} holds an unfinished stage 1: finish it with the settings it started "
+                              "with (its run manifest), or give a new --stage1-dir")
     runs, seconds = {}, {}
     for stage, recipe, extra in (("stage1", "chexbert/finetune", stage1_args), ("stage2", "chexbert/gold", stage2_args)):
         config = REPO / "configs" / recipe / f"{scale}.yaml"

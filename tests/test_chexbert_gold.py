@@ -207,17 +207,23 @@ def test_both_stages_run_hold_out_gold_test_and_fill_the_benchmark_record(tmp_pa
     assert result["split_sizes"]["gold_test"] == len(test_ids)
     assert set(result["per_label"]["Edema"]["rule"]) >= {"precision", "recall", "f1", "support"}
 
+    stage1_weights = tmp_path / "runs" / "stage1" / "final" / "model.safetensors"
+    trained_at = stage1_weights.stat().st_mtime_ns
     again = benchmark.main(["--scale", "tiny", "--workdir", str(tmp_path / "again"), "--out", str(tmp_path / "again.json"),
                             "--stage1-dir", str(tmp_path / "runs" / "stage1"), "--stage1-args", stage1_args,
                             "--stage2-args", stage2_args])
     assert again["model_macro_f1"] == result["model_macro_f1"]  # stage 1 reused as trained; stage 2 reruns alike
-    assert again["seconds"]["stage1"] < result["seconds"]["stage1"]
+    assert stage1_weights.stat().st_mtime_ns == trained_at  # reused, not retrained
     with pytest.raises(ValueError, match="other settings"):
         benchmark.main(["--scale", "tiny", "--workdir", str(tmp_path / "other_settings"), "--out", str(tmp_path / "x.json"),
                         "--stage1-dir", str(tmp_path / "runs" / "stage1"),
                         "--stage1-args", stage1_args.replace("--class_weight_power 0.5", "--class_weight_power 1.0"),
                         "--stage2-args", stage2_args])
     assert read_run_manifest(tmp_path / "runs" / "stage1")["training_config"]["class_weight_power"] == 0.5  # kept
+    (tmp_path / "unfinished").mkdir()
+    (tmp_path / "unfinished" / "radmetrics_run.json").write_text("{}")
+    with pytest.raises(FileExistsError, match="unfinished stage 1"):
+        benchmark.train_both_stages("tiny", tmp_path / "x", [], [], tmp_path / "unfinished")
 
     with pytest.raises(ValueError, match="same --gold_split_ratios"):
         gold.main(["--model_name_or_path", str(tmp_path / "runs" / "stage1" / "final"), "--output_dir",
