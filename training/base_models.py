@@ -21,4 +21,5 @@ BASE_MODELS = {
     "google-bert/bert-base-uncased": BaseModel("bert", "apache-2.0"),
     "microsoft/BiomedNLP-BiomedBERT-base-uncased-abstract-fulltext": BaseModel("bert", "mit"),
     "sentence-transformers/all-MiniLM-L6-v2": BaseModel("bert", "apache-2.0"),
+    "HuggingFaceTB/SmolLM2-135M-Instruct": BaseModel("llama", "apache-2.0"),
 }

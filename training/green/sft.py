@@ -168,6 +168,11 @@ def main(argv: list[str] | None = None):
             conversations[split] = conversations[split].filter(lambda e: conversation_length(tokenizer, e) <= training_args.max_length,
                                                                num_proc=training_args.dataset_num_proc)
             provenance[f"{split}_dropped_over_max_length"] = before - len(conversations[split])
+    if model_args.model_name_or_path != TINY:
+        from radmetrics.inference.loading.gguf import read_gguf_source
+        from radmetrics.inference.loading.hub import resolve_model_path
+
+        provenance["base_model_source"] = read_gguf_source(resolve_model_path(model_args.model_name_or_path)) or "as published"
     run_dir = start_run(COMPONENT, "green/sft", model_args, data_args, training_args, provenance, (peft_args,))
 
     quantization, peft_config = None, None
