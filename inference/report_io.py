@@ -1,14 +1,19 @@
 """Read reports for scoring: txt (one report per line), CSV, JSONL, or a JSON list; ids when the file has them.
 
+Files are read as written: a CSV goes through `csv` on a stream opened with `newline=""`, so a quoted field keeps
+its line breaks (LF or CRLF); .txt and .jsonl files are split on "\n" alone (a "\r" before it is dropped), so a report
+keeps every other character, U+2028, U+0085 and form feeds included.
+
 Bad input is a `ReportFileError` naming the file and the line (or row, or record): a file that is not UTF-8, a line
 over `MAX_REPORT_CHARS` characters (most likely the wrong file), malformed CSV or JSON, a missing field, and a report
-that is null, not a string (or a grounded report) or empty. Ids, where the file carries them, must be present on every
+that is null, not a string (or a grounded report), or empty where an empty one is not allowed (references). Ids, where the file carries them, must be present on every
 record and unique; `pair_reports` then pairs two files by id.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 
@@ -29,18 +34,27 @@ def _read_text(path: Path) -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ReportFileError(f"{path}: line {line} is not UTF-8 (byte {data[exc.start]:#x} at offset {exc.start}); re-encode the file as UTF-8") from exc
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(split_lines(text), 1):
         if len(line) > MAX_REPORT_CHARS:
             raise ReportFileError(f"{path}: line {n} holds {len(line):,} characters, more than a report's {MAX_REPORT_CHARS:,}; "
                                   "is this the right file?")
     return text
 
 
+def split_lines(text: str) -> list[str]:
+    """Lines split on "\n" alone, each without its "\r\n" or "\n" ending; a final newline adds no empty line.
+    (`str.splitlines` also splits on U+2028, U+2029, U+0085, form feeds and lone "\r", which can stand inside a report.)"""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 def read_jsonl_records(path: str | Path, required: tuple[str, ...] | list[str] = ()) -> list[tuple[int, dict]]:
     """(line number, record) for each non-blank line; an error names the file and line of a bad record."""
     path = Path(path)
     records = []
-    for n, line in enumerate(_read_text(path).splitlines(), 1):
+    for n, line in enumerate(split_lines(_read_text(path)), 1):
         if not line.strip():
             continue
         try:
@@ -54,24 +68,24 @@ def read_jsonl_records(path: str | Path, required: tuple[str, ...] | list[str] =
     return records
 
 
-def _checked(value, path: Path, where: str, name: str = "the report") -> str | list:
+def _checked(value, path: Path, where: str, name: str = "the report", allow_empty: bool = False) -> str | list:
     if value is None:
         raise ReportFileError(f"{path}: {where}: {name} is null")
     grounded = isinstance(value, list) and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in value)
     if not isinstance(value, str) and not grounded:
         raise ReportFileError(f"{path}: {where}: {name} is {type(value).__name__}, not a string "
                               "or a grounded report (a list of {\"text\", \"boxes\"})")
-    if not (value.strip() if isinstance(value, str) else value):
+    if not allow_empty and not (value.strip() if isinstance(value, str) else value):
         raise ReportFileError(f"{path}: {where}: {name} is empty")
     return value
 
 
-def _pick(record: dict, field: str | None, path: Path, where: str) -> str | list:
+def _pick(record: dict, field: str | None, path: Path, where: str, allow_empty: bool = False) -> str | list:
     names = [field] if field else [f for f in DEFAULT_FIELDS if f in record]
     if not names or names[0] not in record:
         raise ReportFileError(f"{path}: {where} has no field {field or ' or '.join(DEFAULT_FIELDS)!r} (found {sorted(map(str, record))}); "
                               "pass --ref-field/--hyp-field")
-    return _checked(record[names[0]], path, where, f"field {names[0]!r}")
+    return _checked(record[names[0]], path, where, f"field {names[0]!r}", allow_empty)
 
 
 def _ids(found: list, path: Path, where: list[str]) -> list[str] | None:
@@ -93,23 +107,24 @@ def _ids(found: list, path: Path, where: list[str]) -> list[str] | None:
     return ids
 
 
-def read_reports(path: str | Path, field: str | None = None, id_field: str = "id") -> tuple[list, list[str] | None]:
-    """Returns (reports, ids or None)."""
+def read_reports(path: str | Path, field: str | None = None, id_field: str = "id",
+                 allow_empty: bool = False) -> tuple[list, list[str] | None]:
+    """Returns (reports, ids or None). `allow_empty` for generated reports: an empty one is a model's real output and is
+    scored; an empty reference is a defect in the data and refused."""
     path = Path(path)
     text = _read_text(path)
     suffix = path.suffix.lower()
     if suffix == ".txt":
-        lines = text.splitlines()
-        return [_checked(line, path, f"line {n}") for n, line in enumerate(lines, 1)], None
+        return [_checked(line, path, f"line {n}", allow_empty=allow_empty) for n, line in enumerate(split_lines(text), 1)], None
     if suffix == ".csv":
         try:
-            rows = list(csv.DictReader(text.splitlines()))
+            rows = list(csv.DictReader(io.StringIO(text, newline="")))
         except csv.Error as exc:
             raise ReportFileError(f"{path}: not a readable CSV file ({exc})") from exc
         if not rows:
             raise ReportFileError(f"{path}: no rows")
         where = [f"row {i + 2}" for i in range(len(rows))]
-        reports = [_pick(r, field, path, w) for r, w in zip(rows, where)]
+        reports = [_pick(r, field, path, w, allow_empty) for r, w in zip(rows, where)]
         return reports, (_ids([r.get(id_field) for r in rows], path, where) if id_field in rows[0] else None)
     if suffix == ".jsonl":
         records = read_jsonl_records(path)
@@ -128,10 +143,10 @@ def read_reports(path: str | Path, field: str | None = None, id_field: str = "id
     reports, ids = [], []
     for (_, record), w in zip(records, where):
         if isinstance(record, dict):
-            reports.append(_pick(record, field, path, w))
+            reports.append(_pick(record, field, path, w, allow_empty))
             ids.append(record.get(id_field))
         else:
-            reports.append(_checked(record, path, w))
+            reports.append(_checked(record, path, w, allow_empty=allow_empty))
             ids.append(None)
     return reports, _ids(ids, path, where)
 
@@ -140,8 +155,9 @@ def pair_reports(references: list, ref_ids: list[str] | None, candidates: list, 
                  names: tuple[str, str] = ("references", "candidates")) -> tuple[list, list, list[str] | None]:
     """(references, candidates in the references' order, ids): by id when both files carry ids, else by position."""
     if ref_ids is not None and cand_ids is not None:
-        missing = [i for i in ref_ids if i not in set(cand_ids)]
-        extra = [i for i in cand_ids if i not in set(ref_ids)]
+        known_refs, known_cands = set(ref_ids), set(cand_ids)  # built once: pairing is linear in the number of ids
+        missing = [i for i in ref_ids if i not in known_cands]
+        extra = [i for i in cand_ids if i not in known_refs]
         if missing or extra:
             problems = ([f"{len(missing)} id(s) of the {names[0]} have no {names[1][:-1]} ({', '.join(missing[:10])})"] if missing else []) + \
                        ([f"{len(extra)} id(s) of the {names[1]} are not among the {names[0]} ({', '.join(extra[:10])})"] if extra else [])

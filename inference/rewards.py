@@ -6,8 +6,15 @@ message is the answer) and the dataset's columns as keyword arguments, it scores
 reference in `reference_column` and returns one float per completion. The metric (and every metric it builds on,
 e.g. RadCliQ's sub-scores) is constructed once and keeps its models loaded between calls; a batch is scored in one
 call, so the metric's own batching applies. Lower-is-better keys (RadCliQ, FineRadScore, GREEN error counts) are
-negated so that a higher reward is always better (`sign` overrides). A completion the metric cannot score gets
-`unscorable` (default 0.0) and is counted in `self.unscorable_count`.
+negated so that a higher reward is always better (`sign` overrides).
+
+A completion the metric cannot score (an LLM judge that never gave a valid answer) gets a reward strictly below every
+scored completion of its batch: the batch's lowest scored reward minus `unscorable_margin` (1.0 by default), or minus
+the margin alone when nothing in the batch was scored. A fixed value would not do: for a lower-is-better key every
+scored reward is -value <= 0, so an unscorable completion given 0 would tie with a perfect report and beat every other
+one, and a policy under GRPO would learn to write what the judge cannot answer (TRL's `nansum` turns a missing reward
+into 0 as well). Each call counts its unscorable completions in `self.unscorable_count` and, under TRL's GRPOTrainer,
+logs the batch's count as `<name>/unscorable_count` through the `log_metric` argument TRL passes to reward functions.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ def completion_text(completion) -> str:
 
 class MetricReward:
     def __init__(self, key: str, components: dict | None = None, options: dict | None = None,
-                 reference_column: str = "reference", sign: float | None = None, unscorable: float = 0.0,
+                 reference_column: str = "reference", sign: float | None = None, unscorable_margin: float = 1.0,
                  endpoint=None, llm_cache=None):
         from .registry import key_owner, resolve
         from .scorer import Scorer
@@ -48,7 +55,10 @@ class MetricReward:
         higher = self._metrics[-1].higher_is_better[key]
         self.key, self.owner, self.reference_column = key, owner, reference_column
         self.sign = (1.0 if higher else -1.0) if sign is None else float(sign)
-        self.unscorable, self.unscorable_count = unscorable, 0
+        if not unscorable_margin > 0:
+            raise ValueError(f"unscorable_margin must be positive (an unscorable completion must rank below every scored one), "
+                             f"got {unscorable_margin}")
+        self.unscorable_margin, self.unscorable_count = float(unscorable_margin), 0
         self.__name__ = f"radmetrics_{key}"  # TRL logs each reward function under its __name__
 
     def __call__(self, prompts=None, completions: Sequence | None = None, **columns) -> list[float]:
@@ -64,11 +74,12 @@ class MetricReward:
         self._upstream.clear()
         for metric in self._metrics:
             self._upstream[metric.name] = metric(references, candidates)
-        rewards = []
-        for value in self._upstream[self.owner].per_sample[self.key]:
-            if value is None or math.isnan(value):
-                self.unscorable_count += 1
-                rewards.append(self.unscorable)
-            else:
-                rewards.append(self.sign * float(value))
-        return rewards
+        values = [None if value is None or math.isnan(value) else self.sign * float(value)
+                  for value in self._upstream[self.owner].per_sample[self.key]]
+        unscorable = sum(value is None for value in values)
+        self.unscorable_count += unscorable
+        log_metric = columns.get("log_metric")
+        if callable(log_metric):
+            log_metric(f"{self.__name__}/unscorable_count", float(unscorable))
+        floor = min((value for value in values if value is not None), default=0.0) - self.unscorable_margin
+        return [floor if value is None else value for value in values]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,11 @@ from .stats import bootstrap_ci
 
 class ScoringInputError(ValueError):
     pass
+
+
+def finite_or_none(value) -> float | None:
+    """A value for strict JSON: NaN and infinities (no value) become None, which JSON writes as null."""
+    return None if value is None or not math.isfinite(value) else float(value)
 
 
 class MissingComponentError(RuntimeError):
@@ -33,6 +39,8 @@ def _is_grounded(value) -> bool:
 
 def validate_reports(references: Sequence, candidates: Sequence, ids: Sequence | None = None,
                      grounded_ok: bool = False) -> list[str]:
+    """The pairs' ids as strings, or a ScoringInputError naming the pair. An empty or whitespace-only candidate is
+    scored (each metric gives what its reference implementation gives for it); an empty reference is refused."""
     if len(references) != len(candidates):
         raise ScoringInputError(f"{len(references)} references but {len(candidates)} candidates; they must pair up one to one")
     ids = [str(i) for i in (ids if ids is not None else range(len(references)))]
@@ -45,9 +53,23 @@ def validate_reports(references: Sequence, candidates: Sequence, ids: Sequence |
             if not isinstance(value, str):
                 kind = "a string or a grounded report (a list of {\"text\", \"boxes\"})" if grounded_ok else "a string"
                 raise ScoringInputError(f"pair {ids[i]}: the {side} is {type(value).__name__}, not {kind}")
-            if not value.strip():
-                raise ScoringInputError(f"pair {ids[i]}: the {side} is empty")
+            if side == "reference" and not value.strip():  # a defect in the data; an empty candidate is a real output
+                raise ScoringInputError(f"pair {ids[i]}: the reference is empty")
     return ids
+
+
+def is_empty_report(value) -> bool:
+    return isinstance(value, str) and not value.strip()
+
+
+def failure_warning(metric: str, key: str, not_scored: int, n: int, details: list[dict] | None) -> str | None:
+    """A warning when `key` could not score more than half of the n pairs, naming the commonest error in the metric's
+    per-pair details; None otherwise. A metric that fails everywhere must not look like a result."""
+    if n == 0 or not_scored <= n / 2:
+        return None
+    errors = Counter(str(d.get("error"))[:200] for d in details or [] if isinstance(d, dict) and d.get("error"))
+    commonest = f"; commonest error ({errors.most_common(1)[0][1]}x): {errors.most_common(1)[0][0]}" if errors else ""
+    return f"{metric}: {key} could not score {not_scored} of {n} pairs{commonest}"
 
 
 @dataclass
@@ -59,6 +81,7 @@ class ScoreResult:
     meta: dict[str, dict] = field(default_factory=dict)  # metric -> run information (LLM totals)
     higher_is_better: dict[str, bool] = field(default_factory=dict)  # score key -> its metric's declared direction
     outputs: dict = field(default_factory=dict, repr=False)  # metric -> MetricOutput (for `aggregate`)
+    warnings: list[str] = field(default_factory=list)  # keys that could not score most pairs (`failure_warning`)
 
     def aggregate(self, key: str, indices) -> float:
         """The corpus value of `key` over the samples at `indices` (repeats allowed): how bootstrap and paired tests
@@ -70,10 +93,15 @@ class ScoreResult:
         lines = ["| score | value | 95% CI | n |", "|---|---|---|---|"]
         for key, s in self.summary.items():
             if s["value"] is None:
-                lines.append(f"| {key} | n/a | | 0 |")
+                lines.append(f"| {key} | n/a | | 0 |" + (" (failed: see warning)" if "warning" in s else ""))
                 continue
             lo, hi = s["ci95"]
-            lines.append(f"| {key} | {s['value']:.4f} | [{lo:.4f}, {hi:.4f}] | {s['n']} |")
+            interval = "n/a" if lo is None else f"[{lo:.4f}, {hi:.4f}]"
+            lines.append(f"| {key} | {s['value']:.4f} | {interval} | {s['n']} |" + (" (most pairs not scored)" if "warning" in s else ""))
+        empty = max((s.get("empty_candidates", 0) for s in self.summary.values()), default=0)
+        if empty:
+            lines.append(f"\n{empty} of the candidates are empty; they are scored and counted in n.")
+        lines.extend(f"\nwarning: {w}" for w in self.warnings)
         return "\n".join(lines)
 
 
@@ -107,6 +135,7 @@ class Scorer:
     def __call__(self, references: Sequence[str], candidates: Sequence[str], ids: Sequence | None = None) -> ScoreResult:
         ids = validate_reports(references, candidates, ids, grounded_ok=all(s.accepts_grounded for s in self.specs))
         outputs, docs, directions = {}, {}, {}
+        empty = sum(is_empty_report(c) for c in candidates)
         for spec in self.specs:
             options = self.metric_options.get(spec.name, {})
             if spec.judged_by_llm or spec.endpoint_replaces_components:
@@ -115,22 +144,28 @@ class Scorer:
             outputs[spec.name] = metric(list(references), list(candidates))
             docs[spec.name] = metric.reference
             directions.update({key: metric.higher_is_better[key] for key in spec.keys})
-        summary, rows = {}, [{"id": i} for i in ids]
+        summary, rows, warnings = {}, [{"id": i} for i in ids], []
         for spec in self.specs:
             out = outputs[spec.name]
             for key in spec.keys:
                 values = out.per_sample[key]
                 for row, v in zip(rows, values):
-                    row[key] = None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+                    row[key] = None if v is None else finite_or_none(float(v))
                 n = len(values)
                 scored = int(sum(1 for row in rows if row[key] is not None))
                 value = out.aggregate(key)
+                interval = bootstrap_ci(lambda idx, k=key, o=out: o.aggregate(k, idx), n, self.n_bootstrap, self.seed)
                 summary[key] = {
-                    "value": None if math.isnan(value) else value,
+                    "value": finite_or_none(value),
                     "higher_is_better": directions[key],
-                    "ci95": list(bootstrap_ci(lambda idx, k=key, o=out: o.aggregate(k, idx), n, self.n_bootstrap, self.seed)),
+                    "ci95": [finite_or_none(v) for v in interval],
                     "n": scored,
                     "not_scored": n - scored,
+                    "empty_candidates": empty,
                 }
+                warning = failure_warning(spec.name, key, n - scored, n, out.details)
+                if warning:
+                    summary[key]["warning"] = warning
+                    warnings.append(warning)
         return ScoreResult(summary, rows, {name: o.details for name, o in outputs.items()}, docs,
-                           {name: o.meta for name, o in outputs.items() if o.meta}, directions, outputs)
+                           {name: o.meta for name, o in outputs.items() if o.meta}, directions, outputs, warnings)

@@ -152,8 +152,10 @@ def test_fineradscore_answer_that_never_validates_is_not_scored(tmp_path):
     rows = read_rows(tmp_path / "out")
     assert all(r["fineradscore_sum"] is None for r in rows)
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert summary["fineradscore_sum"] == {"value": None, "higher_is_better": False,
-                                           "ci95": [pytest.approx(float("nan"), nan_ok=True)] * 2, "n": 0, "not_scored": 3}
+    warning = summary["fineradscore_sum"].pop("warning")
+    assert summary["fineradscore_sum"] == {"value": None, "higher_is_better": False, "ci95": [None, None], "n": 0,
+                                           "not_scored": 3, "empty_candidates": 0}
+    assert warning.startswith("fineradscore: fineradscore_sum could not score 3 of 3 pairs; commonest error (3x): invalid answer")
     details = (tmp_path / "out" / "details" / "fineradscore.jsonl").read_text()
     assert "invalid answer after 5 re-prompts" in details
 

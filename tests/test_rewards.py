@@ -26,8 +26,8 @@ def test_lower_is_better_keys_are_negated(tmp_path):
 
     reward = MetricReward("bleu2", sign=-1.0)
     assert reward(completions=["Mild cardiomegaly."], reference=["Mild cardiomegaly."]) == [-1.0]
-    # a key that cannot be scored gets `unscorable`
-    reward = MetricReward("bleu2", unscorable=-5.0)
+    # a batch where nothing could be scored: every completion gets minus the margin (the rule: test_faithful_inputs.py)
+    reward = MetricReward("bleu2", unscorable_margin=5.0)
     reward._metrics[0].compute = lambda refs, cands: MetricOutput({"bleu2": [math.nan] * len(refs)})
     assert reward(completions=["x"], reference=["y"]) == [-5.0] and reward.unscorable_count == 1
 

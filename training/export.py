@@ -13,6 +13,7 @@ import shutil
 import time
 from pathlib import Path
 
+from radmetrics.inference.json_io import dumps
 from radmetrics.inference.loading.checkpoint import (
     MANIFEST_FORMAT,
     MANIFEST_NAME,
@@ -174,7 +175,7 @@ def export_run(run_dir: str | Path, out_dir: str | Path, push_to_hub: str | None
         "exported": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "files": hash_directory(out),
     }
-    (out / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, default=str), encoding="utf-8")
+    (out / MANIFEST_NAME).write_text(dumps(manifest, indent=2, default=str), encoding="utf-8")
     (out / "README.md").write_text(render_model_card(manifest), encoding="utf-8")
     load_manifest(out, run["component"], verify_checksums=True)  # an export that inference would refuse is a bug here, not later
     if push_to_hub:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from .score import add_scoring_arguments, build_scorer, print_llm_totals
@@ -12,7 +11,9 @@ HELP = "compare two systems' reports on the same references: differences with pa
 DESCRIPTION = """Scores system A's and system B's candidates against the same references (paired by id when the files
 carry ids, else by position) with any metrics, and reports for every score key A's and B's value, the difference A - B
 with a paired-bootstrap 95% CI (the same resampled references for both systems) and a two-sided approximate-
-randomisation p-value (each pair's two candidates swapped with probability 1/2). Corpus-level keys (corpus BLEU-4,
+randomisation p-value (each pair's two candidates swapped with probability 1/2). Both systems are compared on the pairs
+that both could score: a pair one side could not score (an LLM judge that never answered) is left out of both sides,
+and the table counts the pairs each side lost. Empty candidates are scored, as `radmetrics score` scores them. Corpus-level keys (corpus BLEU-4,
 CheXbert F1) are recomputed on every resample. A positive difference favours A when the key is higher-is-better.
 
 Writes OUT/compare.json, OUT/compare.md and each system's per-sample scores (OUT/per_sample_{a,b}.jsonl).
@@ -32,38 +33,56 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True)
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..report_io import pair_reports, read_reports
+def compare_key(result, key: str, n: int, args: argparse.Namespace) -> dict:
+    """The paired comparison of one key over the pairs both systems scored (A's pair i at i, B's at n + i): a pair one
+    side could not score is left out of both sides' aggregates, intervals and tests, and counted."""
+    import numpy as np
+
     from ..stats import paired_comparison
 
+    scored = np.array([row[key] is not None for row in result.per_sample])
+    both = np.flatnonzero(scored[:n] & scored[n:])
+    lost = {"a_not_scored": int((~scored[:n]).sum()), "b_not_scored": int((~scored[n:]).sum()),
+            "higher_is_better": result.higher_is_better[key]}
+    if not len(both):
+        return {"n": 0, **lost}
+    index = np.concatenate([both, both + n])  # the paired index space of the kept pairs onto the combined one
+    return {**paired_comparison(lambda idx: result.aggregate(key, index[idx]), len(both), args.bootstrap, args.permutations,
+                                args.seed), **lost}
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..json_io import dumps
+    from ..report_io import pair_reports, read_reports
+
     refs, ref_ids = read_reports(args.refs, args.ref_field)
-    _, system_a, ids = pair_reports(refs, ref_ids, *read_reports(args.system_a, args.hyp_field), ("references", "system A reports"))
-    _, system_b, _ = pair_reports(refs, ref_ids, *read_reports(args.system_b, args.hyp_field), ("references", "system B reports"))
+    _, system_a, ids = pair_reports(refs, ref_ids, *read_reports(args.system_a, args.hyp_field, allow_empty=True),
+                                    ("references", "system A reports"))
+    _, system_b, _ = pair_reports(refs, ref_ids, *read_reports(args.system_b, args.hyp_field, allow_empty=True),
+                                  ("references", "system B reports"))
     ids = ids or [str(i) for i in range(len(refs))]
     out = Path(args.out)
     result = build_scorer(args, out, n_bootstrap=0)(refs + refs, system_a + system_b, ids=[f"{i} (A)" for i in ids] + [f"{i} (B)" for i in ids])
     n, name_a, name_b = len(refs), *args.names
-    comparison = {}
-    for key, summary in result.summary.items():
-        if summary["value"] is None:
-            continue
-        comparison[key] = {**paired_comparison(lambda idx, k=key: result.aggregate(k, idx), n, args.bootstrap,
-                                               args.permutations, args.seed),
-                           "higher_is_better": result.higher_is_better[key]}
+    comparison = {key: compare_key(result, key, n, args) for key in result.summary}
     out.mkdir(parents=True, exist_ok=True)
-    (out / "compare.json").write_text(json.dumps({"systems": {"a": name_a, "b": name_b}, "n": n, "keys": comparison},
-                                                 indent=2), encoding="utf-8")
+    (out / "compare.json").write_text(dumps({"systems": {"a": name_a, "b": name_b}, "n": n, "keys": comparison}, indent=2),
+                                      encoding="utf-8")
     for tag, rows in (("a", result.per_sample[:n]), ("b", result.per_sample[n:])):
         with open(out / f"per_sample_{tag}.jsonl", "w", encoding="utf-8") as fh:
             for i, row in zip(ids, rows):
-                fh.write(json.dumps({**row, "id": i}) + "\n")
-    lines = [f"| score | {name_a} | {name_b} | {name_a} - {name_b} | 95% CI | p (approx. randomisation) | better |",
-             "|---|---|---|---|---|---|---|"]
+                fh.write(dumps({**row, "id": i}) + "\n")
+    lines = [f"| score | {name_a} | {name_b} | {name_a} - {name_b} | 95% CI | p (approx. randomisation) | better | pairs | "
+             f"not scored ({name_a} / {name_b}) |", "|---|---|---|---|---|---|---|---|---|"]
     for key, c in comparison.items():
+        lost = f"{c['a_not_scored']} / {c['b_not_scored']}"
+        if c["n"] == 0:
+            lines.append(f"| {key} | n/a | n/a | n/a | n/a | n/a | n/a | 0 | {lost} |")
+            continue
         ahead = c["difference"] > 0 if c["higher_is_better"] else c["difference"] < 0
         better = (name_a if ahead else name_b) if c["difference"] != 0 else "="
         lines.append(f"| {key} | {c['a']:.4f} | {c['b']:.4f} | {c['difference']:+.4f} | [{c['ci95'][0]:+.4f}, {c['ci95'][1]:+.4f}] "
-                     f"| {c['p_value']:.4f} | {better} |")
+                     f"| {c['p_value']:.4f} | {better} | {c['n']} | {lost} |")
     table = "\n".join(lines)
     (out / "compare.md").write_text(table + "\n", encoding="utf-8")
     print(table)

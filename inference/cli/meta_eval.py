@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 from pathlib import Path
 
+from ..json_io import dumps
 from .score import add_scoring_arguments, build_scorer
 
 HELP = "meta-evaluate metrics against human judgements (Kendall tau, preference accuracy, RadCliQ refit, RaTEScore tuning)"
@@ -104,7 +104,7 @@ def _numbers(rows: list[dict], column: str, path: str) -> list[float]:
 
 def _write(out: Path, name: str, report: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    (out / name).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    (out / name).write_text(dumps(report, indent=2), encoding="utf-8")
 
 
 def correlate(args) -> int:
@@ -178,21 +178,36 @@ def _preference(value: str, path: str, n: int) -> int:
     raise ReportFileError(f"{path}: row {n}: preference {value!r} is not 1, 2, 0 or 'tie'")
 
 
+UNSCORABLE = -1  # a metric's pick when it could not score one of the two candidates
+
+
 def preference_accuracy(picked, preferred, ties: str, n_resamples: int, seed: int) -> dict:
-    """Accuracy of metric picks (1, 2, 0 = tie) against human preferences (1, 2; 0 = no preference, left out)."""
+    """Accuracy of metric picks (1, 2, 0 = tie, UNSCORABLE = the metric could not score one of the two candidates)
+    against human preferences (1, 2; 0 = no preference, left out). An unscorable pair is left out, never counted as a
+    tie, and reported."""
     import numpy as np
 
     from ..stats import bootstrap_ci
 
     picked, preferred = np.asarray(picked), np.asarray(preferred)
-    keep = preferred != 0
+    unscorable = (picked == UNSCORABLE) & (preferred != 0)
+    keep = (preferred != 0) & ~unscorable
     if ties == "skip":
         keep &= picked != 0
     credit = np.where(picked[keep] == 0, 0.5 if ties == "half" else 0.0, (picked[keep] == preferred[keep]).astype(float))
     n = int(keep.sum())
     accuracy = float(credit.mean()) if n else float("nan")
     return {"accuracy": accuracy, "ci95": list(bootstrap_ci(lambda idx: float(credit[idx].mean()), n, n_resamples, seed)),
-            "n": n, "metric_ties": int(((picked == 0) & (preferred != 0)).sum()), "human_ties_left_out": int((preferred == 0).sum())}
+            "n": n, "metric_ties": int(((picked == 0) & keep).sum()), "human_ties_left_out": int((preferred == 0).sum()),
+            "unscorable_left_out": int(unscorable.sum())}
+
+
+def _number(value) -> str:
+    return "n/a" if value is None or value != value else f"{value:.3f}"
+
+
+def _interval(bounds) -> str:
+    return "n/a" if any(b is None or b != b for b in bounds) else f"[{bounds[0]:.3f}, {bounds[1]:.3f}]"
 
 
 def preference(args) -> int:
@@ -215,7 +230,7 @@ def preference(args) -> int:
         oriented = values if result.higher_is_better[key] else -values
         a, b = oriented[:n], oriented[n:]
         picked = np.where(a > b, 1, np.where(b > a, 2, 0))
-        picked = np.where(np.isnan(a) | np.isnan(b), 0, picked)
+        picked = np.where(np.isnan(a) | np.isnan(b), UNSCORABLE, picked)
         entry = {"higher_is_better": result.higher_is_better[key],
                  "majority": preference_accuracy(picked, majority, args.ties, args.bootstrap, args.seed)}
         if len(raters) > 1:
@@ -226,12 +241,12 @@ def preference(args) -> int:
         report["inter_rater"] = {f"{x} vs {y}": preference_accuracy(raters[x], raters[y], "skip", args.bootstrap, args.seed)
                                  for i, x in enumerate(names) for y in names[i + 1:]}
     _write(out, "preference_accuracy.json", report)
-    print("| score | accuracy vs majority | 95% CI | metric ties | n |\n|---|---|---|---|---|")
+    print("| score | accuracy vs majority | 95% CI | metric ties | unscorable (left out) | n |\n|---|---|---|---|---|---|")
     for key, entry in report["metrics"].items():
         m = entry["majority"]
-        print(f"| {key} | {m['accuracy']:.3f} | [{m['ci95'][0]:.3f}, {m['ci95'][1]:.3f}] | {m['metric_ties']} | {m['n']} |")
+        print(f"| {key} | {_number(m['accuracy'])} | {_interval(m['ci95'])} | {m['metric_ties']} | {m['unscorable_left_out']} | {m['n']} |")
     for pair, value in report.get("inter_rater", {}).items():
-        print(f"| inter-rater: {pair} | {value['accuracy']:.3f} | [{value['ci95'][0]:.3f}, {value['ci95'][1]:.3f}] | | {value['n']} |")
+        print(f"| inter-rater: {pair} | {_number(value['accuracy'])} | {_interval(value['ci95'])} | | | {value['n']} |")
     return 0
 
 
@@ -247,8 +262,8 @@ def fit(args) -> int:
     if args.folds > 1:
         params["held_out"] = cross_validate_radcliq(features, errors, args.folds, args.seed)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(params, indent=2), encoding="utf-8")
-    print(json.dumps(params, indent=2))
+    Path(args.out).write_text(dumps(params, indent=2), encoding="utf-8")
+    print(dumps(params, indent=2))
     return 0
 
 
@@ -273,9 +288,9 @@ def tune(args) -> int:
                             args.human_higher_is_better, args.encoder, args.pooling, args.folds)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "affinity_tuned.json").write_text(json.dumps(result["affinity"], indent=2), encoding="utf-8")
+    (out / "affinity_tuned.json").write_text(dumps(result["affinity"], indent=2), encoding="utf-8")
     summary = {k: v for k, v in result.items() if k != "affinity"} | {"encoder": args.encoder, "seed": args.seed}
-    (out / "tuning.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    (out / "tuning.json").write_text(dumps(summary, indent=2), encoding="utf-8")
     held = result.get("held_out")
     held_text = (f"held-out tau-b {held['tuned_tau_b']:.4f} vs {held['default_long_tau_b']:.4f} for the bundled matrix "
                  f"({held['folds']}-fold); " if held else "")

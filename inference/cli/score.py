@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from pathlib import Path
 
 HELP = "score candidate reports against references with any set of metrics, with bootstrap CIs"
@@ -99,6 +99,7 @@ def discover_components(entries: list[str]) -> dict[str, str]:
                 found[kind] = value
                 continue
             local = fetch(value)
+            refuse_run_directory(local, entry)
             if identify(kind, local) == "released":
                 found[kind] = str(local)
                 continue
@@ -107,6 +108,7 @@ def discover_components(entries: list[str]) -> dict[str, str]:
                 raise SystemExit(f"radmetrics score: {value} holds a {component} export, not a {kind} component")
             found[component_key(component)] = str(local)
             continue
+        refuse_run_directory(Path(entry), entry)
         root = resolve_checkpoint(entry)
         candidates = [root] if (root / MANIFEST_NAME).is_file() else sorted(p for p in root.iterdir() if (p / MANIFEST_NAME).is_file())
         if not candidates:
@@ -115,6 +117,18 @@ def discover_components(entries: list[str]) -> dict[str, str]:
         for directory in candidates:
             found[component_key(manifest_component(directory))] = str(directory)
     return found
+
+
+RUN_MANIFEST = "radmetrics_run.json"  # training.run_dir's manifest: inference reads the name, not the training package
+
+
+def refuse_run_directory(path: Path, entry: str) -> None:
+    """A training run directory, or a checkpoint inside one (final/, checkpoint-N/), is not an export: it has no manifest
+    saying how to prompt or read it, and a GREEN run's final/ prompted as a released model answers nothing usable."""
+    for run in (path, path.parent):
+        if (run / RUN_MANIFEST).is_file():
+            raise SystemExit(f"radmetrics score: {entry} is a training run's {'directory' if run == path else 'checkpoint'}, not an "
+                             f"export; export it first: radmetrics export {run} --out EXPORT_DIR, then --components EXPORT_DIR")
 
 
 # Converted releases serve the same metrics as their kind (a RadGraph DyGIE model is the `radgraph` component).
@@ -163,11 +177,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not (args.refs and args.hyps and args.out):
         raise SystemExit("radmetrics score: --refs, --hyps and --out are required")
-    refs, hyps, ids = pair_reports(*read_reports(args.refs, args.ref_field), *read_reports(args.hyps, args.hyp_field))
+    refs, hyps, ids = pair_reports(*read_reports(args.refs, args.ref_field), *read_reports(args.hyps, args.hyp_field, allow_empty=True))
     out = Path(args.out)
     result = build_scorer(args, out)(refs, hyps, ids=ids)
     write_result(result, out)
     print(result.table())
+    for warning in result.warnings:
+        print(f"radmetrics score: warning: {warning}", file=sys.stderr)
     print_llm_totals(result)
     return 0
 
@@ -181,16 +197,18 @@ def print_llm_totals(result) -> None:
 
 
 def write_result(result, out: Path) -> None:
+    from ..json_io import dumps
+
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "per_sample.jsonl", "w", encoding="utf-8") as fh:
         for row in result.per_sample:
-            fh.write(json.dumps(row) + "\n")
-    (out / "summary.json").write_text(json.dumps(result.summary, indent=2), encoding="utf-8")
+            fh.write(dumps(row) + "\n")
+    (out / "summary.json").write_text(dumps(result.summary, indent=2), encoding="utf-8")
     (out / "summary.md").write_text(result.table() + "\n", encoding="utf-8")
     for name, details in result.details.items():
         if details:
             (out / "details").mkdir(exist_ok=True)
             with open(out / "details" / f"{name}.jsonl", "w", encoding="utf-8") as fh:
                 for row, detail in zip(result.per_sample, details):
-                    fh.write(json.dumps({"id": row["id"], **detail}) + "\n")
-    (out / "run.json").write_text(json.dumps({"references": result.references, "meta": result.meta}, indent=2), encoding="utf-8")
+                    fh.write(dumps({"id": row["id"], **detail}) + "\n")
+    (out / "run.json").write_text(dumps({"references": result.references, "meta": result.meta}, indent=2), encoding="utf-8")

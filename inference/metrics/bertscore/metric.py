@@ -57,5 +57,20 @@ class BertScore(Metric):
     def compute(self, references, candidates):
         # with idf the weights come from this call's references; without, one scorer serves every call
         scorer = self.scorer(references) if self.options.get("idf") else self.loaded("scorer", lambda: self.scorer(references))
-        _, _, f1 = scorer.score(list(candidates), list(references), verbose=False)
-        return MetricOutput({"bertscore": [float(x) for x in f1]})
+        values = [empty_candidate_f1(scorer)] * len(candidates)
+        kept = [i for i, candidate in enumerate(candidates) if candidate.strip()]
+        if kept:
+            _, _, f1 = scorer.score([candidates[i] for i in kept], [references[i] for i in kept], verbose=False)
+            for i, value in zip(kept, f1):
+                values[i] = float(value)
+        return MetricOutput({"bertscore": values})
+
+
+def empty_candidate_f1(scorer) -> float:
+    """bert-score's value for an empty (or whitespace-only) candidate: raw F1 0 ("Empty candidate sentence detected;
+    setting raw BERTscores to 0", bert_score/utils.py), then the baseline rescaling. bert-score reaches that value through
+    `build_inputs_with_special_tokens`, which transformers 5 tokenizers no longer have, so it is set here instead."""
+    if not scorer.rescale_with_baseline:
+        return 0.0
+    baseline = float(scorer.baseline_vals[2])
+    return (0.0 - baseline) / (1.0 - baseline)

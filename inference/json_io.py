@@ -1,0 +1,29 @@
+"""Strict JSON out: NaN and infinities (a value that does not exist) are written as null, never as the bare `NaN` that
+jq, JavaScript and strict parsers refuse."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+
+def strict(value):
+    """`value` with every non-finite float (numpy's too) replaced by None, numpy scalars and arrays made plain."""
+    if isinstance(value, dict):
+        return {key: strict(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [strict(item) for item in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def dumps(value, **kwargs) -> str:
+    """json.dumps of `strict(value)`; refuses what is still not JSON instead of writing it."""
+    return json.dumps(strict(value), allow_nan=False, **kwargs)
