@@ -109,7 +109,9 @@ def _convert(gguf_path: Path, out: Path, record: dict) -> None:
         tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
     except ImportError as exc:
         raise GgufError(f"reading {gguf_path.name} needs the `gguf` package (pip install gguf): {exc}") from exc
-    model = AutoModelForCausalLM.from_config(quantised.config, dtype=torch.float32)
+    config = quantised.config
+    del config.quantization_config  # {"quant_method": "gguf"}: kept, it would make the saved model unsaveable and untrainable
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     missing, unexpected = model.load_state_dict(quantised.state_dict(), strict=False)
     missing = [k for k in missing if not (k == "lm_head.weight" and quantised.config.tie_word_embeddings)]
     if missing or unexpected:

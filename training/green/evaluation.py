@@ -1,7 +1,8 @@
 """GREEN agreement with the teacher on held-out pairs (the paper's Table 2): parse rate, and mean absolute error of
-the significant error counts (total and mean per category) and of matched findings, each next to the MAE of a
-constant prediction, computed on the same parsed responses. The constant is the teacher's training-set median,
-the constant with the smallest expected absolute error, so the baseline is the strongest one a constant can be.
+the significant error counts (total and mean per category), of the insignificant error count, of matched findings
+and of the GREEN score, each next to the MAE of a constant prediction, computed on the same parsed responses, and Kendall tau-b of the GREEN score against the teacher's. The constant is
+the teacher's training-set median, the constant with the smallest expected absolute error, so the baseline is the
+strongest one a constant can be.
 
 With `intervals`, 95% percentile bootstrap intervals resample the held-out pairs (parse rate, and the MAEs over the
 pairs of each resample that parsed), and a paired bootstrap of model MAE minus constant MAE on the same pairs says
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -22,13 +24,31 @@ from radmetrics.inference.stats import bootstrap_ci, paired_comparison
 BOOTSTRAP_RESAMPLES = 1000
 
 
-def teacher_medians(train_records) -> tuple[float, float]:
+class TeacherConstant(NamedTuple):
+    """The constant prediction of each count (and of the GREEN score): the teacher's training-set median. The last two
+    are optional so that a caller may pass (significant, matched) alone."""
+    significant: float
+    matched: float
+    insignificant: float | None = None
+    green: float | None = None
+
+
+# (result key, what a parse counts, the matching TeacherConstant field)
+COUNTS = (("significant", lambda p: p.significant_total, "significant"), ("matched", lambda p: p.matched, "matched"),
+          ("insignificant", lambda p: sum(p.insignificant), "insignificant"), ("green_score", lambda p: p.score, "green"))
+
+
+def teacher_medians(train_records) -> TeacherConstant:
     parses = [parse_green_response(r) for r in train_records["response"]]
-    return float(np.median([p.significant_total for p in parses])), float(np.median([p.matched for p in parses]))
+    return TeacherConstant(*(float(np.median([count(p) for p in parses])) for _, count, _ in COUNTS))
 
 
-def agreement_from_responses(responses: list[str], teacher_responses: list[str], constant: tuple[float, float], prefix: str = "",
+def agreement_from_responses(responses: list[str], teacher_responses: list[str], constant: tuple, prefix: str = "",
                              intervals: bool = False) -> dict:
+    """Parse rate, and over the pairs whose response parsed, the MAE of each count against the teacher next to the
+    constant's (`COUNTS`, those `constant` has), the mean per-category MAE of the significant errors, and Kendall tau-b
+    of the model's GREEN score against the teacher's. `intervals`: bootstrap intervals and paired tests (module doc)."""
+    constant = TeacherConstant(*constant)
     model = [parse_green_response(r) for r in responses]
     teacher = [parse_green_response(r) for r in teacher_responses]
     kept = [(m, t) for m, t in zip(model, teacher) if m.parsed]
@@ -38,22 +58,33 @@ def agreement_from_responses(responses: list[str], teacher_responses: list[str],
         results.update(_interval(f"{prefix}parse_rate", lambda idx: float(parsed[idx].mean()), len(model)))
     if not kept:
         return results
-    significant = np.array([[m.significant_total, t.significant_total] for m, t in kept], dtype=float)
-    matched = np.array([[m.matched, t.matched] for m, t in kept], dtype=float)
-    per_category = np.array([np.abs(np.subtract(m.significant, t.significant)).mean() for m, t in kept])
-    results.update({
-        f"{prefix}significant_mae": float(np.abs(significant[:, 0] - significant[:, 1]).mean()),
-        f"{prefix}significant_mae_constant_baseline": float(np.abs(constant[0] - significant[:, 1]).mean()),
-        f"{prefix}significant_category_mae": float(per_category.mean()),
-        f"{prefix}matched_mae": float(np.abs(matched[:, 0] - matched[:, 1]).mean()),
-        f"{prefix}matched_mae_constant_baseline": float(np.abs(constant[1] - matched[:, 1]).mean()),
-    })
+    counts = [(name, count, getattr(constant, field)) for name, count, field in COUNTS if getattr(constant, field) is not None]
+    for name, count, constant_value in counts:
+        pairs = np.array([[count(m), count(t)] for m, t in kept], dtype=float)
+        results[f"{prefix}{name}_mae"] = float(np.abs(pairs[:, 0] - pairs[:, 1]).mean())
+        results[f"{prefix}{name}_mae_constant_baseline"] = float(np.abs(constant_value - pairs[:, 1]).mean())
+    results[f"{prefix}significant_category_mae"] = float(np.mean([np.abs(np.subtract(m.significant, t.significant)).mean()
+                                                                  for m, t in kept]))
+    results.update(_green_score_tau(kept, prefix, intervals))
     if intervals:
         results[f"{prefix}bootstrap_resamples"] = BOOTSTRAP_RESAMPLES
-        for name, count, constant_value in (("significant", lambda p: p.significant_total, constant[0]),
-                                            ("matched", lambda p: p.matched, constant[1])):
+        for name, count, constant_value in counts:
             results.update(_model_and_constant_errors(f"{prefix}{name}", model, teacher, count, constant_value))
     return results
+
+
+def _green_score_tau(kept, prefix: str, intervals: bool) -> dict:
+    """Kendall tau-b of the model's GREEN score against the teacher's over the parsed pairs (with its bootstrap interval);
+    absent when either side is constant, where tau is undefined."""
+    from radmetrics.inference.stats import kendall_tau
+
+    scores = np.array([[m.score, t.score] for m, t in kept], dtype=float)
+    if len(scores) < 2 or len(np.unique(scores[:, 0])) < 2 or len(np.unique(scores[:, 1])) < 2:
+        return {}
+    tau = kendall_tau(scores[:, 0], scores[:, 1], "b", BOOTSTRAP_RESAMPLES if intervals else 0)
+    return {f"{prefix}green_score_tau_b": tau["tau_b"], f"{prefix}green_score_tau_b_p_value": tau["p_value"],
+            **({f"{prefix}green_score_tau_b_ci95_low": tau["ci95"][0], f"{prefix}green_score_tau_b_ci95_high": tau["ci95"][1]}
+               if intervals else {})}
 
 
 def _nanmean(values: np.ndarray) -> float:

@@ -1,0 +1,133 @@
+"""GREEN small: SmolLM2-135M-Instruct fine-tuned on programmatic-teacher pairs (configs/green/sft/small.yaml), measured
+against the teacher on held-out pairs.
+
+    python benchmarks/green_small.py                       # pairs, training, final evaluation, results
+    python benchmarks/green_small.py --out DIR -- --max_train_samples 120 --final_eval_splits validation   # a variant
+
+1. Pairs: `radmetrics data pairs` on the bundled IU corpus with every heuristic (leak-free split), into OUT/pairs
+   unless already there.
+2. Training: the small recipe into OUT/sft (a complete run there is not retrained; a killed one resumes). Its final
+   evaluation generates for the recipe's `final_eval_samples` pairs of each `final_eval_splits` split and writes
+   `<split>_generations.jsonl`.
+3. Results, from those generations and the teacher's responses of the same pairs: parse rate; MAE of the significant,
+   insignificant and matched counts and of the GREEN score, each next to the constant's (the teacher's median on the
+   training pairs) with a 95% bootstrap interval and a paired bootstrap (and approximate-randomisation p) of model MAE
+   minus constant MAE; Kendall tau-b of the GREEN score against the teacher's; the same per pair heuristic; and the
+   first pairs' answers next to the teacher's.
+
+Settings are chosen on validation; test is read once (`final_eval_splits` of the config holds both, and nothing in the
+config was chosen from test). Writes benchmarks/results/green_small.json (or --results) with the machine, the wall
+times of training and of the final evaluation, and the training throughput.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = ROOT / "configs" / "green" / "sft" / "small.yaml"
+TARGETS = {"parse_rate": 0.98, "green_score_tau_b": 0.6}
+EXAMPLES = 3
+
+
+def build_pairs(pairs: Path) -> None:
+    from radmetrics.inference.cli import main as radmetrics
+
+    if not (pairs / "train.jsonl").is_file():
+        code = radmetrics(["data", "pairs", "--out", str(pairs)])
+        if code:
+            raise SystemExit(f"radmetrics data pairs failed ({code})")
+
+
+def read_generations(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def split_results(run_dir: Path, split: str, records: dict, constant) -> dict:
+    """Agreement over the split's generated pairs, overall and per heuristic, with the verdicts against the targets."""
+    from radmetrics.training.green.evaluation import agreement_from_responses, beats_constant
+
+    generations = read_generations(run_dir / f"{split}_generations.jsonl")
+    teacher = [records[g["id"]] for g in generations]
+    overall = agreement_from_responses([g["response"] for g in generations], [t["response"] for t in teacher], constant,
+                                       intervals=True)
+    per_heuristic = {}
+    for heuristic in sorted({t["heuristic"] for t in teacher}):
+        chosen = [(g, t) for g, t in zip(generations, teacher) if t["heuristic"] == heuristic]
+        per_heuristic[heuristic] = agreement_from_responses([g["response"] for g, _ in chosen], [t["response"] for _, t in chosen],
+                                                            constant, intervals=True)
+    verdicts = {f"{count}_beats_constant": beats_constant(overall, "", count) for count in ("significant", "green_score", "matched")}
+    verdicts.update({f"{key}_meets_target": overall.get(key, float("-inf")) >= target for key, target in TARGETS.items()})
+    examples = [{"id": g["id"], "heuristic": t["heuristic"], "reference": t["reference"], "candidate": t["candidate"],
+                 "model": g["response"], "teacher": t["response"]} for g, t in list(zip(generations, teacher))[:EXAMPLES]]
+    return {"overall": overall, "verdicts": verdicts, "per_heuristic": per_heuristic, "examples": examples}
+
+
+def timings(run_dir: Path) -> dict:
+    """Wall times from the run's own records: the manifest's start, final/'s completion marker, the eval results file."""
+    from radmetrics.training.run_dir import COMPLETE_MARKER, EVAL_RESULTS, read_run_manifest
+
+    started = datetime.datetime.fromisoformat(read_run_manifest(run_dir)["started"])
+    trained = datetime.datetime.fromisoformat((run_dir / "final" / COMPLETE_MARKER).read_text().strip())
+    evaluated = datetime.datetime.fromtimestamp((run_dir / EVAL_RESULTS).stat().st_mtime)
+    return {"training_s": (trained - started).total_seconds(), "final_evaluation_s": (evaluated - trained).total_seconds()}
+
+
+def throughput(run_dir: Path) -> dict:
+    """Tokens/s and loss as logged during training, from the newest complete checkpoint's trainer state."""
+    from radmetrics.training.run_dir import last_complete_checkpoint
+
+    checkpoint = last_complete_checkpoint(run_dir)
+    history = json.loads((checkpoint / "trainer_state.json").read_text(encoding="utf-8"))["log_history"] if checkpoint else []
+    rates = [e["tokens_per_second"] for e in history if "tokens_per_second" in e]
+    return {"logged_tokens_per_second_median": sorted(rates)[len(rates) // 2] if rates else None,
+            "loss_first": next((e["loss"] for e in history if "loss" in e), None),
+            "loss_last": next((e["loss"] for e in reversed(history) if "loss" in e), None), "steps": history[-1]["step"] if history else None}
+
+
+def main() -> None:
+    import torch
+
+    from radmetrics.training.config import read_yaml
+    from radmetrics.training.green.evaluation import teacher_medians
+    from radmetrics.training.green.sft import GreenDataArguments, load_annotations
+    from radmetrics.training.recipes import load_recipe
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default="checkpoints/bench_green_small")
+    parser.add_argument("--results", default=str(ROOT / "benchmarks" / "results" / "green_small.json"))
+    parser.add_argument("sft_overrides", nargs=argparse.REMAINDER, help="after --: extra green/sft recipe arguments")
+    args = parser.parse_args()
+    overrides = args.sft_overrides[1:] if args.sft_overrides[:1] == ["--"] else args.sft_overrides
+    out = Path(args.out)
+    build_pairs(out / "pairs")
+    run_dir = load_recipe("green/sft").main(["--config", str(CONFIG), "--pairs_dir", str(out / "pairs"), "--output_dir", str(out / "sft"),
+                                             *overrides])
+    config = read_yaml(CONFIG)
+    manifest = json.loads((run_dir / "radmetrics_run.json").read_text(encoding="utf-8"))
+    used = manifest["training_config"]
+    data_args = GreenDataArguments(pairs_dir=str(out / "pairs"), max_train_samples=used["max_train_samples"],
+                                   max_eval_samples=used["max_eval_samples"])
+    data, _ = load_annotations(data_args, str(out / "sft"))
+    constant = teacher_medians(data["train"])  # what the recipe's final evaluation used
+    records = {r["id"]: r for split in ("validation", "test") for r in data[split]}
+    results = {"model": config["model_name_or_path"], "base_model_source": manifest["data_provenance"].get("base_model_source"),
+               "constant": constant._asdict(), "targets": TARGETS,
+               "splits": {split: split_results(run_dir, split, records, constant) for split in used["final_eval_splits"]},
+               "training": {"pairs": len(data["train"]), **timings(run_dir), **throughput(run_dir)},
+               "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+                           "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads()},
+               "sft_overrides": overrides}
+    target = Path(args.results)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(results, indent=2), encoding="utf-8")
+    print(json.dumps({split: {"overall": r["overall"], "verdicts": r["verdicts"]} for split, r in results["splits"].items()}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
