@@ -81,9 +81,9 @@ def severity_judge(answers: dict[str, str]):
         first = candidate.split("] ", 1)[1].split()[0]
         if first == "Garbled":
             return "I cannot say."
-        severity = answers[first]
-        return ("```json\n{\"0\": {\"corrections\": \"[delete]\", \"clinical severity\": \"%s\", \"comments\": \"c\", "
-                "\"error category\": [\"False prediction of finding\"]}}\n```" % severity)
+        correction = {"corrections": "[delete]", "clinical severity": answers[first], "comments": "c",
+                      "error category": ["False prediction of finding"]}
+        return "```json\n" + json.dumps({"0": correction}) + "\n```"
     return respond
 
 
