@@ -27,24 +27,22 @@ def test_encoder_configs_of_the_demo_exist(recipe):
 
 
 def test_green_stage_arguments_parse(tmp_path):
-    from radmetrics.training.green import pretrain, sft
+    from radmetrics.training.green import sft
 
-    _, data_args, training_args = RecipeParser(pretrain.ARGUMENT_TYPES).parse_recipe_args(demo.green_pretrain_args(tmp_path))
-    assert training_args.num_train_epochs == demo.DEMO_GREEN_PRETRAIN_EPOCHS
-    _, data_args, training_args, _ = RecipeParser(sft.ARGUMENT_TYPES).parse_recipe_args(demo.green_sft_args(tmp_path, tmp_path / "final"))
-    assert training_args.max_steps == demo.DEMO_GREEN_SFT_STEPS and data_args.final_eval_splits == ["test"]
-    assert data_args.max_eval_samples == demo.DEMO_GREEN_EVAL_PAIRS and data_args.pairs_dir == str(tmp_path / "pairs")
+    model_args, data_args, training_args, _ = RecipeParser(sft.ARGUMENT_TYPES).parse_recipe_args(demo.green_sft_args(tmp_path))
+    assert model_args.model_name_or_path == "HuggingFaceTB/SmolLM2-135M-Instruct" and data_args.final_eval_splits == ["test"]
+    assert data_args.max_train_samples == demo.DEMO_GREEN_TRAIN_PAIRS and data_args.pairs_dir == str(tmp_path / "pairs")
+    assert data_args.final_eval_samples == demo.DEMO_GREEN_EVAL_PAIRS and training_args.save_strategy == "no"
 
 
 def test_green_row_states_whether_the_model_beats_its_constant_and_varies():
-    pretrain = {"validation_perplexity": 30.0}
     teacher = [n % 4 for n in range(40)]
-    same = demo.green_row(pretrain, sft_results([1] * 40, teacher), Counter({1: 40}))
+    same = demo.green_row(sft_results([1] * 40, teacher), Counter({1: 40}))
     assert "beats its constant: NO" in same and "answers do NOT vary with the pair (significant count 1 for all 40 parsed)" in same
-    exact = demo.green_row(pretrain, sft_results(teacher, teacher), Counter(teacher))
+    exact = demo.green_row(sft_results(teacher, teacher), Counter(teacher))
     assert "beats its constant: YES" in exact and "answers vary with the pair" in exact
     unparsed = agreement_from_responses(["garbage"] * 3, [response(1)] * 3, (1.0, 1.0), prefix="test_", intervals=True)
-    assert "beats its constant: NOT MEASURED" in demo.green_row(pretrain, unparsed, Counter())
+    assert "beats its constant: NOT MEASURED" in demo.green_row(unparsed, Counter())
 
 
 def test_significant_count_answers_read_the_test_generations(tmp_path):
@@ -58,7 +56,7 @@ def test_demo_table_says_when_green_does_not_beat_its_constant(tmp_path, monkeyp
         results = sft_results([1] * 20, [n % 3 for n in range(20)])
         state["green_verdict"] = "no"
         state["score_table"] = "| score | value | 95% CI | n |"
-        return demo.green_row({"validation_perplexity": 30.0}, results, Counter({1: 20}))
+        return demo.green_row(results, Counter({1: 20}))
 
     monkeypatch.setattr(demo, "stages", lambda: [demo.Stage("train+export: GREEN", green)])
     assert demo.run(argparse.Namespace(out=str(tmp_path / "demo"), endpoint=None)) == 0

@@ -21,14 +21,13 @@ HELP = "run the whole pipeline on the bundled IU X-ray corpus with tiny and smal
 # small config fits whole (2-5 minutes each); cut to 100 steps they scored below their tiny configs (one demo run:
 # span F1 0.75, CheXbert kappa 0.04), so the others run tiny. `python benchmarks/encoder_recipes_small.py` compares the two scales.
 ENCODER_SCALES = {"rate_ner/iob": "small", "rate_ner/span": "tiny", "chexbert/finetune": "tiny", "radgraph/train": "tiny"}
-# The demo's GREEN stage: the tiny recipe cut short so the demo fits its budget (15 minutes on 2 cores). The full tiny recipe
-# (`python benchmarks/green_tiny.py`, about 30 minutes) is the one measured against its constant; the demo's row states
-# whether this short run beats its constant and whether its answers vary with the pair.
-DEMO_GREEN_PRETRAIN_EPOCHS = 2
-DEMO_GREEN_SFT_STEPS = 80  # 120 steps after 5 pretraining epochs (2 more minutes) still left every response unparseable
+# The demo's GREEN stage: the small recipe (SmolLM2-135M-Instruct, configs/green/sft/small.yaml) cut short so the demo fits its
+# budget (15 minutes on 2 cores). The full small recipe (`python benchmarks/green_small.py`, about an hour) is the one measured
+# against its constant; the demo's row states whether this short run beats its constant and whether its answers vary.
+DEMO_GREEN_TRAIN_PAIRS = 32  # 8 steps of 4 conversations (~1,100 tokens each): about 5 minutes on 2 cores
 DEMO_GREEN_EVAL_PAIRS = 8  # test pairs the SFT run's final evaluation generates for
 DEMO_PAIRS = 50  # example pairs scored with every metric but GREEN
-DEMO_GREEN_SCORE_PAIRS = 16  # the first of them scored with GREEN: its generation costs about 7 s a pair on 2 cores
+DEMO_GREEN_SCORE_PAIRS = 16  # the first of them scored with GREEN: its generation costs a few seconds a pair on 2 cores
 DESCRIPTION = """End-to-end demo: corpus -> data builders -> short training runs -> export -> scoring.
 Stages that are not built in this version are listed as such. The LLM stages (teacher annotation,
 FineRadScore, RadFact) run when --endpoint names an endpoint YAML and are listed as skipped otherwise.
@@ -127,33 +126,27 @@ def stage_chexbert(out: Path, state: dict) -> str:
 
 
 def stage_green(out: Path, state: dict) -> str:
-    """GREEN stage 1 (tiny Llama pretrained from scratch on the IU text, packed) then stage 2 (SFT on the demo's
-    programmatic-teacher pairs), both cut short (DEMO_GREEN_*): the pipeline runs end to end, and the row says whether
-    the short run beats its constant, which the full tiny recipe (`benchmarks/green_tiny.py`) is measured on."""
+    """GREEN SFT of SmolLM2-135M-Instruct (the small recipe: from the Hub cache, else its packaged GGUF) on the demo's
+    programmatic-teacher pairs, cut short (DEMO_GREEN_*): the pipeline runs end to end from a pretrained LLM, and the row
+    says whether the short run beats its constant, which the full small recipe (`benchmarks/green_small.py`) is measured on."""
     from radmetrics.training.export import export_run
     from radmetrics.training.green.evaluation import beats_constant
     from radmetrics.training.recipes import load_recipe
     from radmetrics.training.run_dir import read_eval_results
 
-    pretrain = load_recipe("green/pretrain").main(green_pretrain_args(out))
-    sft = load_recipe("green/sft").main(green_sft_args(out, pretrain / "final"))
+    sft = load_recipe("green/sft").main(green_sft_args(out))
     state.setdefault("components", {})["green"] = str(export_run(sft, out / "exports" / "green"))
     results = read_eval_results(sft)
     state["green_verdict"] = beats_constant(results)
-    return green_row(read_eval_results(pretrain), results, significant_count_answers(sft))
+    return green_row(results, significant_count_answers(sft))
 
 
-def green_pretrain_args(out: Path) -> list[str]:
-    return ["--config", str(CONFIGS / "green/pretrain/tiny.yaml"), "--output_dir", str(out / "runs" / "green_pretrain"),
-            "--num_train_epochs", str(DEMO_GREEN_PRETRAIN_EPOCHS)]
-
-
-def green_sft_args(out: Path, pretrained: Path) -> list[str]:
-    """SFT on the demo's own pairs; the final evaluation generates for DEMO_GREEN_EVAL_PAIRS test pairs only."""
-    return ["--config", str(CONFIGS / "green/sft/tiny.yaml"), "--output_dir", str(out / "runs" / "green"),
-            "--model_name_or_path", str(pretrained), "--pairs_dir", str(out / "pairs"), "--max_steps", str(DEMO_GREEN_SFT_STEPS),
-            "--max_eval_samples", str(DEMO_GREEN_EVAL_PAIRS), "--final_eval_splits", "test", "--generation_eval_samples", "0",
-            "--eval_strategy", "no"]
+def green_sft_args(out: Path) -> list[str]:
+    """SFT on DEMO_GREEN_TRAIN_PAIRS of the demo's own pairs; the final evaluation generates for DEMO_GREEN_EVAL_PAIRS test pairs."""
+    return ["--config", str(CONFIGS / "green/sft/small.yaml"), "--output_dir", str(out / "runs" / "green"),
+            "--pairs_dir", str(out / "pairs"), "--max_train_samples", str(DEMO_GREEN_TRAIN_PAIRS),
+            "--max_eval_samples", str(DEMO_GREEN_EVAL_PAIRS), "--final_eval_samples", str(DEMO_GREEN_EVAL_PAIRS),
+            "--final_eval_splits", "test", "--save_strategy", "no"]
 
 
 def significant_count_answers(run_dir: Path) -> Counter:
@@ -164,7 +157,7 @@ def significant_count_answers(run_dir: Path) -> Counter:
     return Counter(sum(record["significant"]) for record in map(json.loads, lines) if record["parsed"])
 
 
-def green_row(pretrain: dict, sft: dict, answers: Counter) -> str:
+def green_row(sft: dict, answers: Counter) -> str:
     """The GREEN stage's table detail: what the short run reaches, whether it beats its constant (the teacher's training
     median) on the significant-error count (`beats_constant`), and whether its answers vary with the pair."""
     from radmetrics.training.green.evaluation import beats_constant
@@ -182,8 +175,8 @@ def green_row(pretrain: dict, sft: dict, answers: Counter) -> str:
         spread = f"answers do NOT vary with the pair (significant count {count} for all {times} parsed)"
     else:
         spread = "no answer to vary"
-    return (f"stage 1 ({DEMO_GREEN_PRETRAIN_EPOCHS} epochs) validation perplexity {pretrain['validation_perplexity']:.1f}; "
-            f"SFT ({DEMO_GREEN_SFT_STEPS} steps) on {sft['test_green_eval_pairs']} test pairs: parse rate {sft['test_parse_rate']:.2f}, "
+    return (f"SmolLM2-135M-Instruct fine-tuned on {DEMO_GREEN_TRAIN_PAIRS} pairs; on {sft['test_green_eval_pairs']} test pairs: "
+            f"parse rate {sft['test_parse_rate']:.2f}, "
             f"{agreement}; beats its constant: {beats_constant(sft).upper()}; {spread}; exported")
 
 
@@ -253,8 +246,7 @@ def stages() -> list[Stage]:
         Stage(f"train+export: RaTE-NER span, PURE ({ENCODER_SCALES['rate_ner/span']})", stage_rate_ner_span),
         Stage(f"train+export: CheXbert-style labeler ({ENCODER_SCALES['chexbert/finetune']})", stage_chexbert),
         Stage(f"train+export: RadGraph-style extractor ({ENCODER_SCALES['radgraph/train']})", stage_radgraph),
-        Stage(f"train+export: GREEN (tiny, cut short: stage 1 {DEMO_GREEN_PRETRAIN_EPOCHS} epochs, SFT {DEMO_GREEN_SFT_STEPS} steps)",
-              stage_green),
+        Stage(f"train+export: GREEN (SmolLM2-135M-Instruct, small recipe cut short: {DEMO_GREEN_TRAIN_PAIRS} pairs)", stage_green),
         Stage(f"score: every available metric on {DEMO_PAIRS} example pairs (GREEN on {DEMO_GREEN_SCORE_PAIRS})", stage_score),
         Stage("score: LLM judges (FineRadScore, RadFact) on 10 pairs", stage_llm_judges, needs_endpoint=True),
     ]
@@ -296,7 +288,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"\nScores of {out / 'scores'} (IU test reports against shuffled ones):\n{state['score_table']}")
         if state.get("green_verdict", "yes") != "yes":
             print(f"green: the demo's short GREEN run does not beat its constant (beats its constant: {state['green_verdict']}); "
-                  "its values show the pipeline, not a usable evaluator (benchmarks/green_tiny.py measures the full tiny recipe).")
+                  "its values show the pipeline, not a usable evaluator (benchmarks/green_small.py measures the full small recipe).")
     if "llm_score_table" in state:
         print(f"\nLLM-judged scores ({out / 'scores_llm'}):\n{state['llm_score_table']}")
     return 1 if failed else 0
