@@ -138,3 +138,18 @@ def test_ratescore_runs_on_the_span_tagger(exports):
     result = Scorer(["ratescore"], {"rate_ner_span": str(exports[0]["rate_ner_span"])}, n_bootstrap=20)(refs, hyps)
     assert result.per_sample[0]["ratescore"] == pytest.approx(1.0, abs=1e-5)
     assert result.per_sample[1]["ratescore"] == 0.5
+
+
+def test_tiny_config_logs_the_component_metric_to_tensorboard(silver_dir, tmp_path):
+    """configs/rate_ner/span/tiny.yaml as written (report_to: tensorboard): the event files hold the evaluation's span F1
+    per type next to the loss."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from radmetrics.training.rate_ner import span
+
+    run = span.main(["--config", "configs/rate_ner/span/tiny.yaml", "--silver_dir", str(silver_dir), "--output_dir", str(tmp_path),
+                     "--max_train_samples", "300", "--max_eval_samples", "60", "--max_steps", "4", "--eval_strategy", "steps",
+                     "--eval_steps", "2", "--logging_steps", "2", "--save_strategy", "no"])
+    events = [EventAccumulator(str(path.parent)).Reload() for path in (run / "runs").rglob("events.out.tfevents.*")]
+    tags = {tag for accumulator in events for tag in accumulator.Tags()["scalars"]}
+    assert {"train/loss", "eval/loss", "eval/f1", "eval/f1_ANATOMY"} <= tags, sorted(tags)
