@@ -191,12 +191,12 @@ def stage_score(out: Path, state: dict) -> str:
     components = state.get("components", {})
     metrics = available_metrics(components)
     result = Scorer([m for m in metrics if m != "green"], components)(references, candidates)
-    write_result(result, out / "scores")
+    write_result(result, out / "scores", references, candidates)
     state["score_table"] = result.table()
     detail = f"{len(references)} pairs, metrics: {', '.join(result.summary)}"
     if "green" in metrics:
         green = Scorer(["green"], components)(references[:DEMO_GREEN_SCORE_PAIRS], candidates[:DEMO_GREEN_SCORE_PAIRS])
-        write_result(green, out / "scores_green")
+        write_result(green, out / "scores_green", references[:DEMO_GREEN_SCORE_PAIRS], candidates[:DEMO_GREEN_SCORE_PAIRS])
         state["score_table"] += "\n" + "\n".join(green.table().splitlines()[2:])  # its rows; the n column says 16
         detail += f"; green on the first {DEMO_GREEN_SCORE_PAIRS} pairs"
     return detail
@@ -230,7 +230,7 @@ def stage_llm_judges(out: Path, state: dict) -> str:
 
     references, candidates = _demo_pairs(state, 10)
     result = Scorer(["fineradscore", "radfact"], endpoint=state["endpoint"], llm_cache=out / "llm_cache.sqlite")(references, candidates)
-    write_result(result, out / "scores_llm")
+    write_result(result, out / "scores_llm", references, candidates)
     state["llm_score_table"] = result.table()
     failed = {name: meta["llm"]["totals"]["failed"] for name, meta in result.meta.items()}
     return f"{len(references)} pairs; LLM items failed: {failed}"

@@ -16,7 +16,8 @@ that both could score: a pair one side could not score (an LLM judge that never 
 and the table counts the pairs each side lost. Empty candidates are scored, as `radmetrics score` scores them. Corpus-level keys (corpus BLEU-4,
 CheXbert F1) are recomputed on every resample. A positive difference favours A when the key is higher-is-better.
 
-Writes OUT/compare.json, OUT/compare.md and each system's per-sample scores (OUT/per_sample_{a,b}.jsonl).
+Writes OUT/compare.json, OUT/compare.md, OUT/report.html (both systems side by side with the paired differences, and
+each pair's values) and each system's per-sample scores (OUT/per_sample_{a,b}.jsonl).
 
 Example: radmetrics compare --refs refs.txt --system-a model_a.txt --system-b model_b.txt --metrics bleu2,rougeL --out cmp/"""
 
@@ -53,6 +54,7 @@ def compare_key(result, key: str, n: int, args: argparse.Namespace) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     from ..json_io import dumps
+    from ..report_html import write_compare_report
     from ..report_io import pair_reports, read_reports
 
     refs, ref_ids = read_reports(args.refs, args.ref_field)
@@ -83,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         better = (name_a if ahead else name_b) if c["difference"] != 0 else "="
         lines.append(f"| {key} | {c['a']:.4f} | {c['b']:.4f} | {c['difference']:+.4f} | [{c['ci95'][0]:+.4f}, {c['ci95'][1]:+.4f}] "
                      f"| {c['p_value']:.4f} | {better} | {c['n']} | {lost} |")
+    write_compare_report(out, (name_a, name_b), comparison, result, n, refs, system_a, system_b)
     table = "\n".join(lines)
     (out / "compare.md").write_text(table + "\n", encoding="utf-8")
     print(table)

@@ -110,6 +110,7 @@ def _write(out: Path, name: str, report: dict) -> None:
 def correlate(args) -> int:
     import numpy as np
 
+    from ..report_html import write_figures_report
     from ..stats import kendall_tau
 
     rows = _rows(args.csv, [args.reference_column, args.candidate_column, *args.human_columns])
@@ -132,7 +133,9 @@ def correlate(args) -> int:
         if len(raters) > 1:
             entry["per_rater"] = {name: agreement(predicted_errors, values) for name, values in raters.items()}
         report["metrics"][key] = entry
-        _scatter(predicted_errors, mean, key, out / f"scatter_{key}.png")
+        tau = entry["mean_of_raters"]
+        _scatter(predicted_errors, mean, key, out / f"scatter_{key}.png",
+                 f"{key}: tau-b {tau['tau_b']:.3f} {_interval(tau['ci95'])}, n={tau['n']}")
     if len(raters) > 1:
         names = list(raters)
         others = {n: np.mean([raters[m] for m in names if m != n], axis=0) for n in names}
@@ -141,6 +144,11 @@ def correlate(args) -> int:
             "rater_pairs": {f"{a} vs {b}": agreement(raters[a], raters[b]) for i, a in enumerate(names) for b in names[i + 1:]},
         }
     _write(out, "kendall_tau.json", report)
+    write_figures_report(out, "radmetrics meta-eval: agreement with radiologists",
+                         f"{len(rows)} pairs; Kendall tau-b of each score (oriented so that higher means more errors) against the "
+                         "mean of the raters, with its 95% bootstrap interval.",
+                         [(f"{key}: tau-b {e['mean_of_raters']['tau_b']:.3f} {_interval(e['mean_of_raters']['ci95'])}",
+                           out / f"scatter_{key}.png") for key, e in report["metrics"].items()])
     print("| score | tau-b vs mean of raters | 95% CI | tau-c | n |\n|---|---|---|---|---|")
     for key, entry in report["metrics"].items():
         m = entry["mean_of_raters"]
@@ -152,7 +160,7 @@ def correlate(args) -> int:
     return 0
 
 
-def _scatter(scores, human, key: str, path: Path) -> None:
+def _scatter(scores, human, key: str, path: Path, title: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -162,6 +170,7 @@ def _scatter(scores, human, key: str, path: Path) -> None:
     ax.scatter(scores, human, s=12, alpha=0.6)
     ax.set_xlabel(f"{key} (oriented: higher = more errors)")
     ax.set_ylabel("radiologists (mean, error orientation)")
+    ax.set_title(title, fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -14,7 +14,8 @@ field with --ref-field/--hyp-field (default 'report' or 'text'). The two files m
 JSON(L) fields may also hold grounded reports (lists of {"text", "boxes"}), which RadFact scores.
 Writes OUT/per_sample.jsonl, OUT/summary.json ({key: {value, ci95, n, not_scored}}), OUT/summary.md,
 OUT/details/METRIC.jsonl (per-pair detail: FineRadScore corrections, RadFact evidence, ...) and
-OUT/run.json (what each metric reproduces; LLM endpoint without secrets and totals), and prints the table.
+OUT/run.json (what each metric reproduces; LLM endpoint without secrets and totals) and OUT/report.html (a page to read
+the run: summary, distributions, a sortable and filterable table of the pairs, each pair's detail), and prints the table.
 Without --metrics, every registered metric whose components are available runs; the LLM-judged metrics
 (fineradscore, radfact) run when --endpoint names an endpoint YAML.
 
@@ -180,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
     refs, hyps, ids = pair_reports(*read_reports(args.refs, args.ref_field), *read_reports(args.hyps, args.hyp_field, allow_empty=True))
     out = Path(args.out)
     result = build_scorer(args, out)(refs, hyps, ids=ids)
-    write_result(result, out)
+    write_result(result, out, refs, hyps)
     print(result.table())
     for warning in result.warnings:
         print(f"radmetrics score: warning: {warning}", file=sys.stderr)
@@ -196,8 +197,10 @@ def print_llm_totals(result) -> None:
                   f"{totals['prompt_tokens']} prompt + {totals['completion_tokens']} completion tokens")
 
 
-def write_result(result, out: Path) -> None:
+def write_result(result, out: Path, references=None, candidates=None) -> None:
+    """per_sample.jsonl, summary.json, summary.md, details/, run.json, and report.html when the texts are given."""
     from ..json_io import dumps
+    from ..report_html import write_score_report
 
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "per_sample.jsonl", "w", encoding="utf-8") as fh:
@@ -212,3 +215,5 @@ def write_result(result, out: Path) -> None:
                 for row, detail in zip(result.per_sample, details):
                     fh.write(dumps({"id": row["id"], **detail}) + "\n")
     (out / "run.json").write_text(dumps({"references": result.references, "meta": result.meta}, indent=2), encoding="utf-8")
+    if references is not None:
+        write_score_report(result, out, references, candidates)
