@@ -9,7 +9,6 @@ import subprocess
 import pytest
 
 from radmetrics.inference.cli import main
-from radmetrics.inference.metrics.base import MetricOutput
 from radmetrics.inference.report_html import compact_detail, render_score_report, write_score_report
 from radmetrics.inference.scorer import Scorer
 
