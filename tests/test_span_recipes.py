@@ -153,3 +153,21 @@ def test_tiny_config_logs_the_component_metric_to_tensorboard(silver_dir, tmp_pa
     events = [EventAccumulator(str(path.parent)).Reload() for path in (run / "runs").rglob("events.out.tfevents.*")]
     tags = {tag for accumulator in events for tag in accumulator.Tags()["scalars"]}
     assert {"train/loss", "eval/loss", "eval/f1", "eval/f1_ANATOMY"} <= tags, sorted(tags)
+
+
+def test_rewards_and_a_scorer_share_one_loaded_model(exports, monkeypatch):
+    """Two rewards on one RadGraph component and a Scorer beside them load the extractor once in the process."""
+    from radmetrics.inference.metrics import base
+    from radmetrics.inference.metrics.radgraph import metric
+    from radmetrics.inference.rewards import MetricReward
+    from radmetrics.inference.scorer import Scorer
+
+    base.clear_loaded_models()
+    load, loads = metric.radgraph_extractor, []
+    monkeypatch.setattr(metric, "radgraph_extractor", lambda *args: loads.append(args) or load(*args))
+    components = {"radgraph": str(exports[0]["radgraph"])}
+    refs, hyps = ["Mild cardiomegaly. No effusion."], ["No effusion."]
+    partial, simple = MetricReward("radgraph_partial", components), MetricReward("radgraph_simple", components)
+    rewards = partial(completions=hyps, reference=refs) + simple(completions=hyps, reference=refs)
+    scored = Scorer(["radgraph"], components)(refs, hyps).per_sample[0]
+    assert rewards == [scored["radgraph_partial"], scored["radgraph_simple"]] and len(loads) == 1

@@ -17,6 +17,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+_SHARED: dict = {}  # (metric class, name, inputs) -> what Metric.loaded built, kept for the process
+
+
+def clear_loaded_models() -> None:
+    """Release every model the metrics loaded in this process."""
+    _SHARED.clear()
+
 
 @dataclass
 class MetricOutput:
@@ -56,13 +63,15 @@ class Metric:
         self.components = components or {}
         self.upstream = upstream if upstream is not None else {}  # MetricOutputs of metrics computed earlier in the run
         self.options = options
-        self._loaded: dict = {}
 
-    def loaded(self, name: str, build):
-        """`build()` once per metric instance: a metric called again (rewards, repeated scoring) keeps its models."""
-        if name not in self._loaded:
-            self._loaded[name] = build()
-        return self._loaded[name]
+    def loaded(self, name: str, build, *inputs):
+        """`build()` once per process for this metric, `name` and `inputs` (everything `build` reads: component paths,
+        options): a metric called again, two rewards on one component, or a reward beside a Scorer share one loaded model
+        instead of each loading its own (RadEval loads a model once per reward)."""
+        key = (type(self).__qualname__, name, repr(inputs))
+        if key not in _SHARED:
+            _SHARED[key] = build()
+        return _SHARED[key]
 
     def llm_engine(self, max_reprompts: int = 0):
         """The LLM engine of an LLM-judged metric: options `endpoint` (Endpoint or YAML path) and `llm_cache`."""

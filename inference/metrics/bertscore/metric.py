@@ -56,7 +56,8 @@ class BertScore(Metric):
 
     def compute(self, references, candidates):
         # with idf the weights come from this call's references; without, one scorer serves every call
-        scorer = self.scorer(references) if self.options.get("idf") else self.loaded("scorer", lambda: self.scorer(references))
+        scorer = self.scorer(references) if self.options.get("idf") else self.loaded("scorer", lambda: self.scorer(references),
+                                                                                         sorted((k, v) for k, v in self.options.items() if k not in self.RUN_OPTIONS))
         values = [empty_candidate_f1(scorer)] * len(candidates)
         kept = [i for i, candidate in enumerate(candidates) if candidate.strip()]
         if kept:

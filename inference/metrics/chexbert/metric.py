@@ -27,7 +27,8 @@ class CheXbert(Metric):
         from .f1 import chexbert_f1
         from .runner import CheXbertRunner
 
-        runner = self.loaded("runner", lambda: CheXbertRunner.from_component(self.components["chexbert"], self.options.get("base_model")))
+        runner = self.loaded("runner", lambda: CheXbertRunner.from_component(self.components["chexbert"], self.options.get("base_model")),
+                             self.components["chexbert"], self.options.get("base_model"))
         ref_labels, ref_emb = runner.labels_and_embeddings(references)
         hyp_labels, hyp_emb = runner.labels_and_embeddings(candidates)
         uncertain = self.options.get("uncertain_as_positive", True)

@@ -52,11 +52,12 @@ class Green(Metric):
         if "green" in self.components:
             released = self.loaded("released", lambda: released_green(self.components["green"],
                                                                         self.options.get("trust_remote_code", False),
-                                                                        self.options.get("batch_size", 8)))
+                                                                        self.options.get("batch_size", 8)),
+                                   self.components["green"], self.options.get("trust_remote_code", False), self.options.get("batch_size", 8))
             if released is not None:
                 texts, errors = released.responses(references, candidates, self.options.get("progress", True))
                 return texts, errors, {}
-            model, tokenizer = self.loaded("model", lambda: load_green_model(self.components["green"]))
+            model, tokenizer = self.loaded("model", lambda: load_green_model(self.components["green"]), self.components["green"])
             texts = generate_green_responses(model, tokenizer, references, candidates, self.options.get("batch_size", 8),
                                              self.options.get("max_new_tokens", 512), self.options.get("progress", True))
             return texts, [None] * len(texts), {}

@@ -39,7 +39,8 @@ class RadGraph(Metric):
     def compute(self, references, candidates):
         from .f1 import radgraph_f1, radgraph_radcliq
 
-        extractor = self.loaded("extractor", lambda: radgraph_extractor(self.components["radgraph"], self.options.get("base_model")))
+        extractor = self.loaded("extractor", lambda: radgraph_extractor(self.components["radgraph"], self.options.get("base_model")),
+                                self.components["radgraph"], self.options.get("base_model"))
         ref_graphs, hyp_graphs = extractor.annotations(references), extractor.annotations(candidates)
         case = self.options.get("case", "insensitive")
         per_sample: dict[str, list[float]] = {key: [] for key in self.keys}

@@ -40,7 +40,8 @@ class RaTEScore(Metric):
         from .released import RaTEScorePipeline
 
         pipeline = self.loaded("pipeline", lambda: RaTEScorePipeline.from_component(self.components["rate_ner"],
-                                                                                     self.options.get("encoder")))
+                                                                                     self.options.get("encoder")),
+                                   self.components["rate_ner"], self.options.get("encoder"))
         scores, ref_entities, cand_entities = pipeline.scores(references, candidates, self.options.get("matrix", "long"),
                                                               self.options.get("empty_reports", "pairwise"))
         details = [{"reference_entities": r, "candidate_entities": c} for r, c in zip(ref_entities, cand_entities)]
@@ -51,7 +52,7 @@ class RaTEScore(Metric):
 
         if "rate_ner" in self.components and self.options.get("ner") is None:
             return self._released(references, candidates)
-        tagger = self.loaded("tagger", self._tagger)
+        tagger = self.loaded("tagger", self._tagger, sorted(self.components.items()), self.options.get("ner"))
         ref_entities, cand_entities = tagger.entities(references), tagger.entities(candidates)
         embedded = embed_entity_lists(ref_entities + cand_entities, self.options.get("encoder", "default"),
                                       self.options.get("pooling", "mean"))
