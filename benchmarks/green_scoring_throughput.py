@@ -3,6 +3,7 @@
     python benchmarks/green_scoring_throughput.py --model exports/green --pairs 64          # an exported GREEN model
     python benchmarks/green_scoring_throughput.py --shape tiny --pairs 64                   # random tiny Llama (CPU)
     python benchmarks/green_scoring_throughput.py --shape 7b --pairs 256 --batch-size 32    # random 7B-shaped Llama (one GPU, bf16)
+    python benchmarks/green_scoring_throughput.py --shape smollm2-135m --pairs 256 --batch-size 64   # the small recipe's shape (GPU)
 
 Random weights generate until the new-token budget, so every report costs `--max-new-tokens` tokens: the
 figure is the generation cost per report at that budget, not the speed of a trained model that stops early.
@@ -10,7 +11,7 @@ The FLOP ceiling: a report's forward FLOPs are 2 N T + 4 L H Q T^2 for its T = p
 training/throughput.py; the forward third of PaLM's count), so the GPU's dense bf16 peak allows at most
 peak / FLOPs reports/s. Decoding is bound by memory bandwidth long before that, so the share of the ceiling
 reached says how far batching brings generation towards compute-bound work.
-Writes benchmarks/results/green_scoring_throughput_<shape>.json with the device it ran on.
+Writes benchmarks/results/green_scoring_throughput_<shape or export folder name>.json with the device it ran on.
 """
 
 from __future__ import annotations
@@ -37,8 +38,12 @@ def random_llama(shape: str):
     tokenizer = train_bpe_tokenizer([r.text for r in iu_xray_corpus()[:500]], ROOT / "checkpoints" / "bench_tokenizer", 2000)
     tokenizer.chat_template = None
     sizes = {"tiny": dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2),
-             "7b": dict(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=32)}[shape]
-    config = LlamaConfig(vocab_size=32000 if shape == "7b" else len(tokenizer), pad_token_id=tokenizer.pad_token_id,
+             "7b": dict(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=32),
+             # SmolLM2-135M-Instruct, the GREEN small recipe's base (its config.json)
+             "smollm2-135m": dict(hidden_size=576, intermediate_size=1536, num_hidden_layers=30, num_attention_heads=9,
+                                  num_key_value_heads=3, tie_word_embeddings=True)}[shape]
+    vocab = {"7b": 32000, "smollm2-135m": 49152}.get(shape, len(tokenizer))
+    config = LlamaConfig(vocab_size=vocab, pad_token_id=tokenizer.pad_token_id,
                          bos_token_id=tokenizer.bos_token_id, eos_token_id=None, **sizes)  # no EOS: every report uses the full budget
     with torch.device(inference_device()):
         model = AutoModelForCausalLM.from_config(config, dtype=default_dtype(), attn_implementation=attention_implementation())
@@ -64,7 +69,7 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", help="an exported GREEN checkpoint (else --shape builds a random Llama)")
-    parser.add_argument("--shape", default="tiny", choices=["tiny", "7b"])
+    parser.add_argument("--shape", default="tiny", choices=["tiny", "smollm2-135m", "7b"])
     parser.add_argument("--pairs", type=int, default=64)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--max-new-tokens", type=int, default=256)
@@ -97,7 +102,7 @@ def main() -> None:
               "ceiling_reports_per_s": round(ceiling, 1) if ceiling else None,
               "share_of_ceiling": round(args.pairs / seconds / ceiling, 4) if ceiling else None,
               "peak_gpu_memory_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2) if torch.cuda.is_available() else None}
-    name = "model" if args.model else args.shape
+    name = Path(args.model).name if args.model else args.shape
     (ROOT / "benchmarks" / "results" / f"green_scoring_throughput_{name}.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
     print(json.dumps(result, indent=2))
 

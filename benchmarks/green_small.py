@@ -78,6 +78,10 @@ def timings(run_dir: Path) -> dict:
     return {"training_s": (trained - started).total_seconds(), "final_evaluation_s": (evaluated - trained).total_seconds()}
 
 
+def generated_pairs(run_dir: Path, splits) -> int:
+    return sum(len(read_generations(run_dir / f"{split}_generations.jsonl")) for split in splits)
+
+
 def throughput(run_dir: Path) -> dict:
     """Tokens/s and loss as logged during training, from the newest complete checkpoint's trainer state."""
     from radmetrics.training.run_dir import last_complete_checkpoint
@@ -119,7 +123,9 @@ def main() -> None:
     results = {"model": config["model_name_or_path"], "base_model_source": manifest["data_provenance"].get("base_model_source"),
                "constant": constant._asdict(), "targets": TARGETS,
                "splits": {split: split_results(run_dir, split, records, constant) for split in used["final_eval_splits"]},
-               "training": {"pairs": len(data["train"]), **timings(run_dir), **throughput(run_dir)},
+               "training": {"pairs": len(data["train"]), **(times := timings(run_dir)), **throughput(run_dir)},
+               # batched greedy generation with the KV cache (batch 16, 512 new tokens at most), model load included
+               "final_evaluation_reports_per_second": generated_pairs(run_dir, used["final_eval_splits"]) / times["final_evaluation_s"],
                "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
                            "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads()},
                "sft_overrides": overrides}
