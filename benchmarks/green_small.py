@@ -69,29 +69,31 @@ def split_results(run_dir: Path, split: str, records: dict, constant) -> dict:
 
 
 def timings(run_dir: Path) -> dict:
-    """Wall times from the run's own records: the manifest's start, final/'s completion marker, the eval results file."""
-    from radmetrics.training.run_dir import COMPLETE_MARKER, EVAL_RESULTS, read_run_manifest
+    """Wall times from the run's own files: the manifest's start, final/'s weights (saved when training ends), the eval
+    results (written when the final evaluation ends)."""
+    from radmetrics.training.run_dir import EVAL_RESULTS, read_run_manifest
 
-    started = datetime.datetime.fromisoformat(read_run_manifest(run_dir)["started"])
-    trained = datetime.datetime.fromisoformat((run_dir / "final" / COMPLETE_MARKER).read_text().strip())
-    evaluated = datetime.datetime.fromtimestamp((run_dir / EVAL_RESULTS).stat().st_mtime)
-    return {"training_s": (trained - started).total_seconds(), "final_evaluation_s": (evaluated - trained).total_seconds()}
-
-
-def generated_pairs(run_dir: Path, splits) -> int:
-    return sum(len(read_generations(run_dir / f"{split}_generations.jsonl")) for split in splits)
+    started = datetime.datetime.fromisoformat(read_run_manifest(run_dir)["started"]).timestamp()
+    trained = (run_dir / "final" / "config.json").stat().st_mtime
+    evaluated = (run_dir / EVAL_RESULTS).stat().st_mtime
+    return {"start_to_trained_s": trained - started, "final_evaluation_s": evaluated - trained}
 
 
 def throughput(run_dir: Path) -> dict:
-    """Tokens/s and loss as logged during training, from the newest complete checkpoint's trainer state."""
+    """Loss and the Trainer's own train_runtime and tokens/s, from the last complete checkpoint's trainer state."""
     from radmetrics.training.run_dir import last_complete_checkpoint
 
     checkpoint = last_complete_checkpoint(run_dir)
     history = json.loads((checkpoint / "trainer_state.json").read_text(encoding="utf-8"))["log_history"] if checkpoint else []
-    rates = [e["tokens_per_second"] for e in history if "tokens_per_second" in e]
-    return {"logged_tokens_per_second_median": sorted(rates)[len(rates) // 2] if rates else None,
-            "loss_first": next((e["loss"] for e in history if "loss" in e), None),
-            "loss_last": next((e["loss"] for e in reversed(history) if "loss" in e), None), "steps": history[-1]["step"] if history else None}
+    losses = [e["loss"] for e in history if "loss" in e]
+    last = history[-1] if history else {}
+    return {"train_runtime_s": last.get("train_runtime"), "train_tokens_per_second": last.get("train_tokens_per_second"),
+            "tokens_seen": last.get("num_input_tokens_seen"), "steps": last.get("step"),
+            "loss_first_logged": losses[0] if losses else None, "loss_last_logged": losses[-1] if losses else None}
+
+
+def generated_pairs(run_dir: Path, splits) -> int:
+    return sum(len(read_generations(run_dir / f"{split}_generations.jsonl")) for split in splits)
 
 
 def main() -> None:
