@@ -27,7 +27,7 @@ ENCODER_SCALES = {"rate_ner/iob": "small", "rate_ner/span": "tiny", "chexbert/fi
 DEMO_GREEN_TRAIN_PAIRS = 32  # 8 steps of 4 conversations (~1,100 tokens each): about 5 minutes on 2 cores
 DEMO_GREEN_EVAL_PAIRS = 8  # test pairs the SFT run's final evaluation generates for
 DEMO_PAIRS = 50  # example pairs scored with every metric but GREEN
-DEMO_GREEN_SCORE_PAIRS = 16  # the first of them scored with GREEN: its generation costs a few seconds a pair on 2 cores
+DEMO_GREEN_SCORE_PAIRS = 8  # the first of them scored with GREEN: SmolLM2 generates about 0.12 reports/s on 2 cores
 DESCRIPTION = """End-to-end demo: corpus -> data builders -> short training runs -> export -> scoring.
 Stages that are not built in this version are listed as such. The LLM stages (teacher annotation,
 FineRadScore, RadFact) run when --endpoint names an endpoint YAML and are listed as skipped otherwise.
@@ -197,7 +197,7 @@ def stage_score(out: Path, state: dict) -> str:
     if "green" in metrics:
         green = Scorer(["green"], components)(references[:DEMO_GREEN_SCORE_PAIRS], candidates[:DEMO_GREEN_SCORE_PAIRS])
         write_result(green, out / "scores_green", references[:DEMO_GREEN_SCORE_PAIRS], candidates[:DEMO_GREEN_SCORE_PAIRS])
-        state["score_table"] += "\n" + "\n".join(green.table().splitlines()[2:])  # its rows; the n column says 16
+        state["score_table"] += "\n" + "\n".join(green.table().splitlines()[2:])  # its rows; the n column says how many
         detail += f"; green on the first {DEMO_GREEN_SCORE_PAIRS} pairs"
     return detail
 
