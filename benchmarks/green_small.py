@@ -94,6 +94,7 @@ def generated_pairs(run_dir: Path, splits) -> int:
 def main() -> None:
     import torch
 
+    from radmetrics.inference.json_io import dumps
     from radmetrics.training.config import read_yaml
     from radmetrics.training.green.evaluation import teacher_medians
     from radmetrics.training.green.sft import GreenDataArguments, load_annotations
@@ -129,7 +130,7 @@ def main() -> None:
                "sft_overrides": overrides}
     target = Path(args.results)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(results, indent=2), encoding="utf-8")
+    target.write_text(dumps(results, indent=2), encoding="utf-8")
     print(json.dumps({split: {"overall": r["overall"], "verdicts": r["verdicts"]} for split, r in results["splits"].items()}, indent=2))
 
 

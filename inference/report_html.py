@@ -105,7 +105,7 @@ def summary_table(summary: dict) -> str:
 
 def page(title: str, body: str, data: dict | None = None) -> str:
     payload = "" if data is None else (
-        '<script id="data" type="application/json">' + json.dumps(strict(data), allow_nan=False).replace("</", "<\\/") + "</script>"
+        '<script id="data" type="application/json">' + json.dumps(strict(data), allow_nan=False).replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e") + "</script>"
         f"<script>{SCRIPT}</script>")
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{STYLE}</style></head>'
@@ -152,7 +152,7 @@ def write_compare_report(out: Path, names: tuple[str, str], comparison: dict, re
     per_sample = [{"id": result.per_sample[i]["id"].removesuffix(" (A)"),
                    **{f"{k} ({names[0]})": result.per_sample[i].get(k) for k in result.summary},
                    **{f"{k} ({names[1]})": result.per_sample[n + i].get(k) for k in result.summary}} for i in range(n)]
-    candidates = [f"{names[0]}: {x}\n\n{names[1]}: {y}" for x, y in zip(system_a, system_b)]
+    candidates = [f"{names[0]}: {_cut(x)}\n\n{names[1]}: {_cut(y)}" for x, y in zip(system_a, system_b)]
     directions = {f"{k} ({tag})": result.higher_is_better[k] for k in result.summary for tag in names}
     body = f"<h2>{a} against {b}</h2><p>{n} pairs; each key over the pairs both systems scored.</p>{table}{SAMPLES_SECTION}"
     path = Path(out) / "report.html"

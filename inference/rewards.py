@@ -10,7 +10,8 @@ negated so that a higher reward is always better (`sign` overrides).
 
 A completion the metric cannot score (an LLM judge that never gave a valid answer) gets a reward strictly below every
 scored completion of its batch: the batch's lowest scored reward minus `unscorable_margin` (1.0 by default), or minus
-the margin alone when nothing in the batch was scored. A fixed value would not do: for a lower-is-better key every
+the margin alone when nothing in the batch was scored. Under several processes the batch is every rank's share (the
+minimum is reduced over the process group), since a GRPO group's completions can sit on different ranks. A fixed value would not do: for a lower-is-better key every
 scored reward is -value <= 0, so an unscorable completion given 0 would tie with a perfect report and beat every other
 one, and a policy under GRPO would learn to write what the judge cannot answer (TRL's `nansum` turns a missing reward
 into 0 as well). Each call counts its unscorable completions in `self.unscorable_count` and, under TRL's GRPOTrainer,
@@ -74,12 +75,28 @@ class MetricReward:
         self._upstream.clear()
         for metric in self._metrics:
             self._upstream[metric.name] = metric(references, candidates)
-        values = [None if value is None or math.isnan(value) else self.sign * float(value)
+        values = [None if value is None or not math.isfinite(value) else self.sign * float(value)
                   for value in self._upstream[self.owner].per_sample[self.key]]
         unscorable = sum(value is None for value in values)
         self.unscorable_count += unscorable
         log_metric = columns.get("log_metric")
         if callable(log_metric):
             log_metric(f"{self.__name__}/unscorable_count", float(unscorable))
-        floor = min((value for value in values if value is not None), default=0.0) - self.unscorable_margin
+        floor = _global_min(min((value for value in values if value is not None), default=math.inf))
+        floor = (floor if math.isfinite(floor) else 0.0) - self.unscorable_margin
         return [floor if value is None else value for value in values]
+
+
+def _global_min(value: float) -> float:
+    """The minimum over every process of the group: TRL's GRPO spreads one prompt's completions over ranks and scores
+    each rank's share there, so the floor is taken over the whole gathered batch (every rank calls the reward)."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return value
+    import torch
+
+    device = "cuda" if dist.get_backend() == "nccl" else "cpu"
+    tensor = torch.tensor([value], dtype=torch.float64, device=device)
+    dist.all_reduce(tensor, op=dist.ReduceOp.MIN)
+    return float(tensor.item())

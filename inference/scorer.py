@@ -93,11 +93,11 @@ class ScoreResult:
         lines = ["| score | value | 95% CI | n |", "|---|---|---|---|"]
         for key, s in self.summary.items():
             if s["value"] is None:
-                lines.append(f"| {key} | n/a | | 0 |" + (" (failed: see warning)" if "warning" in s else ""))
+                lines.append(f"| {key}{' (failed: see warning)' if 'warning' in s else ''} | n/a | | 0 |")
                 continue
             lo, hi = s["ci95"]
             interval = "n/a" if lo is None else f"[{lo:.4f}, {hi:.4f}]"
-            lines.append(f"| {key} | {s['value']:.4f} | {interval} | {s['n']} |" + (" (most pairs not scored)" if "warning" in s else ""))
+            lines.append(f"| {key}{' (most pairs not scored)' if 'warning' in s else ''} | {s['value']:.4f} | {interval} | {s['n']} |")
         empty = max((s.get("empty_candidates", 0) for s in self.summary.values()), default=0)
         if empty:
             lines.append(f"\n{empty} of the candidates are empty; they are scored and counted in n.")

@@ -83,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
             continue
         ahead = c["difference"] > 0 if c["higher_is_better"] else c["difference"] < 0
         better = (name_a if ahead else name_b) if c["difference"] != 0 else "="
-        lines.append(f"| {key} | {c['a']:.4f} | {c['b']:.4f} | {c['difference']:+.4f} | [{c['ci95'][0]:+.4f}, {c['ci95'][1]:+.4f}] "
+        interval = "n/a" if None in c["ci95"] or any(v != v for v in c["ci95"]) else f"[{c['ci95'][0]:+.4f}, {c['ci95'][1]:+.4f}]"
+        lines.append(f"| {key} | {c['a']:.4f} | {c['b']:.4f} | {c['difference']:+.4f} | {interval} "
                      f"| {c['p_value']:.4f} | {better} | {c['n']} | {lost} |")
     write_compare_report(out, (name_a, name_b), comparison, result, n, refs, system_a, system_b)
     table = "\n".join(lines)

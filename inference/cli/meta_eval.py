@@ -207,7 +207,7 @@ def preference_accuracy(picked, preferred, ties: str, n_resamples: int, seed: in
     n = int(keep.sum())
     accuracy = float(credit.mean()) if n else float("nan")
     return {"accuracy": accuracy, "ci95": list(bootstrap_ci(lambda idx: float(credit[idx].mean()), n, n_resamples, seed)),
-            "n": n, "metric_ties": int(((picked == 0) & keep).sum()), "human_ties_left_out": int((preferred == 0).sum()),
+            "n": n, "metric_ties": int(((picked == 0) & (preferred != 0) & ~unscorable).sum()), "human_ties_left_out": int((preferred == 0).sum()),
             "unscorable_left_out": int(unscorable.sum())}
 
 

@@ -126,6 +126,11 @@ RUN_MANIFEST = "radmetrics_run.json"  # training.run_dir's manifest: inference r
 def refuse_run_directory(path: Path, entry: str) -> None:
     """A training run directory, or a checkpoint inside one (final/, checkpoint-N/), is not an export: it has no manifest
     saying how to prompt or read it, and a GREEN run's final/ prompted as a released model answers nothing usable."""
+    from ..loading.checkpoint import MANIFEST_NAME
+
+    path = path.expanduser()
+    if (path / MANIFEST_NAME).is_file():  # an export, wherever it was written
+        return
     for run in (path, path.parent):
         if (run / RUN_MANIFEST).is_file():
             raise SystemExit(f"radmetrics score: {entry} is a training run's {'directory' if run == path else 'checkpoint'}, not an "

@@ -102,10 +102,11 @@ def _version(package: str) -> str | None:
 
 def _convert(gguf_path: Path, out: Path, record: dict) -> None:
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
-    try:
-        quantised = AutoModelForCausalLM.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.float32)
+    try:  # dequantize=True: with the `kernels` package installed, transformers would otherwise keep Q4 blocks packed
+        quantised = AutoModelForCausalLM.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.float32,
+                                                         quantization_config=GgufConfig(gguf_path.name, dequantize=True))
         tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
     except ImportError as exc:
         raise GgufError(f"reading {gguf_path.name} needs the `gguf` package (pip install gguf): {exc}") from exc

@@ -68,7 +68,7 @@ class Metric:
         """`build()` once per process for this metric, `name` and `inputs` (everything `build` reads: component paths,
         options): a metric called again, two rewards on one component, or a reward beside a Scorer share one loaded model
         instead of each loading its own (RadEval loads a model once per reward)."""
-        key = (type(self).__qualname__, name, repr(inputs))
+        key = (type(self).__module__, type(self).__qualname__, name, repr(inputs))
         if key not in _SHARED:
             _SHARED[key] = build()
         return _SHARED[key]

@@ -39,7 +39,7 @@ COUNTS = (("significant", lambda p: p.significant_total, "significant"), ("match
 
 
 def teacher_medians(train_records) -> TeacherConstant:
-    parses = [parse_green_response(r) for r in train_records["response"]]
+    parses = [p for p in map(parse_green_response, train_records["response"]) if p.parsed]  # an LLM teacher's can fail
     return TeacherConstant(*(float(np.median([count(p) for p in parses])) for _, count, _ in COUNTS))
 
 
@@ -51,7 +51,7 @@ def agreement_from_responses(responses: list[str], teacher_responses: list[str],
     constant = TeacherConstant(*constant)
     model = [parse_green_response(r) for r in responses]
     teacher = [parse_green_response(r) for r in teacher_responses]
-    kept = [(m, t) for m, t in zip(model, teacher) if m.parsed]
+    kept = [(m, t) for m, t in zip(model, teacher) if m.parsed and t.parsed]
     results = {f"{prefix}parse_rate": len(kept) / len(model) if model else float("nan"), f"{prefix}green_eval_pairs": len(model)}
     if intervals and model:
         parsed = np.array([m.parsed for m in model], dtype=float)
@@ -101,8 +101,8 @@ def _interval(key: str, aggregate, n: int) -> dict:
 def _model_and_constant_errors(key: str, model, teacher, count, constant_value: float) -> dict:
     """`key`_mae's bootstrap interval and the paired comparison with the constant, resampling all held-out pairs
     (an unparsed pair counts for neither, as in the MAEs)."""
-    model_errors = np.array([abs(count(m) - count(t)) if m.parsed else np.nan for m, t in zip(model, teacher)])
-    constant_errors = np.array([abs(constant_value - count(t)) if m.parsed else np.nan for m, t in zip(model, teacher)])
+    model_errors = np.array([abs(count(m) - count(t)) if m.parsed and t.parsed else np.nan for m, t in zip(model, teacher)])
+    constant_errors = np.array([abs(constant_value - count(t)) if m.parsed and t.parsed else np.nan for m, t in zip(model, teacher)])
     both = np.concatenate([model_errors, constant_errors])
     paired = paired_comparison(lambda idx: _nanmean(both[idx]), len(model), BOOTSTRAP_RESAMPLES)
     return {**_interval(f"{key}_mae", lambda idx: _nanmean(model_errors[idx]), len(model)),
