@@ -111,7 +111,8 @@ def _convert(gguf_path: Path, out: Path, record: dict) -> None:
     except ImportError as exc:
         raise GgufError(f"reading {gguf_path.name} needs the `gguf` package (pip install gguf): {exc}") from exc
     config = quantised.config
-    del config.quantization_config  # {"quant_method": "gguf"}: kept, it would make the saved model unsaveable and untrainable
+    if hasattr(config, "quantization_config"):  # {"quant_method": "gguf"}: kept, the saved model could not be saved again
+        del config.quantization_config
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     missing, unexpected = model.load_state_dict(quantised.state_dict(), strict=False)
     missing = [k for k in missing if not (k == "lm_head.weight" and quantised.config.tie_word_embeddings)]
