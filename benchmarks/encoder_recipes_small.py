@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,14 +37,8 @@ from radmetrics.training.encoder_recipe import TEST_PREDICTIONS
 
 SCALES = ("tiny", "small")
 RESAMPLES, PERMUTATIONS, SEED = 1000, 10000, 0
+MIN_SUPPORT, MIN_F1 = 19, 0.5  # the per-class target: every class with this much test support reaches this F1
 BASELINE = "baseline_word_majority"
-
-
-def iob_entities(tags: list[str]) -> set[tuple]:
-    """(start, end, type) of each entity seqeval reads from IOB tags (its default, lenient mode)."""
-    from seqeval.metrics.sequence_labeling import get_entities
-
-    return {(start, end, kind) for kind, start, end in get_entities(tags)}
 
 
 def as_tuples(items: list[list]) -> set[tuple]:
@@ -74,7 +69,7 @@ def radgraph_labels(kind: str) -> tuple[str, ...]:
 
 
 TASKS = {
-    "rate_ner/iob": [Task("entities", "gold", "predicted", BASELINE, iob_entities, rate_types(), "test_f1",
+    "rate_ner/iob": [Task("entities", "gold", "predicted", BASELINE, as_tuples, rate_types(), "test_f1",
                           "baseline_word_majority_test_f1")],
     "rate_ner/span": [Task("entities", "gold", "predicted", BASELINE, as_tuples, rate_types(), "test_f1",
                            "baseline_word_majority_test_f1")],
@@ -113,18 +108,28 @@ def class_f1(column: int) -> Callable[[np.ndarray], float]:
     return lambda table: precision_recall_f1(*table[:, column].sum(axis=0))[2]
 
 
+def macro_f1(supported: np.ndarray) -> Callable[[np.ndarray], float]:
+    """Mean F1 over the classes with test support (span_scores' macro F1), for any resample of the reports."""
+    return lambda table: float(np.mean([precision_recall_f1(*table[:, j].sum(axis=0))[2] for j in np.flatnonzero(supported)]))
+
+
 def summary(table: np.ndarray, classes: tuple[str, ...]) -> dict:
-    """Micro P/R/F1 with the F1's interval, and each class's P/R/F1 (F1 interval) and support."""
+    """Micro P/R/F1 and macro F1 with their intervals, and each class's P/R/F1 (F1 interval), support and predicted
+    count; the classes with support and no prediction."""
     def interval(statistic):
         return [round(v, 4) for v in bootstrap_ci(lambda idx: statistic(table[idx]), len(table), RESAMPLES, SEED)]
 
     precision, recall, f1 = precision_recall_f1(*table.sum(axis=(0, 1)))
+    supported = table[:, :, 2].sum(axis=0) > 0
     per_class = {}
     for j, name in enumerate(classes):
         p, r, f = precision_recall_f1(*table[:, j].sum(axis=0))
         per_class[name] = {"precision": p, "recall": r, "f1": f, "f1_ci95": interval(class_f1(j)),
-                           "support": int(table[:, j, 2].sum())}
-    return {"precision": precision, "recall": recall, "f1": f1, "f1_ci95": interval(micro_f1), "per_class": per_class}
+                           "support": int(table[:, j, 2].sum()), "predicted": int(table[:, j, 1].sum())}
+    return {"precision": precision, "recall": recall, "f1": f1, "f1_ci95": interval(micro_f1),
+            "macro_f1": macro_f1(supported)(table), "macro_f1_ci95": interval(macro_f1(supported)),
+            "never_predicted": [c for c, row in per_class.items() if row["support"] and not row["predicted"]],
+            "per_class": per_class}
 
 
 def paired(a: np.ndarray, b: np.ndarray) -> dict:
@@ -149,9 +154,13 @@ def compare(recipe: str, runs: dict[str, Path], run_records: dict[str, dict]) ->
     scores = {}
     for task in TASKS[recipe]:
         tables = {scale: count_table(predictions[scale], task, task.predicted, reports) for scale in runs}
-        for scale, table in tables.items():
-            check(micro_f1(table), run_records[scale]["eval_results"][task.result_key], f"{recipe} {scale} {task.name}")
         task_scores = {scale: summary(table, task.classes) for scale, table in tables.items()}
+        for scale, table in tables.items():
+            recorded = run_records[scale]["eval_results"]
+            check(micro_f1(table), recorded[task.result_key], f"{recipe} {scale} {task.name}")
+            check(task_scores[scale]["macro_f1"], recorded[task.result_key.replace("_f1", "_macro_f1")],
+                  f"{recipe} {scale} {task.name} macro")
+        task_scores["small_confusion"] = confusion(predictions["small"], task, task.predicted)
         comparisons = {"small_vs_tiny": paired(tables["small"], tables["tiny"])}
         if task.baseline:
             baseline = count_table(predictions[SCALES[0]], task, task.baseline, reports)
@@ -167,18 +176,48 @@ def with_interval(value: float, interval: list[float], signed: bool = False) -> 
     return f"{number.format(value)} [{number.format(interval[0])}, {number.format(interval[1])}]"
 
 
+def confusion(records: list[dict], task: Task, field: str) -> dict[str, dict[str, int]]:
+    """For each gold class: what the model predicted on exactly the same span (or pair of spans), "none" where it
+    predicted nothing there."""
+    table: dict[str, Counter] = {c: Counter() for c in task.classes}
+    for record in records:
+        predicted = {item[:-1]: item[-1] for item in task.read(record[field])}
+        for item in task.read(record[task.gold]):
+            table[item[-1]][predicted.get(item[:-1], "none")] += 1
+    return {c: dict(counts.most_common()) for c, counts in table.items()}
+
+
 def markdown(results: dict) -> str:
-    """The README table: micro F1 [95% CI] of tiny, small and the baseline, small - tiny, seconds."""
+    """The README table: micro and macro F1 [95% CI] of tiny, small and the baseline, small - tiny, seconds."""
     lines = ["| recipe | score | tiny | small | small - tiny (p) | word-majority | tiny s | small s |",
              "|---|---|---|---|---|---|---|---|"]
     for recipe, entry in results["recipes"].items():
         for task, s in entry["scores"].items():
             d = s["paired"]["small_vs_tiny"]
-            baseline = with_interval(s[BASELINE]["f1"], s[BASELINE]["f1_ci95"]) if BASELINE in s else "n/a"
-            lines.append(f"| `{recipe}` | {task} F1 | {with_interval(s['tiny']['f1'], s['tiny']['f1_ci95'])} | "
-                         f"{with_interval(s['small']['f1'], s['small']['f1_ci95'])} | "
-                         f"{with_interval(d['difference'], d['ci95'], signed=True)} ({d['p_value']:.4f}) | {baseline} | "
-                         f"{entry['runs']['tiny']['seconds']:.0f} | {entry['runs']['small']['seconds']:.0f} |")
+            for average, key in (("micro", "f1"), ("macro", "macro_f1")):
+                baseline = with_interval(s[BASELINE][key], s[BASELINE][f"{key}_ci95"]) if BASELINE in s else "n/a"
+                difference = f"{with_interval(d['difference'], d['ci95'], signed=True)} ({d['p_value']:.4f})" if key == "f1" else ""
+                lines.append(f"| `{recipe}` | {task} {average} F1 | {with_interval(s['tiny'][key], s['tiny'][f'{key}_ci95'])} | "
+                             f"{with_interval(s['small'][key], s['small'][f'{key}_ci95'])} | {difference} | {baseline} | "
+                             f"{entry['runs']['tiny']['seconds']:.0f} | {entry['runs']['small']['seconds']:.0f} |")
+    return "\n".join(lines)
+
+
+def class_markdown(results: dict) -> str:
+    """The README's per-class table of the small runs, with the target (support >= MIN_SUPPORT: F1 >= MIN_F1 and
+    at least the word-majority baseline's F1) and what the model predicted on the gold spans of each class."""
+    lines = ["| recipe | class | support | predicted | small F1 [95% CI] | word-majority F1 | target | small's answer on the gold spans |",
+             "|---|---|---|---|---|---|---|---|"]
+    for recipe, entry in results["recipes"].items():
+        for task, s in entry["scores"].items():
+            for name, row in s["small"]["per_class"].items():
+                baseline = s[BASELINE]["per_class"][name]["f1"] if BASELINE in s else None
+                met = row["f1"] >= MIN_F1 and (baseline is None or row["f1"] >= baseline)
+                target = f"n/a (support < {MIN_SUPPORT})" if row["support"] < MIN_SUPPORT else ("met" if met else "**missed**")
+                answers = ", ".join(f"{label} {count}" for label, count in s["small_confusion"][name].items())
+                lines.append(f"| `{recipe}` {task} | {name} | {row['support']} | {row['predicted']} | "
+                             f"{with_interval(row['f1'], row['f1_ci95'])} | {'n/a' if baseline is None else f'{baseline:.3f}'} | "
+                             f"{target} | {answers} |")
     return "\n".join(lines)
 
 
@@ -198,4 +237,4 @@ if __name__ == "__main__":
             results["recipes"][recipe] = {"runs": records, **compare(recipe, runs, records)}
     results["seconds"] = round(time.perf_counter() - start, 1)
     print(f"wrote {write_results('encoder_recipes_small.json', results)}")
-    print(markdown(results))
+    print(markdown(results), class_markdown(results), sep="\n\n")

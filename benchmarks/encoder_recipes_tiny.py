@@ -39,14 +39,14 @@ def build_silver(out: Path, labelers: list[str]) -> Path:
     return out
 
 
-def train(recipe: str, config: str, output_dir: Path, silver_dir: Path) -> tuple[Path, dict]:
-    """Train `recipe` with configs/`config` on `silver_dir`: its run directory and a record of the run (config,
-    wall-clock seconds, eval results)."""
+def train(recipe: str, config: str, output_dir: Path, silver_dir: Path, extra: tuple[str, ...] = ()) -> tuple[Path, dict]:
+    """Train `recipe` with configs/`config` (and `extra` arguments) on `silver_dir`: its run directory and a record of
+    the run (config, arguments, wall-clock seconds, eval results)."""
     start = time.perf_counter()
     run_dir = load_recipe(recipe).main(["--config", str(CONFIGS / config), "--output_dir", str(output_dir),
-                                        "--silver_dir", str(silver_dir)])
-    return run_dir, {"config": f"configs/{config}", "seconds": round(time.perf_counter() - start, 1),
-                     "eval_results": read_eval_results(run_dir)}
+                                        "--silver_dir", str(silver_dir), *extra])
+    return run_dir, {"config": f"configs/{config}", **({"arguments": list(extra)} if extra else {}),
+                     "seconds": round(time.perf_counter() - start, 1), "eval_results": read_eval_results(run_dir)}
 
 
 def write_results(name: str, results: dict) -> Path:

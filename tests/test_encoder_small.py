@@ -1,5 +1,5 @@
 """The `small` configs of the encoder recipes (RaTE-NER IOB and span, RadGraph-style extractor) start from the bundled
-pretrained MiniLM, report precision/recall/F1 for every class, and write their test predictions. Two steps on a few
+pretrained MiniLM, report precision/recall/F1 and support for every class, macro F1 and the classes never predicted, and write their test predictions. Two steps on a few
 examples each; the full configs run in benchmarks/encoder_recipes_small.py."""
 
 import json
@@ -12,12 +12,12 @@ from radmetrics.training.run_dir import read_eval_results
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 FEW_STEPS = ["--max_steps", "2", "--max_train_samples", "16", "--max_eval_samples", "12", "--per_device_train_batch_size", "8",
-             "--eval_strategy", "no", "--save_strategy", "no", "--logging_steps", "1000"]
+             "--eval_strategy", "no", "--save_strategy", "no", "--load_best_model_at_end", "false", "--logging_steps", "1000"]
 RATE_TYPES = get_component("rate_ner_span").label_map["labels"][1:]
 RADGRAPH = get_component("radgraph").label_map
 # recipe -> (eval_results prefix and classes, fields of each test prediction)
 EXPECTED = {
-    "rate_ner/iob": ([("test_", RATE_TYPES)], {"gold", "predicted", "baseline_word_majority"}),
+    "rate_ner/iob": ([("test_", RATE_TYPES)], {"gold_tags", "predicted_tags", "gold", "predicted", "baseline_word_majority"}),
     "rate_ner/span": ([("test_", RATE_TYPES)], {"gold", "predicted", "baseline_word_majority"}),
     "radgraph/train": ([("test_entity_", RADGRAPH["entities"][1:]), ("test_relation_", RADGRAPH["relations"][1:])],
                        {"gold_entities", "predicted_entities", "baseline_word_majority_entities", "gold_relations",
@@ -62,22 +62,11 @@ def test_small_config_starts_from_minilm_and_reports_every_class(recipe, silver_
     results = read_eval_results(run_dir)
     groups, fields = EXPECTED[recipe]
     for prefix, classes in groups:
-        assert {f"{prefix}{m}_{c}" for m in ("precision", "recall", "f1") for c in classes} <= set(results)
+        assert {f"{prefix}{m}_{c}" for m in ("precision", "recall", "f1", "support") for c in classes} <= set(results)
+        assert 0.0 <= results[f"{prefix}macro_f1"] <= 1.0 and set(results[f"{prefix}never_predicted"]) <= set(classes)
     predictions = [json.loads(line) for line in (run_dir / "test_predictions.jsonl").read_text().splitlines()]
     assert predictions and all({"id", "report_id", "tokens", *fields} <= set(p) for p in predictions)
     assert len({p["id"] for p in predictions}) == len(predictions)
-
-
-def test_every_class_is_scored_even_when_absent():
-    from radmetrics.training.rate_ner.iob import seqeval_scores
-    from radmetrics.training.span_recipe import set_scores
-
-    gold, predicted = [{(0, 1, "ANATOMY")}], [{(0, 1, "ANATOMY"), (3, 3, "DISEASE")}]
-    scores = set_scores(gold, predicted, prefix="test_", labels=RATE_TYPES)
-    assert scores["test_f1_ANATOMY"] == 1.0 and scores["test_precision_DISEASE"] == 0.0
-    assert scores["test_recall_NON-DISEASE"] == 0.0 and scores["test_precision"] == 0.5
-    tags = seqeval_scores([["B-ANATOMY", "O"]], [["B-ANATOMY", "B-DISEASE"]], prefix="test_", types=RATE_TYPES)
-    assert tags["test_f1_ANATOMY"] == 1.0 and tags["test_f1_DISEASE"] == 0.0 and tags["test_f1_NON-DISEASE"] == 0.0
 
 
 def test_iob_predictions_are_read_per_word_from_the_first_subword():

@@ -204,3 +204,16 @@ def test_hub_push_is_private_by_default(run_dir, tmp_path, monkeypatch):
     assert main(["export", str(run_dir), "--out", str(tmp_path / "export2"), "--push-to-hub", "lab/green2"]) == 0
     assert main(["export", str(run_dir), "--out", str(tmp_path / "export3"), "--push-to-hub", "lab/green3", "--public"]) == 0
     assert created == [("lab/green", True), ("lab/green2", True), ("lab/green3", False)]
+
+
+def test_the_card_shows_each_class_and_flags_one_never_predicted():
+    from radmetrics.training.export import render_model_card
+    from radmetrics.training.span_scores import span_scores
+
+    results = span_scores([{(0, 1, "ANATOMY"), (3, 3, "DISEASE")}], [{(0, 1, "ANATOMY")}], ["ANATOMY", "DISEASE"], prefix="test_")
+    card = render_model_card({"component": "rate_ner_span", "schema_version": 1, "label_map": {}, "eval_results": results})
+    assert "| test_f1 | 0.6667 |" in card and "| test_macro_f1 | 0.5000 |" in card
+    assert "| test | DISEASE | 0.0000 | 0.0000 | 0.0000 | 1 | 0 | **never predicted** |" in card
+    assert "| test | ANATOMY | 1.0000 | 1.0000 | 1.0000 | 1 | 1 |  |" in card
+    assert "Never predicted on the held-out split, although present in it: DISEASE (test)" in card
+    assert "test_support_DISEASE" not in card  # per-class keys live in their own table

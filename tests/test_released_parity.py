@@ -4,7 +4,7 @@ Random-weight look-alikes of every released artefact, in its published format (t
 scored here and compared with what f1chexbert 0.0.2, radgraph 0.1.18, ratescore 0.6.0 and radeval 2.2.1 computed on
 the same files in their own environments (tests/data/released/*.json, written by tests/parity/make_fixtures.py):
 labels, entities and relations exactly, scores to 1e-5, GREEN prompt token ids identical, on 63 report pairs
-(60 IU X-ray pairs and 3 edge pairs)."""
+(60 IU X-ray pairs and 3 edge pairs), and on pairs whose candidate is an empty generation."""
 
 import json
 import os
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from parity import lookalikes
 from parity.green_responses import responses as green_responses
-from parity.reports import fingerprint, parity_pairs
+from parity.reports import empty_candidate_pairs, fingerprint, parity_pairs
 
 from radmetrics.inference import chexbert_f1, radgraph_f1
 from radmetrics.inference.cli import main
@@ -164,6 +164,32 @@ def test_green_prompt_ids_and_parser_reproduce_radeval(released, pairs):
         assert (list(parsed.significant), list(parsed.insignificant), parsed.matched) == (
             reference["significant"], reference["insignificant"], reference["matched"]), text
         assert parsed.score == pytest.approx(reference["green"])
+
+
+def test_empty_candidates_score_as_the_reference_packages_score_them(released):
+    """An empty generation is scored, not refused: CheXbert's labels and similarity, RadGraph F1's rewards at every
+    level and GREEN's prompt are those of f1chexbert, radgraph and radeval for the same empty string."""
+    from radmetrics.inference.metrics.chexbert.runner import CheXbertRunner
+    from radmetrics.inference.metrics.green.released import ReleasedGreen
+    from radmetrics.inference.metrics.radgraph.dygie import RadGraphDyGIE
+
+    references, candidates = empty_candidate_pairs()
+    assert fingerprint(candidates) == fixture("chexbert")["inputs"]["empty_candidate_candidates"]
+    runner = CheXbertRunner.from_component(str(released / "xdg" / "chexbert" / "chexbert.pth"), base(released, "bert-base-uncased"))
+    ref_labels, ref_embeddings = runner.labels_and_embeddings(references)
+    hyp_labels, hyp_embeddings = runner.labels_and_embeddings(candidates)
+    assert hyp_labels.tolist() == fixture("chexbert")["outputs"]["empty_candidate_classes"]
+    similarity = (ref_embeddings * hyp_embeddings).sum(1) / (np.linalg.norm(ref_embeddings, axis=1) * np.linalg.norm(hyp_embeddings, axis=1))
+    assert similarity == pytest.approx(fixture("radeval")["outputs"]["empty_candidate_chexbert_similarity"], abs=1e-5)
+    for model_type in RADGRAPH_TYPES:
+        tarball = lookalikes.snapshot(released, lookalikes.RRG) / f"{model_type}.tar.gz"
+        extractor = RadGraphDyGIE.from_component(str(tarball), base(released, lookalikes.RADGRAPH_BASES[model_type]))
+        graphs = zip(extractor.annotations(candidates), extractor.annotations(references))
+        rewards = np.array([radgraph_f1(h, r, "all", case="reference") for h, r in graphs])
+        expected = np.array(fixture("radgraph")["outputs"][model_type]["empty_candidate_rewards"])
+        assert np.abs(rewards.T - expected).max() < 1e-5 and not expected[:, 1].any(), model_type
+    green = ReleasedGreen(base(released, "StanfordAIMI/GREEN-RadLlama2-7b"))
+    assert green.prompt_ids(references, candidates) == fixture("radeval")["outputs"]["empty_candidate_green_prompt_ids"]
 
 
 def test_fineradscore_lines_and_prompt_reproduce_the_authors_code(pairs):

@@ -140,19 +140,24 @@ def test_ratescore_runs_on_the_span_tagger(exports):
     assert result.per_sample[1]["ratescore"] == 0.5
 
 
-def test_tiny_config_logs_the_component_metric_to_tensorboard(silver_dir, tmp_path):
-    """configs/rate_ner/span/tiny.yaml as written (report_to: tensorboard): the event files hold the evaluation's span F1
-    per type next to the loss."""
+@pytest.mark.parametrize("recipe, metrics", [
+    ("rate_ner/span", {"eval/f1", "eval/f1_ANATOMY", "eval/macro_f1"}),
+    ("radgraph/train", {"eval/entity_f1", "eval/relation_f1", "eval/relation_f1_suggestive_of", "eval/relation_macro_f1"}),
+])
+def test_tiny_config_logs_the_component_metric_to_tensorboard(recipe, metrics, silver_dir, tmp_path):
+    """configs/RECIPE/tiny.yaml as written (report_to: tensorboard): the event files hold the evaluation's span F1
+    per type (RadGraph: end-to-end entity and relation F1) next to the loss."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from radmetrics.training.rate_ner import span
+    from radmetrics.training.recipes import load_recipe
 
-    run = span.main(["--config", "configs/rate_ner/span/tiny.yaml", "--silver_dir", str(silver_dir), "--output_dir", str(tmp_path),
-                     "--max_train_samples", "300", "--max_eval_samples", "60", "--max_steps", "4", "--eval_strategy", "steps",
-                     "--eval_steps", "2", "--logging_steps", "2", "--save_strategy", "no"])
+    run = load_recipe(recipe).main([
+        "--config", f"configs/{recipe}/tiny.yaml", "--silver_dir", str(silver_dir), "--output_dir", str(tmp_path),
+        "--max_train_samples", "300", "--max_eval_samples", "60", "--max_steps", "4", "--eval_strategy", "steps",
+        "--eval_steps", "2", "--logging_steps", "2", "--save_strategy", "no"])
     events = [EventAccumulator(str(path.parent)).Reload() for path in (run / "runs").rglob("events.out.tfevents.*")]
     tags = {tag for accumulator in events for tag in accumulator.Tags()["scalars"]}
-    assert {"train/loss", "eval/loss", "eval/f1", "eval/f1_ANATOMY"} <= tags, sorted(tags)
+    assert {"train/loss", "eval/loss", *metrics} <= tags, sorted(tags)
 
 
 def test_rewards_and_a_scorer_share_one_loaded_model(exports, monkeypatch):

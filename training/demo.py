@@ -98,22 +98,30 @@ def _train_and_export(out: Path, state: dict, recipe: str, component: str) -> di
     return read_eval_results(run_dir)
 
 
+def never_predicted(results: dict, prefix: str) -> str:
+    """The classes with test support that the model never predicted, for a stage's line (an average hides them)."""
+    missed = results.get(f"{prefix}never_predicted") or []
+    return f"; NEVER PREDICTED: {', '.join(missed)}" if missed else ""
+
+
 def stage_rate_ner(out: Path, state: dict) -> str:
     results = _train_and_export(out, state, "rate_ner/iob", "rate_ner_iob")
-    return (f"test F1 {results['test_f1']:.3f} (all-O baseline {results['baseline_all_O_test_f1']:.3f}, "
-            f"word-majority baseline {results['baseline_word_majority_test_f1']:.3f}); exported")
+    return (f"test F1 {results['test_f1']:.3f}, macro {results['test_macro_f1']:.3f} (word-majority baseline "
+            f"{results['baseline_word_majority_test_f1']:.3f}){never_predicted(results, 'test_')}; exported")
 
 
 def stage_rate_ner_span(out: Path, state: dict) -> str:
     results = _train_and_export(out, state, "rate_ner/span", "rate_ner_span")
-    return (f"test span F1 {results['test_f1']:.3f} (word-majority baseline {results['baseline_word_majority_test_f1']:.3f}); "
-            "exported")
+    return (f"test span F1 {results['test_f1']:.3f}, macro {results['test_macro_f1']:.3f} (word-majority baseline "
+            f"{results['baseline_word_majority_test_f1']:.3f}){never_predicted(results, 'test_')}; exported")
 
 
 def stage_radgraph(out: Path, state: dict) -> str:
     results = _train_and_export(out, state, "radgraph/train", "radgraph")
-    return (f"test entity F1 {results['test_entity_f1']:.3f} (word-majority baseline "
-            f"{results['baseline_word_majority_test_entity_f1']:.3f}), relation F1 {results['test_relation_f1']:.3f}; "
+    return (f"test entity F1 {results['test_entity_f1']:.3f}, macro {results['test_entity_macro_f1']:.3f} (word-majority "
+            f"baseline {results['baseline_word_majority_test_entity_f1']:.3f}), relation F1 {results['test_relation_f1']:.3f}, "
+            f"macro {results['test_relation_macro_f1']:.3f}"
+            f"{never_predicted(results, 'test_entity_')}{never_predicted(results, 'test_relation_')}; "
             f"vs radgraph gold: entities {results['radgraph_gold_entities_f1']:.3f}, relations "
             f"{results['radgraph_gold_relations_f1']:.3f}; exported")
 

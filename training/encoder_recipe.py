@@ -257,11 +257,20 @@ def train_and_finish(trainer, tokenizer, run_dir: Path, evaluate, every_rank: bo
     elif is_main_process():
         results = evaluate(final)
     if is_main_process():
-        write_eval_results(run_dir, results)
+        write_eval_results(run_dir, {**results, **selected_checkpoint(trainer)})
         mark_complete(final)
         print({k: round(v, 4) for k, v in results.items() if isinstance(v, float)})
     close_process_group()
     return results
+
+
+def selected_checkpoint(trainer) -> dict:
+    """Which checkpoint `load_best_model_at_end` kept as final/, and its validation score, for the eval results."""
+    state, args = trainer.state, trainer.args
+    if not (args.load_best_model_at_end and state.best_model_checkpoint):
+        return {}
+    return {"selected_checkpoint": Path(state.best_model_checkpoint).name,
+            f"selected_by_validation_{args.metric_for_best_model.removeprefix('eval_')}": state.best_metric}
 
 
 TEST_PREDICTIONS = "test_predictions.jsonl"

@@ -1,19 +1,20 @@
 """What the span recipes (rate_ner/span, radgraph/train) share: span arguments, the span extractor
-built on the recipe's encoder, a Trainer with separate encoder and head learning rates (PURE trains the
-encoder at 1e-5 and the span head at 5e-4), span-level scores, and the word-majority baseline as spans.
+built on the recipe's encoder, class weights for its losses, a Trainer with separate encoder and head learning rates
+(PURE trains the encoder at 1e-5 and the span head at 5e-4), and the word-majority baseline as spans (the IOB recipe
+uses it too). Their scores come from span_scores.py.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from transformers import Trainer
 
-from radmetrics.inference.stats import precision_recall_f1
-
 from .encoder_recipe import build_wrapped_model
+from .evaluation_hook import ComponentMetricEvaluation
 
 
 @dataclass
@@ -25,11 +26,15 @@ class SpanArguments:
     head_layers: int = field(default=2, metadata={"help": "hidden layers of each head before its classifier (PURE: 2)"})
     head_learning_rate: float = field(default=5e-4, metadata={"help": "learning rate of the heads and width embedding; "
                                                               "the encoder uses --learning_rate"})
+    class_weight_power: float = field(default=0.0, metadata={
+        "help": "the entity and relation losses weight each class by its training frequency to the power -p, scaled to "
+                "a mean of 1 over the training candidates: 0 is PURE's unweighted mean, 0.5 inverse square root, 1 "
+                "balanced. Rare classes (DISEASE, OBS-U, suggestive_of) drown among null spans without it"})
 
 
-class TwoRateTrainer(Trainer):
+class TwoRateTrainer(ComponentMetricEvaluation, Trainer):
     """HF Trainer whose AdamW gives the encoder `args.learning_rate` and everything else (span heads, width
-    embedding) `head_learning_rate`. DeepSpeed uses this optimizer when its config has no "optimizer" block
+    embedding) `head_learning_rate`; `component_eval` adds end-to-end scores to each evaluation. DeepSpeed uses this optimizer when its config has no "optimizer" block
     (configs/deepspeed/zero3.json has none for that reason); a config with one would replace it, and the heads would
     silently train at the encoder's rate, so it is refused."""
 
@@ -64,51 +69,33 @@ def refuse_deepspeed_optimizer(deepspeed: str | dict | None) -> None:
                          "use a DeepSpeed config without one (configs/deepspeed/zero3.json)")
 
 
-def build_span_model(model_args, span_args: SpanArguments, tokenizer, entity_labels, relation_labels=()):
+def class_weights(label_rows: Iterable[Sequence[int]], classes: int, power: float) -> list[float] | None:
+    """Loss weight of each class id: count ** -power (an absent class counts 1), scaled so that the mean weight over
+    the training instances is 1 (a weight then says how much more than an average instance the class counts; the
+    loss, a weighted mean, does not depend on the scale). None when power is 0 (the unweighted mean); -100 marks an
+    ignored instance."""
+    if not power:
+        return None
+    counts = Counter(label for row in label_rows for label in row if label != -100)
+    raw = [max(counts[c], 1) ** -power for c in range(classes)]
+    mean = sum(counts[c] * raw[c] for c in range(classes)) / max(sum(counts.values()), 1)
+    return [w / mean for w in raw]
+
+
+def build_span_model(model_args, span_args: SpanArguments, tokenizer, entity_labels, relation_labels=(),
+                     entity_class_weights=None, relation_class_weights=None):
     from radmetrics.inference.models.span import SpanExtractor
 
     return build_wrapped_model(SpanExtractor, model_args, tokenizer, entity_labels=list(entity_labels),
                                relation_labels=list(relation_labels), max_span_width=span_args.max_span_width,
                                width_embedding_size=span_args.width_embedding_size,
-                               head_hidden_size=span_args.head_hidden_size, head_layers=span_args.head_layers)
+                               head_hidden_size=span_args.head_hidden_size, head_layers=span_args.head_layers,
+                               entity_class_weights=entity_class_weights, relation_class_weights=relation_class_weights)
 
 
 def span_label_ids(spans, gold: dict[tuple[int, int], str], label2id: dict[str, int]) -> list[int]:
     """Class of every candidate span: its gold label, or 0 (null)."""
     return [label2id[gold[span]] if span in gold else 0 for span in spans]
-
-
-def prf(true_positives: int, predicted: int, gold: int, prefix: str = "") -> dict[str, float]:
-    return dict(zip((f"{prefix}precision", f"{prefix}recall", f"{prefix}f1"), precision_recall_f1(true_positives, predicted, gold)))
-
-
-def set_scores(gold: list[set], predicted: list[set], prefix: str = "", labels=()) -> dict[str, float]:
-    """Micro P/R/F1 over per-sentence sets of tuples whose last element is the label (exact match), and the
-    P/R/F1 of each of `labels` (every class the schema names, so a class never predicted, or absent from the gold
-    data, still shows its zeros)."""
-    scores = prf(sum(len(g & p) for g, p in zip(gold, predicted)), sum(map(len, predicted)), sum(map(len, gold)), prefix)
-    for label in labels:
-        g = [{t for t in s if t[-1] == label} for s in gold]
-        p = [{t for t in s if t[-1] == label} for s in predicted]
-        per_label = prf(sum(len(a & b) for a, b in zip(g, p)), sum(map(len, p)), sum(map(len, g)))
-        scores.update({f"{prefix}{name}_{label}": value for name, value in per_label.items()})
-    return scores
-
-
-def span_classification_scores(logits, span_labels, label_names=()) -> dict[str, float]:
-    """Trainer-time span P/R/F1 from per-candidate argmax (no overlap decoding): cheap checkpoint selection. Micro over
-    the non-null classes, and the F1 of each class in `label_names` (index = class id, the null class first)."""
-    import numpy as np
-
-    predicted = np.asarray(logits).argmax(-1)
-    labels = np.asarray(span_labels)
-    valid = labels != -100
-    hits = int(((predicted == labels) & (labels > 0) & valid).sum())
-    scores = prf(hits, int(((predicted > 0) & valid).sum()), int(((labels > 0) & valid).sum()))
-    for class_id, name in enumerate(label_names[1:], start=1):
-        gold, guessed = (labels == class_id) & valid, (predicted == class_id) & valid
-        scores[f"f1_{name}"] = prf(int((gold & guessed).sum()), int(guessed.sum()), int(gold.sum()))["f1"]
-    return scores
 
 
 def word_majority_spans(train_sentences, train_spans, eval_sentences) -> list[set]:

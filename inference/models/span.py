@@ -26,6 +26,7 @@ class SpanExtractorConfig(WrappedEncoderConfig):
     def __init__(self, encoder: dict | None = None, entity_labels: list[str] | None = None,
                  relation_labels: list[str] | None = None, max_span_width: int = 8, width_embedding_size: int = 64,
                  head_hidden_size: int = 150, head_layers: int = 2, dropout: float = 0.1,
+                 entity_class_weights: list[float] | None = None, relation_class_weights: list[float] | None = None,
                  **kwargs):
         super().__init__(encoder=encoder, **kwargs)
         self.entity_labels = list(entity_labels or ["NULL"])
@@ -35,6 +36,8 @@ class SpanExtractorConfig(WrappedEncoderConfig):
         self.head_hidden_size = head_hidden_size
         self.head_layers = head_layers
         self.dropout = dropout
+        self.entity_class_weights = entity_class_weights  # loss weight per class (training only; None: unweighted)
+        self.relation_class_weights = relation_class_weights
         self.keys_to_ignore_at_inference = ["relation_logits"]  # Trainer evaluation gathers entity logits only
 
 
@@ -87,12 +90,18 @@ class SpanExtractor(WrappedEncoderModel):
         if self.relation_head is not None and entity_index is not None and entity_index.size(1) > 0:
             output["relation_logits"] = self.relation_logits(spans, entity_index)
         if span_labels is not None:
-            loss = nn.functional.cross_entropy(output["logits"].flatten(0, 1), span_labels.flatten(), ignore_index=-100)
+            loss = self._loss(output["logits"].flatten(0, 1), span_labels.flatten(), self.config.entity_class_weights)
             if "relation_logits" in output and relation_labels is not None and (relation_labels != -100).any():
-                loss = loss + nn.functional.cross_entropy(output["relation_logits"].flatten(0, 2), relation_labels.flatten(),
-                                                          ignore_index=-100)
+                loss = loss + self._loss(output["relation_logits"].flatten(0, 2), relation_labels.flatten(),
+                                         self.config.relation_class_weights)
             output["loss"] = loss
         return output
+
+    @staticmethod
+    def _loss(logits: torch.Tensor, labels: torch.Tensor, weights: list[float] | None) -> torch.Tensor:
+        """Cross-entropy, class-weighted when the config has weights (a weighted mean, as torch defines it)."""
+        weight = torch.tensor(weights, dtype=logits.dtype, device=logits.device) if weights else None
+        return nn.functional.cross_entropy(logits, labels, weight=weight, ignore_index=-100)
 
 
 AutoConfig.register(SpanExtractorConfig.model_type, SpanExtractorConfig)

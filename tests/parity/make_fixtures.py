@@ -29,7 +29,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from parity import lookalikes  # noqa: E402
 from parity.green_responses import responses  # noqa: E402
-from parity.reports import fingerprint, iu_reports, parity_pairs  # noqa: E402
+from parity.reports import empty_candidate_pairs, fingerprint, iu_reports, parity_pairs  # noqa: E402
 
 # environment -> (pip requirement sets, installed in order; "--no-deps" applies to its own set)
 ENVIRONMENTS = {
@@ -56,8 +56,10 @@ def environment(envs: Path, name: str) -> Path:
 
 def inputs() -> dict:
     references, candidates = parity_pairs()
+    empty_references, empty_candidates = empty_candidate_pairs()
     extra = iu_reports(4)
     return {"references": references, "candidates": candidates,
+            "empty_candidate_references": empty_references, "empty_candidate_candidates": empty_candidates,
             # RaTEScore drops a report without a usable sentence and pairs the rest out of step
             "empty_report_references": [extra[0], "", extra[2], "ok", extra[3]],
             "empty_report_candidates": [extra[1], extra[2], "  ", extra[0], extra[3]],

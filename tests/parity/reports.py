@@ -32,5 +32,13 @@ def parity_pairs() -> tuple[list[str], list[str]]:
     return references, candidates
 
 
+def empty_candidate_pairs() -> tuple[list[str], list[str]]:
+    """Pairs whose candidate is an empty generation, between two ordinary pairs (radmetrics scores every output; the
+    reference packages say what an empty one scores). Whitespace-only candidates are not sent: radgraph 0.1.18 crashes
+    on them (README: reference bugs), and radmetrics strips them to this case."""
+    reports = iu_reports(4)
+    return [reports[0], reports[1], reports[2], reports[3]], [reports[1], "", reports[3], ""]
+
+
 def fingerprint(texts: list[str]) -> str:
     return hashlib.sha256("\x00".join(texts).encode()).hexdigest()

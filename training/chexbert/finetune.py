@@ -75,14 +75,15 @@ def head_classes(labels: dict) -> list[int]:
 
 
 def labeler_scores(true, predicted) -> dict[str, float]:
-    """Mean Cohen's kappa over the 14 heads, and CheXbert's weighted F1: per condition the support-weighted
+    """Mean Cohen's kappa over the 14 heads; CheXbert's weighted F1: per condition the support-weighted
     F1 of its positive / negative / uncertain classes, averaged over conditions weighted by how many
-    reports mention the condition."""
+    reports mention the condition; and macro F1: the same classes' plain mean F1 per condition, averaged over
+    conditions as they are (a rare condition or class counts as much as a frequent one)."""
     import numpy as np
     from sklearn.metrics import cohen_kappa_score, f1_score
 
     true, predicted = np.asarray(true), np.asarray(predicted)
-    kappas, f1s, weights = [], [], []
+    kappas, f1s, weights, macro_f1s = [], [], [], []
     for i in range(true.shape[1]):
         same = (true[:, i] == predicted[:, i]).all()
         kappas.append(1.0 if same else float(np.nan_to_num(cohen_kappa_score(true[:, i], predicted[:, i]))))
@@ -90,8 +91,10 @@ def labeler_scores(true, predicted) -> dict[str, float]:
         if mentioned:
             f1s.append(f1_score(true[:, i], predicted[:, i], labels=mentioned, average="weighted", zero_division=0))
             weights.append(int((true[:, i] != 0).sum()))
+            macro_f1s.append(f1_score(true[:, i], predicted[:, i], labels=mentioned, average="macro", zero_division=0))
     return {"kappa": float(np.mean(kappas)),
-            "weighted_f1": float(np.average(f1s, weights=weights)) if weights else 0.0}
+            "weighted_f1": float(np.average(f1s, weights=weights)) if weights else 0.0,
+            "macro_f1": float(np.mean(macro_f1s)) if macro_f1s else 0.0}
 
 
 def main(argv: list[str] | None = None):

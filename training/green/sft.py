@@ -33,6 +33,7 @@ from radmetrics.inference.metrics.green.generation import MAX_REPORT_WORDS, gree
 
 from ..config import RecipeParser
 from ..encoder_recipe import barrier, build_once, is_main_process, start_run, train_and_finish
+from ..evaluation_hook import ComponentMetricEvaluation
 from .causal_lm import (
     TINY,
     CausalLMArguments,
@@ -127,27 +128,15 @@ def conversation_length(tokenizer, example: dict) -> int:
     return len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
-class GreenSFTTrainer(SFTTrainer):
+class GreenSFTTrainer(ComponentMetricEvaluation, SFTTrainer):
     """SFTTrainer that refuses batches with a row whose labels are all masked, and adds GREEN agreement
     (parse rate, MAE against the teacher) to every evaluation when it runs in a single process."""
-
-    def __init__(self, *args, generation_eval=None, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.generation_eval = generation_eval
 
     def compute_loss(self, model, inputs, *args, **kwargs):
         labels = inputs.get("labels")
         if labels is not None and not bool((labels != -100).any(dim=1).all()):
             raise RuntimeError("a training row has no unmasked label: its response was cut off or the completion mask is wrong")
         return super().compute_loss(model, inputs, *args, **kwargs)
-
-    def evaluate(self, *args, **kwargs):
-        metrics = super().evaluate(*args, **kwargs)
-        if self.generation_eval is not None and self.accelerator.num_processes == 1 and not self.is_deepspeed_enabled:
-            extra = {f"eval_green_{k}": v for k, v in self.generation_eval(self.model).items() if isinstance(v, (int, float))}
-            self.log(extra)
-            metrics.update(extra)
-        return metrics
 
 
 def main(argv: list[str] | None = None):
@@ -201,11 +190,12 @@ def main(argv: list[str] | None = None):
     validation = data["validation"].select(range(min(data_args.generation_eval_samples, len(data["validation"]))))
 
     def generation_eval(current_model) -> dict:
-        return green_agreement(current_model, tokenizer, validation, constant, data_args.max_new_tokens)
+        agreement = green_agreement(current_model, tokenizer, validation, constant, data_args.max_new_tokens)
+        return {f"green_{key}": value for key, value in agreement.items()}
 
     trainer = GreenSFTTrainer(model=model, args=training_args, train_dataset=conversations["train"],
                               eval_dataset=conversations["validation"], processing_class=tokenizer, peft_config=peft_config,
-                              generation_eval=generation_eval if data_args.generation_eval_samples else None)
+                              component_eval=generation_eval if data_args.generation_eval_samples else None)
     if peft_config is not None:
         from peft.utils import get_peft_model_state_dict
 

@@ -4,10 +4,11 @@ documents one sentence at a time; entity and relation losses are summed, relatio
 entity pairs and predicted on the model's own entities. The export emits the radgraph package's
 annotation dict (`RadGraphExtractor.annotations`).
 
-Held-out scores: entity and relation micro P/R/F1 (exact spans and labels, end to end) and those of every entity
-and relation label on the silver test split against the word-majority baseline, and agreement with the radgraph
-package's gold annotations next to the silver extractor's. The test predictions and the baseline's go to
-RUN_DIR/test_predictions.jsonl.
+Held-out scores (span_scores.py): entity and relation micro and macro P/R/F1 (exact spans and labels, end to end),
+those of every entity and relation label and the labels never predicted, on the silver test split against the
+word-majority baseline, and agreement with the radgraph package's gold annotations next to the silver extractor's.
+Each periodic evaluation logs the same end-to-end scores on validation next to the loss. The test predictions and the
+baseline's go to RUN_DIR/test_predictions.jsonl.
 
     radmetrics train radgraph/train --config configs/radgraph/train/tiny.yaml
 """
@@ -34,11 +35,11 @@ from ..span_recipe import (
     SpanArguments,
     TwoRateTrainer,
     build_span_model,
-    set_scores,
-    span_classification_scores,
+    class_weights,
     span_label_ids,
     word_majority_spans,
 )
+from ..span_scores import span_classification_scores, span_scores
 
 COMPONENT = "radgraph"
 ARGUMENT_TYPES = (ModelArguments, DataArguments, TrainingArguments, SpanArguments)
@@ -110,26 +111,42 @@ def main(argv: list[str] | None = None):
         features = data.map(featurize, batched=True, remove_columns=data["train"].column_names,
                             num_proc=data_args.preprocessing_num_workers)
 
-    model = build_span_model(model_args, span_args, tokenizer, label_map["entities"], label_map["relations"])
+    model = build_span_model(
+        model_args, span_args, tokenizer, label_map["entities"], label_map["relations"],
+        entity_class_weights=class_weights(features["train"]["span_labels"], len(entity_ids), span_args.class_weight_power),
+        relation_class_weights=class_weights(features["train"]["relation_labels"], len(relation_ids), span_args.class_weight_power))
 
     def compute_metrics(eval_prediction):
         return span_classification_scores(eval_prediction.predictions, eval_prediction.label_ids, label_map["entities"])
 
+    def extractor_of(model) -> RadGraphExtractor:
+        return RadGraphExtractor(model, tokenizer, batch_size=training_args.per_device_eval_batch_size,
+                                 max_length=data_args.max_seq_length)
+
+    def scores(extractor: RadGraphExtractor, rows) -> dict:
+        """End-to-end entity and relation scores on `rows` (the model's own entities feed its relations)."""
+        predicted = extractor.extract(rows["tokens"])
+        gold_entities, gold_relations = [entity_set(r["entities"]) for r in rows], [relation_set(r["relations"]) for r in rows]
+        entities, relations = [{tuple(e) for e in p[0]} for p in predicted], [{tuple(r) for r in p[1]} for p in predicted]
+        return {"gold": (gold_entities, gold_relations), "predicted": (entities, relations),
+                "scores": {**span_scores(gold_entities, entities, label_map["entities"][1:], prefix="entity_"),
+                           **span_scores(gold_relations, relations, label_map["relations"][1:], prefix="relation_")}}
+
+    def end_to_end_validation(current_model) -> dict:  # relation F1 next to the loss; the Trainer's own pass sees entities only
+        return scores(extractor_of(current_model), data["validation"])["scores"]
+
     trainer = TwoRateTrainer(model=model, args=training_args, train_dataset=features["train"], eval_dataset=features["validation"],
                              data_collator=SpanCollator(tokenizer), compute_metrics=compute_metrics, processing_class=tokenizer,
-                             head_learning_rate=span_args.head_learning_rate)
+                             head_learning_rate=span_args.head_learning_rate, component_eval=end_to_end_validation)
 
     def evaluate(final_dir) -> dict:
-        extractor = RadGraphExtractor(SpanExtractor.from_pretrained(final_dir), tokenizer,
-                                      batch_size=training_args.per_device_eval_batch_size, max_length=data_args.max_seq_length)
+        extractor = extractor_of(SpanExtractor.from_pretrained(final_dir))
         test, train = data["test"], data["train"]
-        predicted = extractor.extract(test["tokens"])
-        gold_entities, gold_relations = [entity_set(r["entities"]) for r in test], [relation_set(r["relations"]) for r in test]
-        entities, relations = [{tuple(e) for e in p[0]} for p in predicted], [{tuple(r) for r in p[1]} for p in predicted]
+        scored = scores(extractor, test)
+        (gold_entities, gold_relations), (entities, relations) = scored["gold"], scored["predicted"]
         baseline = word_majority_spans(train["tokens"], [entity_set(r["entities"]) for r in train], test["tokens"])
-        results = set_scores(gold_entities, entities, prefix="test_entity_", labels=label_map["entities"][1:])
-        results.update(set_scores(gold_relations, relations, prefix="test_relation_", labels=label_map["relations"][1:]))
-        results["baseline_word_majority_test_entity_f1"] = set_scores(gold_entities, baseline)["f1"]
+        results = {f"test_{key}": value for key, value in scored["scores"].items()}
+        results["baseline_word_majority_test_entity_f1"] = span_scores(gold_entities, baseline)["f1"]
         write_test_predictions(run_dir, [
             {"id": row["id"], "report_id": row["report_id"], "tokens": row["tokens"], "gold_entities": sorted(ge),
              "predicted_entities": sorted(pe), "baseline_word_majority_entities": sorted(b), "gold_relations": sorted(gr),

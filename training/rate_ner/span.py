@@ -1,7 +1,8 @@
 """RaTE-NER span recipe, PURE-style (Zhong & Chen 2020; seed 001 appendix A.9): every span of up to 8
 words, [start; end; width] representation, feed-forward head with a null class, encoder and head
 learning rates apart; span-level micro precision/recall/F1 (exact boundaries and type) and those of every entity
-type on held-out data, against the word-majority baseline. The test predictions and the baseline's go to
+type (span_scores.py: macro F1, per-class rows, classes never predicted) on held-out data, against the word-majority
+baseline; `--class_weight_power` weights the rare types in the loss. The test predictions and the baseline's go to
 RUN_DIR/test_predictions.jsonl.
 
     radmetrics train rate_ner/span --config configs/rate_ner/span/tiny.yaml
@@ -29,11 +30,11 @@ from ..span_recipe import (
     SpanArguments,
     TwoRateTrainer,
     build_span_model,
-    set_scores,
-    span_classification_scores,
+    class_weights,
     span_label_ids,
     word_majority_spans,
 )
+from ..span_scores import span_classification_scores, span_scores
 
 COMPONENT = "rate_ner_span"
 ARGUMENT_TYPES = (ModelArguments, DataArguments, TrainingArguments, SpanArguments)
@@ -66,7 +67,8 @@ def main(argv: list[str] | None = None):
         features = data.map(featurize, batched=True, remove_columns=data["train"].column_names,
                             num_proc=data_args.preprocessing_num_workers)
 
-    model = build_span_model(model_args, span_args, tokenizer, labels)
+    model = build_span_model(model_args, span_args, tokenizer, labels, entity_class_weights=class_weights(
+        features["train"]["span_labels"], len(labels), span_args.class_weight_power))
 
     def compute_metrics(eval_prediction):
         return span_classification_scores(eval_prediction.predictions, eval_prediction.label_ids, labels)
@@ -82,8 +84,8 @@ def main(argv: list[str] | None = None):
         predicted = [{tuple(e) for e in entities} for entities, _ in tagger.extract(test["tokens"])]
         gold = [gold_spans(row) for row in test]
         baseline = word_majority_spans(train["tokens"], [gold_spans(r) for r in train], test["tokens"])
-        results = set_scores(gold, predicted, prefix="test_", labels=labels[1:])
-        results["baseline_word_majority_test_f1"] = set_scores(gold, baseline)["f1"]
+        results = span_scores(gold, predicted, labels[1:], prefix="test_")
+        results["baseline_word_majority_test_f1"] = span_scores(gold, baseline)["f1"]
         write_test_predictions(run_dir, [
             {"id": row["id"], "report_id": row["report_id"], "tokens": row["tokens"], "gold": sorted(g),
              "predicted": sorted(p), "baseline_word_majority": sorted(b)}

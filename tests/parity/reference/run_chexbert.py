@@ -27,6 +27,7 @@ def main() -> None:
         "pe_accuracy": [float(x) for x in pe_accuracy],
         "classification_report_14": report_14,
         "classification_report_5": report_5,
+        "empty_candidate_classes": [head_classes(h) for h in inputs["empty_candidate_candidates"]],
     })
 
 

@@ -29,11 +29,16 @@ def main() -> None:
 
     green.model.generate = spy
     mean, std, scores, results = green(refs, hyps)
+    main_prompts = list(prompt_ids)
+    prompt_ids.clear()
+    _, _, empty_scores, _ = green(inputs["empty_candidate_references"], inputs["empty_candidate_candidates"])
     parser = GREEN(cpu=True)
     responses = inputs["green_responses"]
     save(args.out, {
         "environment": environment("radeval", "torch", "transformers", "tokenizers"),
-        "green_prompt_ids": prompt_ids,
+        "green_prompt_ids": main_prompts,
+        "empty_candidate_green_prompt_ids": list(prompt_ids),
+        "empty_candidate_green_scores": [None if s is None else float(s) for s in empty_scores],
         "green_analysis": list(results["green_analysis"]),
         "green_scores": [float(s) for s in scores],
         "green_mean": float(mean),
@@ -41,6 +46,8 @@ def main() -> None:
                               "insignificant": parser.parse_error_counts(r, parser.categories[1])[1],
                               "matched": parser.parse_error_counts(r, parser.categories[2])[0]} for r in responses],
         "chexbert_similarity": [float(s) for s in semantic_embedding_scores(refs, hyps, device="cpu")],
+        "empty_candidate_chexbert_similarity": [float(s) for s in semantic_embedding_scores(
+            inputs["empty_candidate_references"], inputs["empty_candidate_candidates"], device="cpu")],
     })
 
 

@@ -31,9 +31,11 @@ def main() -> None:
         extractor = RadGraph(model_type=model_type, model_cache_dir=cache, cuda=-1)
         scorer = F1RadGraph(reward_level="all", model_type=model_type, model_cache_dir=cache, cuda=-1)
         mean, rewards, _, _ = scorer(refs=refs, hyps=hyps)
+        _, empty_rewards, _, _ = scorer(refs=inputs["empty_candidate_references"], hyps=inputs["empty_candidate_candidates"])
         results[model_type] = {"reference_annotations": annotate(extractor, refs),
                                "candidate_annotations": annotate(extractor, hyps),
-                               "mean": [float(m) for m in mean], "rewards": [[float(x) for x in level] for level in rewards]}
+                               "mean": [float(m) for m in mean], "rewards": [[float(x) for x in level] for level in rewards],
+                               "empty_candidate_rewards": [[float(x) for x in level] for level in empty_rewards]}
     save(args.out, results)
 
 
