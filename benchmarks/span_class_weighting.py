@@ -1,8 +1,10 @@
 """Choose the span recipes' class weighting on validation (issue: every class learned): the small RaTE-NER span and
-RadGraph configs trained with `--class_weight_power` 0 (PURE's unweighted loss), 0.5 and 1, scored end to end on the
-validation split, per class.
+RadGraph configs trained with each setting of SETTINGS (`--class_weight_power` 0 is PURE's unweighted loss; RadGraph
+also tries a lighter weight on its relation loss), scored end to end on the validation split, per class.
 
-    python benchmarks/span_class_weighting.py    (writes benchmarks/results/span_class_weighting.json)
+    python benchmarks/span_class_weighting.py [--only SETTING ...]    (writes benchmarks/results/span_class_weighting.json)
+
+`--only` runs some settings and merges them into the results file.
 
 The recipes score their final model on the silver `test` split. Here they are given a copy of the silver data whose
 `test` split is the validation split, so the choice reads validation only and the test split stays untouched until
@@ -12,15 +14,22 @@ setting).
 
 from __future__ import annotations
 
-import sys
+import argparse
+import json
 import tempfile
 import time
 from pathlib import Path
 
-from encoder_recipes_tiny import build_silver, machine, train, write_results
+from encoder_recipes_tiny import RESULTS, build_silver, machine, train, write_results
 
-POWERS = (0.0, 0.5, 1.0)
 RECIPES = {"rate_ner/span": ("rate_ner", ("test_",)), "radgraph/train": ("radgraph", ("test_entity_", "test_relation_"))}
+# recipe -> setting name -> its arguments
+SETTINGS = {
+    "rate_ner/span": {f"power {p}": ("--class_weight_power", p) for p in ("0", "0.5", "1")},
+    "radgraph/train": {**{f"power {p}": ("--class_weight_power", p) for p in ("0", "0.5", "1")},
+                       **{f"power 0.5, relations {p}": ("--class_weight_power", "0.5", "--relation_class_weight_power", p)
+                          for p in ("0", "0.25")}},
+}
 
 
 def validation_as_test(silver: Path, out: Path, labelers: list[str]) -> Path:
@@ -43,21 +52,40 @@ def per_class(results: dict, prefix: str) -> dict:
                             "predicted": results[f"{prefix}predicted_{c}"]} for c in classes}}
 
 
+def markdown(results: dict) -> str:
+    """One row per recipe, setting and scored output: micro and macro F1, each class's F1, the classes never predicted."""
+    lines = ["| recipe | setting | output | micro F1 | macro F1 | F1 per class | never predicted |", "|---|---|---|---|---|---|---|"]
+    for recipe, settings in results["recipes"].items():
+        for name, run in settings.items():
+            for output, scores in run.items():
+                if isinstance(scores, dict) and "classes" in scores:
+                    classes = ", ".join(f"{c} {v['f1']:.2f}" for c, v in scores["classes"].items())
+                    lines.append(f"| `{recipe}` | {name} | {'relations' if output.endswith('relation') else 'entities'} | {scores['f1']:.3f} | "
+                                 f"{scores['macro_f1']:.3f} | {classes} | {', '.join(scores['never_predicted']) or '-'} |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="+", help="setting names (default: all)")
+    only = parser.parse_args().only
     start = time.perf_counter()
-    powers = [float(p) for p in sys.argv[1:]] or list(POWERS)
-    results = {"machine": machine(), "command": "python benchmarks/span_class_weighting.py", "split": "validation",
-               "recipes": {}}
+    out = RESULTS / "span_class_weighting.json"
+    results = json.loads(out.read_text()) if only and out.exists() else {"recipes": {}}
+    results.update({"machine": machine(), "command": "python benchmarks/span_class_weighting.py", "split": "validation"})
     with tempfile.TemporaryDirectory() as tmp:
         labelers = [labeler for labeler, _ in RECIPES.values()]
         silver = validation_as_test(build_silver(Path(tmp) / "silver", labelers), Path(tmp) / "validation", labelers)
         for recipe, (_, prefixes) in RECIPES.items():
-            for power in powers:
-                _, record = train(recipe, f"{recipe}/small.yaml", Path(tmp) / f"{recipe.replace('/', '_')}_{power}", silver,
-                                  ("--class_weight_power", str(power)))
+            for n, (name, arguments) in enumerate(SETTINGS[recipe].items()):
+                if only and name not in only:
+                    continue
+                _, record = train(recipe, f"{recipe}/small.yaml", Path(tmp) / f"{recipe.replace('/', '_')}_{n}", silver, arguments)
                 scores = {prefix.strip("_"): per_class(record["eval_results"], prefix) for prefix in prefixes}
-                results["recipes"].setdefault(recipe, {})[str(power)] = {"seconds": record["seconds"], **scores}
-                print(recipe, power, {k: (round(v["f1"], 3), round(v["macro_f1"], 3), v["never_predicted"])
-                                      for k, v in scores.items()}, flush=True)
-                write_results("span_class_weighting.json", {**results, "seconds": round(time.perf_counter() - start, 1)})
-    print(f"wrote {write_results('span_class_weighting.json', {**results, 'seconds': round(time.perf_counter() - start, 1)})}")
+                results["recipes"].setdefault(recipe, {})[name] = {"arguments": list(arguments), "seconds": record["seconds"],
+                                                                   **scores}
+                print(recipe, name, {k: (round(v["f1"], 3), round(v["macro_f1"], 3), v["never_predicted"])
+                                     for k, v in scores.items()}, flush=True)
+                write_results(out.name, results)
+    print(f"wrote {out} ({time.perf_counter() - start:.0f} s)")
+    print(markdown(results))

@@ -30,6 +30,8 @@ class SpanArguments:
         "help": "the entity and relation losses weight each class by its training frequency to the power -p, scaled to "
                 "a mean of 1 over the training candidates: 0 is PURE's unweighted mean, 0.5 inverse square root, 1 "
                 "balanced. Rare classes (DISEASE, OBS-U, suggestive_of) drown among null spans without it"})
+    relation_class_weight_power: float | None = field(default=None, metadata={
+        "help": "the same for the relation loss alone (unset: --class_weight_power)"})
 
 
 class TwoRateTrainer(ComponentMetricEvaluation, Trainer):

@@ -114,7 +114,9 @@ def main(argv: list[str] | None = None):
     model = build_span_model(
         model_args, span_args, tokenizer, label_map["entities"], label_map["relations"],
         entity_class_weights=class_weights(features["train"]["span_labels"], len(entity_ids), span_args.class_weight_power),
-        relation_class_weights=class_weights(features["train"]["relation_labels"], len(relation_ids), span_args.class_weight_power))
+        relation_class_weights=class_weights(features["train"]["relation_labels"], len(relation_ids),
+                                             span_args.class_weight_power if span_args.relation_class_weight_power is None
+                                             else span_args.relation_class_weight_power))
 
     def compute_metrics(eval_prediction):
         return span_classification_scores(eval_prediction.predictions, eval_prediction.label_ids, label_map["entities"])
