@@ -94,30 +94,32 @@ def base_source_note(source) -> str:
 PER_CLASS_STATISTICS = ("precision", "recall", "f1", "support", "predicted")
 
 
-def per_class_rows(eval_results: dict) -> tuple[dict, str]:
+def per_class_rows(eval_results: dict) -> tuple[dict, str, list[str]]:
     """Split span_scores' per-class keys (`{prefix}support_{class}` and its siblings) out of the results: the other
-    results, and a markdown table of the classes, those with support but never predicted flagged in bold."""
+    results, a markdown table of the classes (those with support but never predicted flagged in bold), and the
+    missed classes as "CLASS (results)"."""
     groups = [tuple(key.split("support_", 1)) for key in eval_results if "support_" in key]  # (prefix, class)
     if not groups:
-        return eval_results, ""
+        return eval_results, "", []
     taken = {f"{prefix}{stat}_{label}" for prefix, label in groups for stat in PER_CLASS_STATISTICS}
     taken |= {f"{prefix}never_predicted" for prefix, _ in groups}
     lines = ["| results | class | precision | recall | F1 | support | predicted | |", "|---|---|---|---|---|---|---|---|"]
+    missed = []
     for prefix, label in groups:
         value = {stat: eval_results.get(f"{prefix}{stat}_{label}") for stat in PER_CLASS_STATISTICS}
-        missed = label in (eval_results.get(f"{prefix}never_predicted") or [])
+        never = label in (eval_results.get(f"{prefix}never_predicted") or [])
+        if never:
+            missed.append(f"{label} ({prefix.rstrip('_')})")
         lines.append(f"| {prefix.rstrip('_')} | {label} | {value['precision']:.4f} | {value['recall']:.4f} | {value['f1']:.4f} "
-                     f"| {value['support']} | {value['predicted']} | {'**never predicted**' if missed else ''} |")
-    return {k: v for k, v in eval_results.items() if k not in taken}, "\n".join(lines)
+                     f"| {value['support']} | {value['predicted']} | {'**never predicted**' if never else ''} |")
+    return {k: v for k, v in eval_results.items() if k not in taken}, "\n".join(lines), missed
 
 
 def render_model_card(manifest: dict) -> str:
-    eval_results, classes = per_class_rows(manifest.get("eval_results") or {})
+    eval_results, classes, missed = per_class_rows(manifest.get("eval_results") or {})
     rows = "\n".join(f"| {k} | {v:.4f} |" if isinstance(v, (int, float)) else f"| {k} | {v} |" for k, v in eval_results.items())
     table = f"| metric | value |\n|---|---|\n{rows}" if rows else "_No held-out evaluation was recorded for this run._"
     if classes:
-        missed = [f"{label} ({key[:-len('never_predicted')].rstrip('_')})" for key, labels in manifest["eval_results"].items()
-                  if key.endswith("never_predicted") for label in labels]
         warning = (f"\n\n**Never predicted on the held-out split, although present in it: {', '.join(missed)}.** The micro "
                    "scores above do not show this." if missed else "")
         table += f"\n\nPer class (exact spans and labels):\n\n{classes}{warning}"
