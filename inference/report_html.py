@@ -192,7 +192,7 @@ head.innerHTML = '<tr><th data-k="-1">id</th>' + D.keys.map((k, i) => `<th data-
 head.onclick = e => { const k = +e.target.dataset.k; if (isNaN(k)) return; desc = sortKey === k ? !desc : true; sortKey = k; apply(); };
 function value(r, k) { return k < 0 ? r.id : r.values[k]; }
 function apply() {
-  const q = document.getElementById('filter').value.trim(), m = q.match(/^(\S+?)\s*(<=|>=|<|>|=)\s*(-?[\d.]+)$/);
+  const q = document.getElementById('filter').value.trim(), m = q.match(/^(.+?)\s*(<=|>=|<|>|=)\s*(-?[\d.]+)$/);
   if (m && D.keys.includes(m[1])) {
     const k = D.keys.indexOf(m[1]), x = +m[3], op = {'<': (a) => a < x, '<=': (a) => a <= x, '>': (a) => a > x, '>=': (a) => a >= x, '=': (a) => a === x}[m[2]];
     shown = rows.filter(r => r.values[k] !== null && op(r.values[k]));

@@ -2,7 +2,8 @@
 
 Files are read as written: a CSV goes through `csv` on a stream opened with `newline=""`, so a quoted field keeps
 its line breaks (LF or CRLF); .txt and .jsonl files are split on "\n" alone (a "\r" before it is dropped), so a report
-keeps every other character, U+2028, U+0085 and form feeds included.
+keeps every other character, U+2028, U+0085 and form feeds included. A file with "\r" and no "\n" at all was written
+with classic Mac OS line endings and is split on "\r".
 
 Bad input is a `ReportFileError` naming the file and the line (or row, or record): a file that is not UTF-8, a line
 over `MAX_REPORT_CHARS` characters (most likely the wrong file), malformed CSV or JSON, a missing field, and a report
@@ -43,8 +44,9 @@ def _read_text(path: Path) -> str:
 
 def split_lines(text: str) -> list[str]:
     """Lines split on "\n" alone, each without its "\r\n" or "\n" ending; a final newline adds no empty line.
-    (`str.splitlines` also splits on U+2028, U+2029, U+0085, form feeds and lone "\r", which can stand inside a report.)"""
-    lines = text.split("\n")
+    (`str.splitlines` also splits on U+2028, U+2029, U+0085, form feeds and lone "\r", which can stand inside a report.)
+    Text with "\r" and no "\n" (classic Mac OS line endings) is split on "\r"."""
+    lines = text.split("\r" if "\r" in text and "\n" not in text else "\n")
     if lines and lines[-1] == "":
         lines.pop()
     return [line[:-1] if line.endswith("\r") else line for line in lines]

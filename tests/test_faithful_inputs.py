@@ -39,6 +39,8 @@ def test_jsonl_and_txt_split_on_newlines_alone(tmp_path):
     assert read_reports(tmp_path / "r.jsonl") == ([odd, "x"], ["a", "b"])
     (tmp_path / "r.txt").write_bytes("one\x0cstill one\r\ntwo\u2028still two\n".encode())
     assert read_reports(tmp_path / "r.txt") == (["one\x0cstill one", "two\u2028still two"], None)
+    (tmp_path / "mac.txt").write_bytes(b"Heart normal.\rLungs clear.\r")  # classic Mac OS line endings
+    assert read_reports(tmp_path / "mac.txt") == (["Heart normal.", "Lungs clear."], None)
 
 
 def test_pairing_by_id_is_linear_and_exact():

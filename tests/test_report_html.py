@@ -9,7 +9,12 @@ import subprocess
 import pytest
 
 from radmetrics.inference.cli import main
-from radmetrics.inference.report_html import compact_detail, render_score_report, write_score_report
+from radmetrics.inference.report_html import (
+    compact_detail,
+    render_score_report,
+    write_compare_report,
+    write_score_report,
+)
 from radmetrics.inference.scorer import Scorer
 
 REFS = ["No acute cardiopulmonary process.", "Mild cardiomegaly.", "Small left pleural effusion.", "Lungs are clear."]
@@ -82,6 +87,10 @@ def test_report_opens_sorts_and_shows_its_summary_in_chromium(tmp_path):
     assert len(values) == 100 and values == sorted(values) and values[0] == 0.0  # the empty candidates first
     filtered = headless("--virtual-time-budget=5000", "--dump-dom", f"{url}#filter=rougeL>0.9")
     assert re.search(r"(\d+) of 300 pairs", filtered.stdout).group(1) == str(sum(r["rougeL"] > 0.9 for r in result.per_sample))
+    compare = write_compare_report(tmp_path / "compare", ("A", "B"), {}, result, 150, refs[:150], hyps[:150], hyps[150:])
+    spaced = headless("--virtual-time-budget=5000", "--dump-dom", f"file://{compare}#filter=rougeL (B) < 0.5")
+    expected = sum(row["rougeL"] < 0.5 for row in result.per_sample[150:])
+    assert 0 < expected < 150 and re.search(r"(\d+) of 150 pairs", spaced.stdout).group(1) == str(expected)  # a key with spaces
     shot = tmp_path / "summary.png"
     taken = headless("--virtual-time-budget=5000", "--window-size=1200,900", f"--screenshot={shot}", url)
     assert taken.returncode == 0 and shot.is_file()
