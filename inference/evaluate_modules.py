@@ -114,6 +114,10 @@ def evaluate_module_class(name: str):
 
 def metric_card(name: str) -> str:
     spec = REGISTRY[name]
+    needed = [kind.split("|")[0] for kind in spec.requires_components]
+    load_arguments = ", components={" + ", ".join(f'"{k}": "exports/{k}"' for k in needed) + "}" if needed else ""
+    if spec.judged_by_llm:
+        load_arguments += ', endpoint="configs/llm/openai_gpt4o.yaml"'
     return f"""---
 title: radmetrics {name}
 tags:
@@ -129,7 +133,11 @@ description: "{_description(name).replace('"', "'")}"
 
 ```python
 import evaluate
-metric = evaluate.load("{name}")  # this folder, or its Hub Space
+from radmetrics.inference.evaluate_modules import module_path
+
+# by path: this folder, module_path (the copy radmetrics writes), or the Hub Space it is pushed to as "<user>/<space>";
+# a bare evaluate.load("{name}") would load the Hub's own metric of that name, if there is one
+metric = evaluate.load(module_path("{name}"){load_arguments})
 metric.compute(predictions=["No acute findings."], references=["No acute cardiopulmonary process."])
 ```
 

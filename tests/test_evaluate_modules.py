@@ -26,7 +26,19 @@ def test_every_metric_has_a_module_with_info(tmp_path):
         module = evaluate.load(str(tmp_path / "spaces" / name))
         assert set(module.features) == {"predictions", "references"} and module.citation.startswith("@")
         assert all(key in module.description for key in REGISTRY[name].keys)
-        assert (tmp_path / "spaces" / name / "README.md").read_text().startswith("---\ntitle: radmetrics")
+        card = (tmp_path / "spaces" / name / "README.md").read_text()
+        assert card.startswith("---\ntitle: radmetrics") and f'evaluate.load(module_path("{name}")' in card
+
+
+def test_the_card_example_runs():
+    """The card's code, run as written: it loads radmetrics' module by path (a bare evaluate.load("bertscore") would
+    fetch the Hub's own BERTScore)."""
+    from radmetrics.inference.evaluate_modules import metric_card
+
+    code = metric_card("bertscore").split("```python\n")[1].split("```")[0]
+    namespace = {}
+    exec(code.replace("metric.compute(", "values = metric.compute("), namespace)
+    assert type(namespace["metric"]).__name__ == "Radmetrics_bertscore" and set(namespace["values"]) == {"bertscore"}
 
 
 @pytest.mark.parametrize("name", ["bleu2", "bleu4", "rougeL", "bertscore"])
