@@ -7,7 +7,8 @@
 - ROOT/radgraph/<model_type>/: the unpacked tarballs, where radgraph 0.1.18 looks (model_cache_dir=ROOT/radgraph).
 
 Same file names, state-dict keys and prefixes, label vocabularies and tokenizer files as the real artefacts; small
-hidden sizes; weights drawn from a seeded generator, with biases that keep the outputs sparse enough to be
+hidden sizes (`build`), or the published ones (`build_full`: bert-base, DeBERTa-v3-base with its 128,100-row
+embedding, MPNet-base, for timing at real cost); weights drawn from a seeded generator, with biases that keep the outputs sparse enough to be
 informative (a few entities and relations per report, every CheXbert class, every RaTE-NER label). `build` is
 deterministic for a given torch version: `digest` fingerprints the result, and the parity fixtures record it.
 """
@@ -43,6 +44,16 @@ GREEN_REPOS = ("StanfordAIMI/GREEN-RadLlama2-7b", "StanfordAIMI/GREEN-radllama2-
 FEATURE_SIZE, FF_HIDDEN, MAX_SPAN_WIDTH = 20, 150, 8
 # Scorer biases that leave about 5% of spans as entities and 2% of kept span pairs as relations on IU reports.
 RADGRAPH_BIASES = {"radgraph": (-0.57, -0.2), "radgraph-xl": (-1.35, 2.1), "modern-radgraph-xl": (-1.03, 0.85)}
+# Full size: the scorers' weights times 5 (a 768-wide encoder's words differ less at initializer_range), and biases that
+# leave about 20 entities and 20 relations per IU report (0.5 entities per word, as the published model finds).
+RADGRAPH_FULL = {"gain": 5.0, "radgraph-xl": (-5.79, 3.48)}
+# Encoder sizes: the parity look-alikes' ("tiny") and the published base models' ("full": bert-base, CXR-BERT,
+# DeBERTa-v3-base and MPNet-base share them). Full-size weights are drawn at the published configs' initializer_range
+# (0.02): larger ones make 12 random layers map every token to nearly the same vector, and the predictions uniform.
+SIZES = {"tiny": {"hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2},
+         "full": {"hidden_size": 768, "intermediate_size": 3072, "num_attention_heads": 12, "num_hidden_layers": 12}}
+WEIGHT_SCALE = {"tiny": 0.5, "full": 0.02}
+DEBERTA_V3_VOCAB = 128_100  # the published embedding's rows; the look-alike tokenizer uses the first 704
 
 
 def snapshot(root: Path, repo_id: str) -> Path:
@@ -74,24 +85,38 @@ def randomize(state: dict, seed: int, scale: float = 0.5) -> dict:
     return out
 
 
+def calibrated_head(features: torch.Tensor, weight: torch.Tensor, offsets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A random head (weight: classes x hidden) rescaled so that its logits on real reports' features (n x hidden) have
+    zero mean and unit spread per class, plus `offsets`, which set how often each class wins. Full-size encoders at
+    initializer_range give every report a large shared component; without this one class would win everywhere."""
+    logits = features @ weight.T
+    mean, spread = logits.mean(0), logits.std(0).clamp_min(1e-6)
+    return weight / spread[:, None], offsets - mean / spread
+
+
+def calibration_reports() -> list[str]:
+    from .reports import iu_reports
+
+    return iu_reports(64)
+
+
 def bert_vocab() -> list[str]:
     from radmetrics.inference.loading.hub import default_encoder
 
     return (default_encoder() / "vocab.txt").read_text(encoding="utf-8").splitlines()
 
 
-def bert_config(vocab_size: int) -> dict:
+def bert_config(vocab_size: int, size: str = "tiny") -> dict:
     return {"architectures": ["BertForMaskedLM"], "attention_probs_dropout_prob": 0.1, "hidden_act": "gelu",
-            "hidden_dropout_prob": 0.1, "hidden_size": 32, "initializer_range": 0.02, "intermediate_size": 64,
-            "layer_norm_eps": 1e-12, "max_position_embeddings": 512, "model_type": "bert", "num_attention_heads": 4,
-            "num_hidden_layers": 2, "pad_token_id": 0, "position_embedding_type": "absolute", "type_vocab_size": 2,
-            "vocab_size": vocab_size}
+            "hidden_dropout_prob": 0.1, "initializer_range": 0.02, "layer_norm_eps": 1e-12, "max_position_embeddings": 512,
+            "model_type": "bert", "pad_token_id": 0, "position_embedding_type": "absolute", "type_vocab_size": 2,
+            "vocab_size": vocab_size, **SIZES[size]}
 
 
-def write_bert_base(root: Path, repo_id: str) -> dict:
+def write_bert_base(root: Path, repo_id: str, size: str = "tiny") -> dict:
     """config.json, vocab.txt, tokenizer_config.json of an uncased BERT (no weights: the artefacts carry them)."""
     path, vocab = snapshot(root, repo_id), bert_vocab()
-    config = bert_config(len(vocab))
+    config = bert_config(len(vocab), size)
     _write_json(path / "config.json", config)
     (path / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
     _write_json(path / "tokenizer_config.json", {"do_lower_case": True, "model_max_length": 512, "tokenizer_class": "BertTokenizer"})
@@ -120,13 +145,13 @@ def write_modernbert_base(root: Path, repo_id: str) -> dict:
     return config
 
 
-def encoder_state(config: dict, seed: int) -> dict:
+def encoder_state(config: dict, seed: int, scale: float = 0.5) -> dict:
     """A randomised `AutoModel.from_config` state dict (BertModel with pooler, ModernBertModel)."""
     from transformers import AutoConfig, AutoModel
 
     values = dict(config)
     model = AutoModel.from_config(AutoConfig.for_model(values.pop("model_type"), **values))
-    return randomize({k: v for k, v in model.state_dict().items() if not k.endswith("position_ids")}, seed)
+    return randomize({k: v for k, v in model.state_dict().items() if not k.endswith("position_ids")}, seed, scale)
 
 
 def deterministic_tar_gz(source: Path, target: Path) -> None:
@@ -142,18 +167,41 @@ def deterministic_tar_gz(source: Path, target: Path) -> None:
         gz.write(buffer.getvalue())
 
 
-def build_chexbert(root: Path) -> None:
-    config = write_bert_base(root, "bert-base-uncased")
-    state = {f"module.bert.{k}": v for k, v in encoder_state(config, seed=1).items()}
+def build_chexbert(root: Path, size: str = "tiny") -> None:
+    config = write_bert_base(root, "bert-base-uncased", size)
+    state = {f"module.bert.{k}": v for k, v in encoder_state(config, seed=1, scale=WEIGHT_SCALE[size]).items()}
     generator = torch.Generator().manual_seed(2)
     for head in range(14):
         classes = 4 if head < 13 else 2
-        state[f"module.linear_heads.{head}.weight"] = torch.randn(classes, 32, generator=generator)
+        state[f"module.linear_heads.{head}.weight"] = torch.randn(classes, 32 if size == "tiny" else config["hidden_size"], generator=generator)
         state[f"module.linear_heads.{head}.bias"] = torch.randn(classes, generator=generator) * 0.5
+    if size == "full":  # CheXbert's heads read the [CLS] vector of the last layer
+        cls = _encoder_outputs(snapshot(root, "bert-base-uncased"), config, {k[len("module.bert."):]: v for k, v in state.items()
+                                                                            if k.startswith("module.bert.")})[:, 0]
+        for head in range(14):  # blank most often, then positive, negative, uncertain (No Finding: two classes)
+            offsets = torch.tensor([1.0, 0.3, 0.0, -0.5] if head < 13 else [0.0, 0.0])
+            weight, bias = calibrated_head(cls, state[f"module.linear_heads.{head}.weight"], offsets)
+            state[f"module.linear_heads.{head}.weight"], state[f"module.linear_heads.{head}.bias"] = weight, bias
     checkpoint = {"epoch": 7, "model_state_dict": state, "optimizer_state_dict": {}}
     for target in (snapshot(root, RRG) / "chexbert.pth", root / "xdg" / "chexbert" / "chexbert.pth"):
         target.parent.mkdir(parents=True, exist_ok=True)
         torch.save(checkpoint, target)
+
+
+def _encoder_outputs(tokenizer_dir: Path, config: dict, state: dict, all_tokens: bool = False) -> torch.Tensor:
+    """The last hidden states of `calibration_reports()` under an encoder built from `config` and `state`:
+    (reports, tokens, hidden) padded, or with `all_tokens` (tokens, hidden) without padding."""
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+    values = dict(config)
+    values = {k: v for k, v in values.items() if k not in ("id2label", "label2id", "architectures")}
+    model = AutoModel.from_config(AutoConfig.for_model(values.pop("model_type"), **values)).eval()
+    model.load_state_dict(state, strict=False)
+    batch = AutoTokenizer.from_pretrained(str(tokenizer_dir))(calibration_reports(), padding=True, truncation=True,
+                                                                 max_length=128, return_tensors="pt")
+    with torch.inference_mode():
+        hidden = model(**batch).last_hidden_state
+    return hidden[batch["attention_mask"].bool()] if all_tokens else hidden
 
 
 def _linear(state: dict, prefix: str, rows: int, columns: int, generator, bias: float = 0.0) -> None:
@@ -161,7 +209,8 @@ def _linear(state: dict, prefix: str, rows: int, columns: int, generator, bias: 
     state[f"{prefix}bias"] = torch.randn(rows, generator=generator) * 0.1 + bias
 
 
-def radgraph_weights(model_type: str, encoder: dict, hidden: int, entity_labels: int, relation_labels: int, seed: int) -> dict:
+def radgraph_weights(model_type: str, encoder: dict, hidden: int, entity_labels: int, relation_labels: int, seed: int,
+                     size: str = "tiny") -> dict:
     """weights.th: every key of the reference's DyGIE module tree (coref and events included), randomised; the
     entity and relation scorers biased negative so that only some spans and pairs come out."""
     generator = torch.Generator().manual_seed(seed)
@@ -171,8 +220,10 @@ def radgraph_weights(model_type: str, encoder: dict, hidden: int, entity_labels:
     ner = f"_ner._ner_scorers.{model_type}__ner_labels."
     _linear(state, f"{ner}0._module._linear_layers.0.", h, span, generator)
     _linear(state, f"{ner}0._module._linear_layers.1.", h, h, generator)
-    ner_bias, relation_bias = RADGRAPH_BIASES[model_type]
+    ner_bias, relation_bias = RADGRAPH_BIASES[model_type] if size == "tiny" else RADGRAPH_FULL[model_type]
+    gain = 1.0 if size == "tiny" else RADGRAPH_FULL["gain"]
     _linear(state, f"{ner}1._module.", entity_labels - 1, h, generator, bias=ner_bias)
+    state[f"{ner}1._module.weight"] *= gain
     relation = f"{model_type}__relation_labels"
     pruner = f"_relation._mention_pruners.{relation}._scorer."
     # the mention pruner scores spans like the entity scorer's mean, so that kept spans tend to be entities and
@@ -185,6 +236,7 @@ def radgraph_weights(model_type: str, encoder: dict, hidden: int, entity_labels:
     _linear(state, f"_relation._relation_feedforwards.{relation}._linear_layers.0.", h, 3 * span, generator)
     _linear(state, f"_relation._relation_feedforwards.{relation}._linear_layers.1.", h, h, generator)
     _linear(state, f"_relation._relation_scorers.{relation}.", relation_labels, h, generator, bias=relation_bias)
+    state[f"_relation._relation_scorers.{relation}.weight"] *= gain
     state["_coref._distance_embedding.weight"] = torch.randn(10, FEATURE_SIZE, generator=generator)
     _linear(state, "_coref._antecedent_feedforward._module._linear_layers.0.", h, 3 * span + FEATURE_SIZE, generator)
     _linear(state, "_coref._antecedent_feedforward._module._linear_layers.1.", h, h, generator)
@@ -218,11 +270,15 @@ def radgraph_config(model_type: str, base: str) -> dict:
     }
 
 
-def build_radgraph(root: Path, model_type: str, seed: int) -> None:
+def build_radgraph(root: Path, model_type: str, seed: int, size: str = "tiny") -> None:
     base = RADGRAPH_BASES[model_type]
-    config = write_modernbert_base(root, base) if model_type == "modern-radgraph-xl" else write_bert_base(root, base)
+    if model_type == "modern-radgraph-xl":
+        assert size == "tiny", "the full-size look-alikes cover the BERT-based RadGraph models"
+        config = write_modernbert_base(root, base)
+    else:
+        config = write_bert_base(root, base, size)
     prefix = "_embedder.token_embedder_bert._matched_embedder.transformer_model."
-    encoder = {prefix + k: v for k, v in encoder_state(config, seed).items()}
+    encoder = {prefix + k: v for k, v in encoder_state(config, seed, WEIGHT_SCALE[size]).items()}
     entities, relations = RADGRAPH_LABELS["radgraph" if model_type == "radgraph" else "xl"]
     directory = root / "radgraph" / model_type
     (directory / "vocabulary").mkdir(parents=True, exist_ok=True)
@@ -230,12 +286,12 @@ def build_radgraph(root: Path, model_type: str, seed: int) -> None:
     (directory / "vocabulary" / "non_padded_namespaces.txt").write_text("*tags\n*labels\n", encoding="utf-8")
     (directory / "vocabulary" / f"{model_type}__ner_labels.txt").write_text("\n" + "\n".join(entities) + "\n", encoding="utf-8")
     (directory / "vocabulary" / f"{model_type}__relation_labels.txt").write_text("\n".join(relations) + "\n", encoding="utf-8")
-    weights = radgraph_weights(model_type, encoder, config["hidden_size"], len(entities) + 1, len(relations), seed + 100)
+    weights = radgraph_weights(model_type, encoder, config["hidden_size"], len(entities) + 1, len(relations), seed + 100, size)
     torch.save(weights, directory / "weights.th")
     deterministic_tar_gz(directory, snapshot(root, RRG) / f"{model_type}.tar.gz")
 
 
-def build_ratescore(root: Path) -> None:
+def build_ratescore(root: Path, size: str = "tiny") -> None:
     from safetensors.torch import save_file
     from transformers import AutoConfig, AutoModel, AutoModelForTokenClassification
 
@@ -247,17 +303,21 @@ def build_ratescore(root: Path) -> None:
     _write_json(ner / "tokenizer_config.json", {**special, "tokenizer_class": "DebertaV2Tokenizer", "do_lower_case": False,
                                                 "split_by_punct": False, "vocab_type": "spm", "model_max_length": 512})
     _write_json(ner / "added_tokens.json", {"[MASK]": json.loads((ner / "tokenizer.json").read_text())["added_tokens"][-1]["id"]})
-    config = {"architectures": ["DebertaV2ForTokenClassification"], "model_type": "deberta-v2", "hidden_size": 32,
-              "intermediate_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "max_position_embeddings": 512,
+    config = {"architectures": ["DebertaV2ForTokenClassification"], "model_type": "deberta-v2", **SIZES[size], "max_position_embeddings": 512,
               "relative_attention": True, "position_buckets": 256, "max_relative_positions": -1, "norm_rel_ebd": "layer_norm",
               "share_att_key": True, "pos_att_type": ["p2c", "c2p"], "position_biased_input": False, "type_vocab_size": 0,
-              "layer_norm_eps": 1e-7, "pad_token_id": 0, "vocab_size": 704, "hidden_act": "gelu",
+              "layer_norm_eps": 1e-7, "pad_token_id": 0, "vocab_size": 704 if size == "tiny" else DEBERTA_V3_VOCAB, "hidden_act": "gelu",
               "id2label": dict(enumerate(RATE_LABELS)), "label2id": {label: i for i, label in enumerate(RATE_LABELS)}}
     _write_json(ner / "config.json", {**config, "id2label": {str(i): label for i, label in enumerate(RATE_LABELS)}})
     values = dict(config)
     model = AutoModelForTokenClassification.from_config(AutoConfig.for_model(values.pop("model_type"), **values))
-    state = randomize(model.state_dict(), seed=3)
+    state = randomize(model.state_dict(), seed=3, scale=WEIGHT_SCALE[size])
     state["classifier.bias"] = torch.tensor([0.4, 0.6, 0.2, 0.5, 0.3, 0.5, 0.2, 0.4, 0.4, 0.6, 1.6])
+    if size == "full":  # about a third of the tokens in an entity, every label found
+        tokens = _encoder_outputs(ner, config, {k[len("deberta."):]: v for k, v in state.items() if k.startswith("deberta.")},
+                                  all_tokens=True)
+        offsets = torch.tensor([0.3, 0.0] * 5 + [2.2])
+        state["classifier.weight"], state["classifier.bias"] = calibrated_head(tokens, state["classifier.weight"], offsets)
     save_file({k: v.contiguous() for k, v in state.items()}, str(ner / "model.safetensors"), metadata={"format": "pt"})
 
     encoder = snapshot(root, "FremyCompany/BioLORD-2023-C")
@@ -268,14 +328,13 @@ def build_ratescore(root: Path) -> None:
                                                     "pad_token": "<pad>", "unk_token": "[UNK]", "mask_token": "<mask>"})
     _write_json(encoder / "special_tokens_map.json", {"bos_token": "<s>", "eos_token": "</s>", "cls_token": "<s>", "sep_token": "</s>",
                                                       "pad_token": "<pad>", "unk_token": "[UNK]", "mask_token": "<mask>"})
-    config = {"architectures": ["MPNetModel"], "model_type": "mpnet", "hidden_size": 32, "intermediate_size": 64,
-              "num_attention_heads": 4, "num_hidden_layers": 2, "max_position_embeddings": 514, "layer_norm_eps": 1e-5,
+    config = {"architectures": ["MPNetModel"], "model_type": "mpnet", **SIZES[size], "max_position_embeddings": 514, "layer_norm_eps": 1e-5,
               "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2, "relative_attention_num_buckets": 32,
               "vocab_size": len(words) + 6, "hidden_act": "gelu"}
     _write_json(encoder / "config.json", config)
     values = dict(config)
     model = AutoModel.from_config(AutoConfig.for_model(values.pop("model_type"), **values))
-    save_file({k: v.contiguous() for k, v in randomize(model.state_dict(), seed=4).items()}, str(encoder / "model.safetensors"),
+    save_file({k: v.contiguous() for k, v in randomize(model.state_dict(), seed=4, scale=WEIGHT_SCALE[size]).items()}, str(encoder / "model.safetensors"),
               metadata={"format": "pt"})
 
 
@@ -315,6 +374,16 @@ def build(root: str | Path) -> Path:
         build_radgraph(root, model_type, seed)
     build_ratescore(root)
     build_green(root)
+    return root
+
+
+def build_full(root: str | Path) -> Path:
+    """Published-size look-alikes of the artefacts whose scoring speed is benchmarked: CheXbert (bert-base),
+    RadGraph-XL (a BERT-base DyGIE model) and RaTEScore (DeBERTa-v3-base NER, MPNet-base BioLORD)."""
+    root = Path(root)
+    build_chexbert(root, "full")
+    build_radgraph(root, "radgraph-xl", 11, "full")
+    build_ratescore(root, "full")
     return root
 
 

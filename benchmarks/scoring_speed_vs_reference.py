@@ -1,0 +1,252 @@
+"""radmetrics against the authors' packages and RadEval on full-size look-alikes: seconds, memory, same values.
+
+    python benchmarks/scoring_speed_vs_reference.py [--pairs 1000] [--metrics chexbert radgraph ratescore all]
+                                                    [--device cpu|cuda] [--lookalikes DIR] [--envs DIR]
+
+1. builds (once, in --lookalikes, default checkpoints/lookalikes_full, ~3 GB) random-weight look-alikes of the released
+   artefacts at their published sizes (tests/parity/lookalikes.py `build_full`): CheXbert (bert-base, 110 M parameters),
+   RadGraph-XL (a BERT-base DyGIE model), RaTE-NER-Deberta (DeBERTa-v3-base, 128,100-row embedding) and
+   BioLORD-2023-C (MPNet-base), with heads calibrated so that predictions vary as a trained model's do (about 20
+   RadGraph entities and 16 RaTE-NER entities per IU report);
+2. builds (once) the reference environments under --envs (tests/parity/make_fixtures.py: torch 2.13.0, then f1chexbert
+   0.0.2, radgraph 0.1.18, ratescore 0.6.0, radeval 2.2.1);
+3. runs every side in its own process on the same --pairs IU X-ray pairs (benchmarks/scoring_speed_vs_radeval.py's
+   pairs): radmetrics' Scorer, the authors' package (benchmarks/speed_reference_worker.py) and RadEval; `all` is the
+   three metrics in one process (radmetrics `Scorer([...])`, RadEval `RadEval(metrics=[...])`);
+4. records each side's first call (constructing the scorer, which loads the model, then scoring), warm call (the same
+   object again), peak resident memory, entities found, and whether the values equal radmetrics' (classes and entities
+   exactly, scores to 1e-5); writes benchmarks/results/scoring_speed_vs_reference[_cuda].json and prints a table.
+
+The ratio compares warm calls: model loading is paid once per process and is reported apart (first call).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path[:0] = [str(HERE), str(REPO / "tests")]
+
+from speed_reference_worker import compact_graphs  # noqa: E402
+
+METRICS = ("chexbert", "radgraph", "ratescore")
+PACKAGE = {"chexbert": "f1chexbert", "radgraph": "radgraph", "ratescore": "ratescore"}
+ENVIRONMENT = {"f1chexbert": "chexbert", "radgraph": "radgraph", "ratescore": "ratescore", "radeval": "radeval"}
+VERSIONS = {"f1chexbert": "f1chexbert 0.0.2", "radgraph": "radgraph 0.1.18", "ratescore": "ratescore 0.6.0", "radeval": "radeval 2.2.1"}
+RADEVAL_F1 = {f"chexbert_f1_{n}_{kind}": f"f1chexbert_{'all' if n == 14 else 5}_{kind}_f1"
+              for n in (14, 5) for kind in ("micro", "macro", "weighted")}
+TOLERANCE = 1e-5
+
+
+def scorer_setup(root: Path) -> tuple[dict, dict]:
+    """The components and options that point radmetrics at the look-alikes (as tests/test_released_parity.py does)."""
+    from parity import lookalikes
+
+    def base(repo_id: str) -> str:
+        return str(lookalikes.snapshot(root, repo_id))
+
+    rrg = lookalikes.snapshot(root, lookalikes.RRG)
+    components = {"chexbert": str(rrg / "chexbert.pth"), "radgraph": str(rrg / "radgraph-xl.tar.gz"),
+                  "rate_ner": base("Angelakeke/RaTE-NER-Deberta")}
+    options = {"chexbert": {"base_model": base("bert-base-uncased")},
+               "radgraph": {"base_model": base(lookalikes.RADGRAPH_BASES["radgraph-xl"]), "case": "reference"},
+               "ratescore": {"encoder": base("FremyCompany/BioLORD-2023-C")}}
+    return components, options
+
+
+def radmetrics_values(result) -> dict:
+    values = {}
+    if "chexbert" in result.details:
+        details = result.details["chexbert"]
+        values.update(reference_classes=[d["reference_labels"] for d in details], candidate_classes=[d["candidate_labels"] for d in details],
+                      f1={key: result.summary[key]["value"] for key in RADEVAL_F1})
+    if "radgraph" in result.details:
+        details = result.details["radgraph"]
+        values.update(rewards=[[row[f"radgraph_{level}"] for row in result.per_sample] for level in ("simple", "partial", "complete")],
+                      reference_entities=compact_graphs([d["reference_annotation"] for d in details]),
+                      candidate_entities=compact_graphs([d["candidate_annotation"] for d in details]))
+    if "ratescore" in result.details:
+        details = result.details["ratescore"]
+        values.update(scores=[row["ratescore"] for row in result.per_sample],
+                      rate_reference_entities=[[list(e) for e in d["reference_entities"]] for d in details],
+                      rate_candidate_entities=[[list(e) for e in d["candidate_entities"]] for d in details])
+    return json.loads(json.dumps(values))
+
+
+def radmetrics_side(root: Path, metric: str, pairs: list[dict]) -> dict:
+    """radmetrics' own side, run in a fresh process by the driver (`--worker`)."""
+    import torch
+
+    from radmetrics.inference.scorer import Scorer
+
+    names = list(METRICS) if metric == "all" else [metric]
+    components, options = scorer_setup(root)
+    refs, hyps = [p["ref"] for p in pairs], [p["hyp"] for p in pairs]
+    start = time.perf_counter()
+    scorer = Scorer(names, components, {n: options[n] for n in names}, n_bootstrap=0)
+    values = radmetrics_values(scorer(refs, hyps))
+    first = time.perf_counter() - start
+    start = time.perf_counter()
+    again = radmetrics_values(scorer(refs, hyps))
+    warm = time.perf_counter() - start
+    return {"first_call_seconds": first, "warm_seconds": warm, "values": values, "warm_values_equal": again == values,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "torch_threads": torch.get_num_threads()}
+
+
+def close(a: list, b: list) -> bool:
+    return len(a) == len(b) and all((x is None and y is None) or (x is not None and y is not None and abs(x - y) <= TOLERANCE)
+                                    for x, y in zip(a, b))
+
+
+def value_checks(metric: str, side: str, ours: dict, theirs: dict) -> dict:
+    """Which of the side's values equal radmetrics' (classes and entities exactly, scores to 1e-5)."""
+    checks = {}
+    if side == "radeval":
+        if metric in ("chexbert", "all"):
+            checks["chexbert_f1"] = all(abs(ours["f1"][k] - theirs[v]) <= TOLERANCE for k, v in RADEVAL_F1.items())
+        if metric in ("radgraph", "all"):
+            checks["radgraph_rewards"] = all(close(ours["rewards"][i], theirs[f"radgraph_{level}"])
+                                             for i, level in enumerate(("simple", "partial", "complete")))
+        if metric in ("ratescore", "all"):
+            checks["ratescore_scores"] = close(ours["scores"], theirs["ratescore"])
+        return checks
+    if metric == "chexbert":
+        checks["classes"] = ours["reference_classes"] == theirs["reference_classes"] and ours["candidate_classes"] == theirs["candidate_classes"]
+        checks["f1"] = all(abs(ours["f1"][k] - theirs["f1"][k]) <= TOLERANCE for k in ours["f1"])
+    elif metric == "radgraph":
+        checks["entities_and_relations"] = (ours["reference_entities"] == theirs["reference_entities"]
+                                            and ours["candidate_entities"] == theirs["candidate_entities"])
+        checks["rewards"] = all(close(a, b) for a, b in zip(ours["rewards"], theirs["rewards"]))
+    else:
+        checks["entities"] = (ours["rate_reference_entities"] == theirs["reference_entities"]
+                              and ours["rate_candidate_entities"] == theirs["candidate_entities"])
+        checks["scores"] = close(ours["scores"], theirs["scores"])
+        if not checks["scores"]:  # exact ties between equally close entity matches are broken by the CPU kernel (see the parity test)
+            checks["scores_differing"] = sum(not close([a], [b]) for a, b in zip(ours["scores"], theirs["scores"]))
+    return checks
+
+
+def entity_count(metric: str, values: dict) -> int | None:
+    if metric == "radgraph" and "reference_entities" in values:
+        return sum(len(e) for e in values["reference_entities"] + values["candidate_entities"])
+    if metric == "ratescore" and ("rate_reference_entities" in values or "reference_entities" in values):
+        ref, cand = (values["rate_reference_entities"], values["rate_candidate_entities"]) if "rate_reference_entities" in values \
+            else (values["reference_entities"], values["candidate_entities"])
+        return sum(len(e) for e in ref + cand)
+    return None
+
+
+def run(command: list[str], env: dict, out: Path) -> dict:
+    print("$ " + " ".join(command), file=sys.stderr, flush=True)
+    done = subprocess.run(command, env=env, cwd=out.parent, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command[:4])} failed (exit {done.returncode}):\n{done.stderr[-4000:]}")
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def lookalikes_ready(directory: Path) -> Path:
+    from parity import lookalikes
+
+    marker = directory / ".built"
+    if not marker.is_file():
+        print(f"building full-size look-alikes in {directory} (a few minutes)", file=sys.stderr, flush=True)
+        lookalikes.build_full(directory)
+        marker.write_text("done\n")
+    return directory
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pairs", type=int, default=1000)
+    parser.add_argument("--metrics", nargs="+", choices=[*METRICS, "all"], default=[*METRICS, "all"])
+    parser.add_argument("--sides", nargs="+", choices=["package", "radeval"], default=["package", "radeval"])
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--lookalikes", type=Path, default=REPO / "checkpoints" / "lookalikes_full")
+    parser.add_argument("--envs", type=Path, default=REPO / ".venv-ref")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)  # internal: radmetrics' side in a fresh process
+    parser.add_argument("--pairs-file", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    if args.worker:
+        pairs = json.loads(args.pairs_file.read_text(encoding="utf-8"))
+        args.out.write_text(json.dumps(radmetrics_side(args.lookalikes, args.worker, pairs)), encoding="utf-8")
+        return
+
+    from parity.make_fixtures import environment
+    from scoring_speed_vs_radeval import benchmark_pairs
+
+    root = lookalikes_ready(args.lookalikes)
+    pairs = benchmark_pairs(args.pairs)
+    sides = {"radmetrics": None}
+    for metric in args.metrics:
+        for kind in args.sides:
+            if kind == "radeval":
+                sides["radeval"] = environment(args.envs, "radeval")
+            elif metric != "all":
+                sides[PACKAGE[metric]] = environment(args.envs, ENVIRONMENT[PACKAGE[metric]])
+    results = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, "
+                          f"{'a CUDA GPU' if args.device == 'cuda' else 'no GPU used'}",
+               "command": "python benchmarks/scoring_speed_vs_reference.py " + " ".join(sys.argv[1:]),
+               "pairs": len(pairs), "pairs_source": "bundled IU X-ray reports, each against another report (seed 0)",
+               "lookalikes": "tests/parity/lookalikes.py build_full (published sizes, random weights, calibrated heads)",
+               "metrics": {}}
+    with tempfile.TemporaryDirectory() as work:
+        work = Path(work)
+        (work / "pairs.json").write_text(json.dumps(pairs), encoding="utf-8")
+        env = {**os.environ, "HF_HOME": str(root / "hf"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+               "XDG_CACHE_HOME": str(work / "xdg"), "TOKENIZERS_PARALLELISM": "false", "RADMETRICS_CACHE": str(work / "cache")}
+        (work / "xdg").mkdir()
+        for source in ("chexbert",):  # f1chexbert 0.0.2 reads XDG_CACHE_HOME/chexbert/chexbert.pth
+            (work / "xdg" / source).symlink_to(root / "xdg" / source, target_is_directory=True)
+        for metric in args.metrics:
+            row = {}
+            out = work / f"radmetrics_{metric}.json"
+            row["radmetrics"] = run([sys.executable, __file__, "--worker", metric, "--lookalikes", str(root), "--pairs-file",
+                                     str(work / "pairs.json"), "--out", str(out)], env, out)
+            for side, python in sides.items():
+                if side == "radmetrics" or (side != "radeval" and side != PACKAGE.get(metric)):
+                    continue
+                out = work / f"{side}_{metric}.json"
+                if side == "radeval":  # RadEval writes into its caches: a fresh XDG_CACHE_HOME of its own
+                    side_env = {**env, "XDG_CACHE_HOME": str(work / f"xdg_radeval_{metric}")}
+                else:
+                    side_env = env
+                row[side] = run([str(python), str(HERE / "speed_reference_worker.py"), "--side", side, "--metric", metric,
+                                 "--root", str(root), "--pairs", str(work / "pairs.json"), "--out", str(out), "--device", args.device],
+                                side_env, out)
+                row[side]["values_equal_radmetrics"] = value_checks(metric, side, row["radmetrics"]["values"], row[side]["values"])
+            for side, found in row.items():
+                found["entities_found"] = entity_count(metric, found["values"])
+                found.pop("values")
+                if side != "radmetrics":
+                    found["version"] = VERSIONS[side]
+                    found["warm_over_radmetrics"] = found["warm_seconds"] / row["radmetrics"]["warm_seconds"]
+                    found["first_call_over_radmetrics"] = found["first_call_seconds"] / row["radmetrics"]["first_call_seconds"]
+            results["metrics"][metric] = row
+            print(json.dumps({metric: row}, indent=1), file=sys.stderr, flush=True)
+    suffix = "_cuda" if args.device == "cuda" else ""
+    path = HERE / "results" / f"scoring_speed_vs_reference{suffix}.json"
+    path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(f"{len(pairs)} pairs, {results['machine']}\n\n| metric | side | first call s | warm s | warm ratio (side / radmetrics) "
+          "| peak RSS MB | entities | values equal radmetrics |\n|---|---|---|---|---|---|---|---|")
+    for metric, row in results["metrics"].items():
+        for side, found in row.items():
+            ratio = f"{found['warm_over_radmetrics']:.2f}" if side != "radmetrics" else "1"
+            print(f"| {metric} | {found.get('version', 'radmetrics')} | {found['first_call_seconds']:.1f} | {found['warm_seconds']:.1f} | "
+                  f"{ratio} | {found['peak_rss_mb']:.0f} | {found['entities_found'] if found['entities_found'] is not None else '-'} | "
+                  f"{found.get('values_equal_radmetrics', '-')} |")
+    print(f"\nwrote {path}")
+
+
+if __name__ == "__main__":
+    main()
