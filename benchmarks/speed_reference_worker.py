@@ -12,10 +12,14 @@ HF_HOME and XDG_CACHE_HOME must point into the look-alikes (the driver sets them
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.abc
+import importlib.util
 import json
 import os
 import resource
 import shutil
+import sys
 import time
 
 
@@ -102,6 +106,23 @@ def ratescore_side(refs, hyps, device: str) -> dict:
     return timed(lambda: scorer_module.RaTEScore(use_gpu=device == "cuda"), call)
 
 
+class RadEvalAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """RadEval 2.2.1 installs as `radeval` but its vendored RadGraph imports `RadEval.metrics...` (jbdel/RadEval#27):
+    on a case-sensitive file system `RadEval(metrics=["radgraph"])` fails with "No module named 'RadEval'". This
+    finder answers `RadEval.X` with the already-imported `radeval.X`, one module object under both names."""
+
+    def find_spec(self, name, path, target=None):
+        if name == "RadEval" or name.startswith("RadEval."):
+            return importlib.util.spec_from_loader(name, self)
+        return None
+
+    def create_module(self, spec):
+        return importlib.import_module("radeval" + spec.name[len("RadEval"):])
+
+    def exec_module(self, module):
+        pass
+
+
 RADEVAL_NAMES = {"chexbert": "f1chexbert", "radgraph": "radgraph", "ratescore": "ratescore"}
 
 
@@ -114,6 +135,7 @@ def radeval_side(root: str, metric: str, refs, hyps, device: str) -> dict:
     shutil.copytree(hub, os.path.join(cache, "chexbert", "models--StanfordAIMI--RRG_scorers"), dirs_exist_ok=True, symlinks=True)
     shutil.copytree(os.path.join(root, "radgraph", "radgraph-xl"), os.path.join(cache, "radgraph", "0.1.18", "radgraph-xl"),
                     dirs_exist_ok=True)
+    sys.meta_path.insert(0, RadEvalAlias())
     from radeval import RadEval
     from radeval.metrics.f1chexbert.f1chexbert import F1CheXbert
 
