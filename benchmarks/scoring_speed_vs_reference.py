@@ -23,9 +23,11 @@ The ratio compares warm calls: model loading is paid once per process and is rep
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
 import platform
+import pstats
 import resource
 import subprocess
 import sys
@@ -96,11 +98,25 @@ def radmetrics_side(root: Path, metric: str, pairs: list[dict]) -> dict:
     scorer = Scorer(names, components, {n: options[n] for n in names}, n_bootstrap=0)
     values = radmetrics_values(scorer(refs, hyps))
     first = time.perf_counter() - start
+    profiler = cProfile.Profile()
     start = time.perf_counter()
+    profiler.enable()
     again = radmetrics_values(scorer(refs, hyps))
+    profiler.disable()
     warm = time.perf_counter() - start
     return {"first_call_seconds": first, "warm_seconds": warm, "values": values, "warm_values_equal": again == values,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "torch_threads": torch.get_num_threads()}
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "torch_threads": torch.get_num_threads(),
+            "warm_profile": profile_rows(profiler)}
+
+
+def profile_rows(profiler: cProfile.Profile, rows: int = 14) -> list[str]:
+    """Where the warm call's time goes: the functions with the most cumulative time (profiled, so slower than timed)."""
+    stats = pstats.Stats(profiler)
+    ranked = sorted(stats.stats.items(), key=lambda item: item[1][3], reverse=True)
+    out = []
+    for (path, line, function), (_, calls, _, cumulative, _) in ranked[:rows]:
+        out.append(f"{cumulative:8.2f} s  {calls:7d} calls  {Path(path).name}:{line} {function}")
+    return out
 
 
 def close(a: list, b: list) -> bool:

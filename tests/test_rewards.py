@@ -57,3 +57,26 @@ def test_grpo_steps_with_a_radmetrics_reward(iu_reports, tmp_path):
     logged = [entry for entry in trainer.state.log_history if "rewards/radmetrics_rougeL/mean" in entry]
     assert len(logged) == 3 and all(0.0 <= entry["rewards/radmetrics_rougeL/mean"] <= 1.0 for entry in logged)
     assert any(not torch.equal(before[k], v) for k, v in trainer.model.state_dict().items())
+
+
+def test_rewards_and_a_scorer_on_one_component_load_it_once(tmp_path, monkeypatch):
+    """Two rewards built on RadGraph (different keys) and a Scorer beside them load the model once per process
+    (RadEval loads it once per reward)."""
+    from parity import lookalikes
+
+    from radmetrics.inference.metrics.radgraph import dygie
+    from radmetrics.inference.scorer import Scorer
+
+    lookalikes.build_radgraph(tmp_path, "radgraph-xl", 11)
+    loads = []
+    original = dygie.RadGraphDyGIE.from_component.__func__
+    monkeypatch.setattr(dygie.RadGraphDyGIE, "from_component", classmethod(lambda cls, *a: loads.append(a) or original(cls, *a)))
+    components = {"radgraph": str(lookalikes.snapshot(tmp_path, lookalikes.RRG) / "radgraph-xl.tar.gz")}
+    options = {"base_model": str(lookalikes.snapshot(tmp_path, lookalikes.RADGRAPH_BASES["radgraph-xl"]))}
+    completions, references = ["Small left pleural effusion.", "Lungs are clear."], ["Left effusion.", "No pneumothorax."]
+    partial = MetricReward("radgraph_partial", components, options)(completions=completions, reference=references)
+    complete = MetricReward("radgraph_complete", components, options)(completions=completions, reference=references)
+    scored = Scorer(["radgraph"], components, {"radgraph": options}, n_bootstrap=0)(references, completions)
+    assert len(loads) == 1
+    assert partial == [row["radgraph_partial"] for row in scored.per_sample]
+    assert complete == [row["radgraph_complete"] for row in scored.per_sample]

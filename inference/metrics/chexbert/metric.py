@@ -29,8 +29,9 @@ class CheXbert(Metric):
 
         runner = self.loaded("runner", lambda: CheXbertRunner.from_component(self.components["chexbert"], self.options.get("base_model")),
                              self.components["chexbert"], self.options.get("base_model"))
-        ref_labels, ref_emb = runner.labels_and_embeddings(references)
-        hyp_labels, hyp_emb = runner.labels_and_embeddings(candidates)
+        labels, embeddings = runner.labels_and_embeddings([*references, *candidates])  # one pass: shared reports run once
+        n = len(references)
+        ref_labels, ref_emb, hyp_labels, hyp_emb = labels[:n], embeddings[:n], labels[n:], embeddings[n:]
         uncertain = self.options.get("uncertain_as_positive", True)
         per_pair = [chexbert_f1([r], [h], uncertain) for r, h in zip(ref_labels, hyp_labels)]
         per_sample = {key: [scores[key] for scores in per_pair] for key in F1_KEYS}

@@ -2,8 +2,8 @@
 
 Text is prepared as f1chexbert==0.0.2 prepares it (stanfordmlgroup/CheXbert `tokenize`): stripped,
 newlines and whitespace runs made single spaces, wordpieces between [CLS] and [SEP], cut to the first 511
-ids + [SEP]. The reference labels one report at a time; here reports of equal token length share a batch
-(no padding), which gives the same numbers.
+ids + [SEP]. The reference labels one report at a time; here each distinct report is run once and reports of
+equal token length share a batch (no padding), which gives the same numbers.
 """
 
 from __future__ import annotations
@@ -52,15 +52,17 @@ class CheXbertRunner:
         return ids[: MAX_LENGTH - 1] + [self.tokenizer.sep_token_id] if len(ids) > MAX_LENGTH else ids
 
     def labels_and_embeddings(self, reports: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(reports x 14 head classes: 0 blank 1 positive 2 negative 3 uncertain, reports x hidden [CLS] states)."""
+        """(reports x 14 head classes: 0 blank 1 positive 2 negative 3 uncertain, reports x hidden [CLS] states).
+        Each distinct report text is run once (report corpora and generations repeat reports word for word)."""
         from ...models.batching import equal_length_batches
         from .labeler import argmax_per_head
 
         torch = self._torch
-        encoded = [self.encode(r) for r in reports]
+        distinct = list(dict.fromkeys(reports))
+        encoded = [self.encode(r) for r in distinct]
         hidden = self.model.config.encoder.get("hidden_size")
-        classes = np.zeros((len(reports), len(self.model.heads)), dtype=int)
-        embeddings = np.zeros((len(reports), hidden), dtype=np.float32)
+        classes = np.zeros((len(distinct), len(self.model.heads)), dtype=int)
+        embeddings = np.zeros((len(distinct), hidden), dtype=np.float32)
         with torch.no_grad():
             for batch in equal_length_batches([len(e) for e in encoded], self.batch_size):
                 ids = torch.tensor([encoded[i] for i in batch], device=self.model.device)
@@ -68,4 +70,6 @@ class CheXbertRunner:
                 logits = torch.cat([head(cls) for head in self.model.heads], dim=-1)  # eval: dropout is identity
                 classes[batch] = argmax_per_head(logits, self.model.config.classes_per_head).cpu().numpy()
                 embeddings[batch] = cls.float().cpu().numpy()
-        return classes, embeddings
+        position = {report: i for i, report in enumerate(distinct)}
+        rows = [position[r] for r in reports]
+        return classes[rows], embeddings[rows]

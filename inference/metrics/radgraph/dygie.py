@@ -344,14 +344,15 @@ class RadGraphDyGIE:
         return entities, relations
 
     def annotations(self, reports: list[str], progress: bool = False) -> list[dict]:
+        """One annotation per report; each distinct report text is run once (repeated reports share the dict)."""
         from tqdm.auto import tqdm
 
-        results = []
-        with torch.no_grad():
-            for report in tqdm(reports, desc="radgraph", unit="report", disable=not progress):
+        found: dict[str, dict] = {}
+        with torch.inference_mode():
+            for report in tqdm(list(dict.fromkeys(reports)), desc="radgraph", unit="report", disable=not progress):
                 words = radgraph_words(report, self.model.config.dataset)
-                results.append(annotation_dict(words, *self.predict(words)) if words else annotation_dict([], [], []))
-        return results
+                found[report] = annotation_dict(words, *self.predict(words)) if words else annotation_dict([], [], [])
+        return [found[r] for r in reports]
 
 
 def annotation_dict(words: list[str], entities: list[list], relations: list[list]) -> dict:

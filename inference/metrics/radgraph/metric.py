@@ -41,7 +41,8 @@ class RadGraph(Metric):
 
         extractor = self.loaded("extractor", lambda: radgraph_extractor(self.components["radgraph"], self.options.get("base_model")),
                                 self.components["radgraph"], self.options.get("base_model"))
-        ref_graphs, hyp_graphs = extractor.annotations(references), extractor.annotations(candidates)
+        graphs = extractor.annotations([*references, *candidates])  # one pass: shared reports run once
+        ref_graphs, hyp_graphs = graphs[:len(references)], graphs[len(references):]
         case = self.options.get("case", "insensitive")
         per_sample: dict[str, list[float]] = {key: [] for key in self.keys}
         for hyp, ref in zip(hyp_graphs, ref_graphs):

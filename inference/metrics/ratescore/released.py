@@ -1,13 +1,15 @@
 """RaTEScore with the authors' released models, as ratescore==0.6.0 computes it (`RaTEScore.compute_score`).
 
 - sentences: RuSH, as medspacy's PyRuSH sentencizer splits them (`rush.py`);
-- NER: `Angelakeke/RaTE-NER-Deberta`, one sentence at a time in the reference (here sentences of equal token
-  length share a batch, which gives the same predictions), labels read from the model's `id2label`;
+- NER: `Angelakeke/RaTE-NER-Deberta`, one sentence at a time in the reference (here each distinct sentence once, and
+  sentences of equal token length share a batch, which gives the same predictions), labels read from the model's `id2label`;
 - entities: the reference's `post_process` over the sentence's tokens, [CLS]/[SEP] skipped, each B-/I- run
   decided by the label of the next token (the one on [SEP] included); an entity's text is
   `convert_tokens_to_string` of its tokens, its type the B- label's;
 - embeddings: `FremyCompany/BioLORD-2023-C`, all entities of one report in one padded batch (max 30 tokens),
-  the first token's last hidden state;
+  the first token's last hidden state (here each distinct list once: a report repeated word for word is embedded once,
+  in the same batch, so its vectors are the reference's to the bit; a batch of distinct texts instead would round
+  differently and change which of two exactly tied matches `torch.topk` picks);
 - score: for each entity its best cosine match on the other side (`torch.topk`, whose tie-breaking decides the
   matched type for repeated entity texts), weighted by the affinity matrix and the negation penalty, both
   directions, harmonic mean; 0.5 when either side has no entity.
@@ -97,26 +99,18 @@ class RaTEScorePipeline:
 
         splitter, torch = rush_splitter(), self._torch
         sentences = [splitter.sentences(report) for report in reports]
-        flat = [s for report in sentences for s in report]
-        encoded = [self.ner_tokenizer(s, max_length=512, truncation=True) for s in flat]
-        predicted: list = [None] * len(flat)
-        with torch.no_grad():
+        distinct = list(dict.fromkeys(s for report in sentences for s in report))  # reports repeat their sentences
+        encoded = [self.ner_tokenizer(s, max_length=512, truncation=True) for s in distinct]
+        per_sentence: dict[str, list[tuple[str, str]]] = {}
+        with torch.inference_mode():
             for batch in equal_length_batches([len(e["input_ids"]) for e in encoded], self.batch_size):
                 inputs = {key: torch.tensor([encoded[i][key] for i in batch], device=self.ner_model.device)
                           for key in encoded[batch[0]].keys()}
                 for i, row in zip(batch, self.ner_model(**inputs).logits.argmax(-1).tolist()):
-                    predicted[i] = row
-        found: list[list[tuple[str, str]] | None] = []
-        position = 0
-        for report in sentences:
-            entities = []
-            for n in range(position, position + len(report)):
-                tokens = self.ner_tokenizer.convert_ids_to_tokens(encoded[n]["input_ids"])
-                for start, end, kind in decode_entities(tokens, [self.labels[label] for label in predicted[n]]):
-                    entities.append((self.ner_tokenizer.convert_tokens_to_string(tokens[start:end + 1]), kind))
-            found.append(entities if report else None)
-            position += len(report)
-        return found
+                    tokens = self.ner_tokenizer.convert_ids_to_tokens(encoded[i]["input_ids"])
+                    per_sentence[distinct[i]] = [(self.ner_tokenizer.convert_tokens_to_string(tokens[start:end + 1]), kind)
+                                                 for start, end, kind in decode_entities(tokens, [self.labels[label] for label in row])]
+        return [[e for s in report for e in per_sentence[s]] if report else None for report in sentences]
 
     def embed(self, texts: list[str]):
         """One report side's entities in one padded batch: the first token's last hidden state (float32, CPU)."""
@@ -124,7 +118,7 @@ class RaTEScorePipeline:
         if not texts:
             return torch.zeros(0)
         encoded = self.encoder_tokenizer(texts, truncation=True, padding=True, return_tensors="pt", max_length=30)
-        with torch.no_grad():
+        with torch.inference_mode():
             states = self.encoder_model(**encoded.to(self.encoder_model.device)).last_hidden_state
         return states[:, 0, :].float().cpu()
 
@@ -143,12 +137,20 @@ class RaTEScorePipeline:
 
     def score_pairs(self, ref_entities, cand_entities, matrix: str = "long") -> list[float]:
         weights, neg_weight = load_affinity(matrix)
+        embedded: dict[tuple[str, ...], object] = {}
+
+        def side(entities):  # a repeated report side (same entity texts) is embedded once, batched as the reference does
+            texts = tuple(text for text, _ in entities)
+            if texts not in embedded:
+                embedded[texts] = self.embed(list(texts))
+            return embedded[texts]
+
         scores = []
         for ref, cand in zip(ref_entities, cand_entities):
-            ref_emb, cand_emb = self.embed([t for t, _ in ref]), self.embed([t for t, _ in cand])
-            if len(ref_emb) == 0 or len(cand_emb) == 0:
+            if not ref or not cand:
                 scores.append(0.5)
                 continue
+            ref_emb, cand_emb = side(ref), side(cand)
             precision = self.directional(ref_emb, [k for _, k in ref], cand_emb, [k for _, k in cand], weights, neg_weight)
             recall = self.directional(cand_emb, [k for _, k in cand], ref_emb, [k for _, k in ref], weights, neg_weight)
             scores.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
@@ -159,7 +161,8 @@ class RaTEScorePipeline:
         """(per-pair scores, None where not scored; reference entities; candidate entities)."""
         if empty_reports not in EMPTY_REPORT_POLICIES:
             raise ValueError(f"ratescore option empty_reports={empty_reports!r}: expected one of {EMPTY_REPORT_POLICIES}")
-        ref_entities, cand_entities = self.entities(references), self.entities(candidates)
+        found = self.entities([*references, *candidates])  # one pass: shared sentences run once
+        ref_entities, cand_entities = found[:len(references)], found[len(references):]
         if empty_reports == "reference":
             kept_ref = [e for e in ref_entities if e is not None]
             kept_cand = [e for e in cand_entities if e is not None]
