@@ -39,8 +39,10 @@ ENVIRONMENTS = {
     "radeval": [["--no-deps", "radeval==2.2.1"],
                 ["transformers==5.23.0", "datasets>=2.19", "accelerate>=1.1", "pandas", "nltk", "sentencepiece", "matplotlib",
                  "huggingface_hub>=1.0", "tqdm", "protobuf", "appdirs", "scikit-learn>=1.8"],
-                # what its RadGraph and RaTEScore import (benchmarks/scoring_speed_vs_reference.py runs them); numpy<2 for medspacy
-                ["dotmap", "jsonpickle", "h5py", "rich", "medspacy==1.3.1", "numpy<2", "pandas<3"]],
+                # what its RadGraph and RaTEScore import (benchmarks/scoring_speed_vs_reference.py runs them); medspacy needs
+                # numpy<2, and with it GREEN's datasets needs a pyarrow and datasets built for numpy 1 (the radeval fixture
+                # reproduces in this environment)
+                ["dotmap", "jsonpickle", "h5py", "rich", "medspacy==1.3.1", "numpy<2", "pandas<3", "pyarrow<18", "datasets>=2.19,<4"]],
 }
 REFERENCES = {"chexbert": "f1chexbert==0.0.2", "radgraph": "radgraph==0.1.18", "ratescore": "ratescore==0.6.0",
               "radeval": "radeval==2.2.1", "fineradscore": "rajpurkarlab/FineRadScore @ c678cc2"}
