@@ -87,6 +87,7 @@ def test_report_opens_sorts_and_shows_its_summary_in_chromium(tmp_path):
     assert len(values) == 100 and values == sorted(values) and values[0] == 0.0  # the empty candidates first
     filtered = headless("--virtual-time-budget=5000", "--dump-dom", f"{url}#filter=rougeL>0.9")
     assert re.search(r"(\d+) of 300 pairs", filtered.stdout).group(1) == str(sum(r["rougeL"] > 0.9 for r in result.per_sample))
+    (tmp_path / "compare").mkdir()
     compare = write_compare_report(tmp_path / "compare", ("A", "B"), {}, result, 150, refs[:150], hyps[:150], hyps[150:])
     spaced = headless("--virtual-time-budget=5000", "--dump-dom", f"file://{compare}#filter=rougeL (B) < 0.5")
     expected = sum(row["rougeL"] < 0.5 for row in result.per_sample[150:])
