@@ -7,7 +7,7 @@
    artefacts at their published sizes (tests/parity/lookalikes.py `build_full`): CheXbert (bert-base, 110 M parameters),
    RadGraph-XL (a BERT-base DyGIE model), RaTE-NER-Deberta (DeBERTa-v3-base, 128,100-row embedding) and
    BioLORD-2023-C (MPNet-base), with heads calibrated so that predictions vary as a trained model's do (about 20
-   RadGraph entities and 16 RaTE-NER entities per IU report);
+   RadGraph entities and 12 RaTE-NER entities per IU report);
 2. builds (once) the reference environments under --envs (tests/parity/make_fixtures.py: torch 2.13.0, then f1chexbert
    0.0.2, radgraph 0.1.18, ratescore 0.6.0, radeval 2.2.1);
 3. runs every side in its own process on the same --pairs IU X-ray pairs (benchmarks/scoring_speed_vs_radeval.py's
