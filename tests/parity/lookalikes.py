@@ -193,8 +193,7 @@ def _encoder_outputs(tokenizer_dir: Path, config: dict, state: dict, all_tokens:
     (reports, tokens, hidden) padded, or with `all_tokens` (tokens, hidden) without padding."""
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
-    values = dict(config)
-    values = {k: v for k, v in values.items() if k not in ("id2label", "label2id", "architectures")}
+    values = {k: v for k, v in config.items() if k not in ("id2label", "label2id", "architectures")}
     model = AutoModel.from_config(AutoConfig.for_model(values.pop("model_type"), **values)).eval()
     model.load_state_dict(state, strict=False)
     batch = AutoTokenizer.from_pretrained(str(tokenizer_dir))(calibration_reports(), padding=True, truncation=True,
