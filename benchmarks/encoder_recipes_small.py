@@ -2,6 +2,7 @@
 and the RadGraph-style extractor, with 95% bootstrap intervals and paired comparisons.
 
     python benchmarks/encoder_recipes_small.py    (writes benchmarks/results/encoder_recipes_small.json)
+    python benchmarks/encoder_recipes_small.py --only radgraph/train    (reruns one recipe, keeps the others' entries)
 
 Every run trains its config (seed 0) on one build of the silver labels of the bundled IU X-ray corpus (the
 leak-free text split), touches the test split once (the recipe's final evaluation) and writes its per-sentence
@@ -20,6 +21,7 @@ CheXbert is left out here (`encoder_recipes_tiny.py` still runs its tiny config)
 
 from __future__ import annotations
 
+import argparse
 import json
 import tempfile
 import time
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from encoder_recipes_tiny import build_silver, machine, train, write_results
+from encoder_recipes_tiny import RESULTS, build_silver, machine, train, write_results
 
 from radmetrics.inference.loading.components import get_component
 from radmetrics.inference.stats import bootstrap_ci, paired_comparison, precision_recall_f1
@@ -39,6 +41,7 @@ SCALES = ("tiny", "small")
 RESAMPLES, PERMUTATIONS, SEED = 1000, 10000, 0
 MIN_SUPPORT, MIN_F1 = 19, 0.5  # the per-class target: every class with this much test support reaches this F1
 BASELINE = "baseline_word_majority"
+RESULTS_NAME = "encoder_recipes_small.json"
 
 
 def as_tuples(items: list[list]) -> set[tuple]:
@@ -222,19 +225,28 @@ def class_markdown(results: dict) -> str:
 
 
 if __name__ == "__main__":
-    start = time.perf_counter()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", choices=list(TASKS), help="rerun these recipes; the others' entries are kept "
+                        "from the results file as they were recorded")
+    args = parser.parse_args()
+    previous = json.loads((RESULTS / RESULTS_NAME).read_text()) if args.only else {"recipes": {}}
     results = {"machine": machine(), "command": "python benchmarks/encoder_recipes_small.py",
                "bootstrap": {"unit": "test report", "resamples": RESAMPLES, "permutations": PERMUTATIONS, "seed": SEED,
                              "level": 0.95},
-               "recipes": {}}
+               "recipes": {recipe: {"command": previous.get("command"), "machine": previous.get("machine"),
+                                    **previous["recipes"][recipe]}
+                           for recipe in TASKS if recipe in previous["recipes"]}}
     with tempfile.TemporaryDirectory() as tmp:
         silver = build_silver(Path(tmp) / "silver", ["rate_ner", "radgraph"])
-        for recipe in TASKS:
+        for recipe in args.only or TASKS:
+            start = time.perf_counter()
             runs, records = {}, {}
             for scale in SCALES:
                 config = f"{recipe}/{scale}.yaml"
                 runs[scale], records[scale] = train(recipe, config, Path(tmp) / f"{recipe.replace('/', '_')}_{scale}", silver)
-            results["recipes"][recipe] = {"runs": records, **compare(recipe, runs, records)}
-    results["seconds"] = round(time.perf_counter() - start, 1)
-    print(f"wrote {write_results('encoder_recipes_small.json', results)}")
+            results["recipes"][recipe] = {"command": " ".join(["python benchmarks/encoder_recipes_small.py",
+                                                               *(["--only", recipe] if args.only else [])]),
+                                          "machine": results["machine"], "runs": records, **compare(recipe, runs, records),
+                                          "seconds": round(time.perf_counter() - start, 1)}
+    print(f"wrote {write_results(RESULTS_NAME, results)}")
     print(markdown(results), class_markdown(results), sep="\n\n")

@@ -4,8 +4,8 @@ against the teacher on held-out pairs.
     python benchmarks/green_small.py                       # pairs, training, final evaluation, results
     python benchmarks/green_small.py --out DIR -- --max_train_samples 120 --final_eval_splits validation   # a variant
 
-1. Pairs: `radmetrics data pairs` on the bundled IU corpus with every heuristic (leak-free split), into OUT/pairs
-   unless already there.
+1. Pairs: `radmetrics data pairs` on the bundled IU corpus with every heuristic (leak-free split), with the teacher
+   explanation the config names (`teacher_explanation`), into OUT/pairs unless already there.
 2. Training: the small recipe into OUT/sft (a complete run there is not retrained; a killed one resumes). Its final
    evaluation generates for the recipe's `final_eval_samples` pairs of each `final_eval_splits` split and writes
    `<split>_generations.jsonl`.
@@ -34,11 +34,11 @@ TARGETS = {"parse_rate": 0.98, "green_score_tau_b": 0.6}
 EXAMPLES = 3
 
 
-def build_pairs(pairs: Path) -> None:
+def build_pairs(pairs: Path, explanation: str) -> None:
     from radmetrics.inference.cli import main as radmetrics
 
     if not (pairs / "train.jsonl").is_file():
-        code = radmetrics(["data", "pairs", "--out", str(pairs)])
+        code = radmetrics(["data", "pairs", "--out", str(pairs), "--explanation", explanation])
         if code:
             raise SystemExit(f"radmetrics data pairs failed ({code})")
 
@@ -107,10 +107,10 @@ def main() -> None:
     args = parser.parse_args()
     overrides = args.sft_overrides[1:] if args.sft_overrides[:1] == ["--"] else args.sft_overrides
     out = Path(args.out)
-    build_pairs(out / "pairs")
+    config = read_yaml(CONFIG)
+    build_pairs(out / "pairs", config.get("teacher_explanation", "summary"))
     run_dir = load_recipe("green/sft").main(["--config", str(CONFIG), "--pairs_dir", str(out / "pairs"), "--output_dir", str(out / "sft"),
                                              *overrides])
-    config = read_yaml(CONFIG)
     manifest = json.loads((run_dir / "radmetrics_run.json").read_text(encoding="utf-8"))
     used = manifest["training_config"]
     data_args = GreenDataArguments(pairs_dir=str(out / "pairs"), max_train_samples=used["max_train_samples"],
@@ -121,9 +121,10 @@ def main() -> None:
     results = {"model": config["model_name_or_path"], "base_model_source": manifest["data_provenance"].get("base_model_source"),
                "constant": constant._asdict(), "targets": TARGETS,
                "splits": {split: split_results(run_dir, split, records, constant) for split in used["final_eval_splits"]},
+               "teacher_explanation": config.get("teacher_explanation", "summary"),
                "training": {"pairs": len(data["train"]), **throughput(run_dir)},
                "final_evaluation_s": (seconds := final_evaluation_seconds(run_dir)),
-               # batched greedy generation with the KV cache (batch 16, 512 new tokens at most), model load included
+               # batched greedy generation with the KV cache (batch 16, the config's max_new_tokens at most), model load included
                "final_evaluation_reports_per_second": generated_pairs(run_dir, used["final_eval_splits"]) / seconds,
                "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
                            "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads()},

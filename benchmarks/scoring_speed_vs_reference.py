@@ -1,7 +1,8 @@
 """radmetrics against the authors' packages and RadEval on full-size look-alikes: seconds, memory, same values.
 
     python benchmarks/scoring_speed_vs_reference.py [--pairs 1000] [--metrics chexbert radgraph ratescore all]
-                                                    [--device cpu|cuda] [--lookalikes DIR] [--envs DIR]
+                                                    [--sides package radeval bf16] [--device cpu|cuda] [--lookalikes DIR]
+                                                    [--envs DIR] [--results FILE]
 
 1. builds (once, in --lookalikes, default checkpoints/lookalikes_full, ~3 GB) random-weight look-alikes of the released
    artefacts at their published sizes (tests/parity/lookalikes.py `build_full`): CheXbert (bert-base, 110 M parameters),
@@ -17,7 +18,10 @@
    object again), peak resident memory, entities found, and whether the values equal radmetrics' (classes and entities
    exactly, scores to 1e-5); writes benchmarks/results/scoring_speed_vs_reference[_cuda].json and prints a table.
 
-The ratio compares warm calls: model loading is paid once per process and is reported apart (first call).
+The ratio compares warm calls: model loading is paid once per process and is reported apart (first call). Side `bf16` is
+radmetrics itself with option precision=bf16 (bfloat16 autocast): its ratio is fp32 time over bf16 time inverted like the
+others (side / radmetrics), and instead of equality it records how much the values move (labels, entities and
+relations that differ, the largest score difference).
 """
 
 from __future__ import annotations
@@ -44,7 +48,8 @@ from speed_reference_worker import compact_graphs  # noqa: E402
 METRICS = ("chexbert", "radgraph", "ratescore")
 PACKAGE = {"chexbert": "f1chexbert", "radgraph": "radgraph", "ratescore": "ratescore"}
 ENVIRONMENT = {"f1chexbert": "chexbert", "radgraph": "radgraph", "ratescore": "ratescore", "radeval": "radeval"}
-VERSIONS = {"f1chexbert": "f1chexbert 0.0.2", "radgraph": "radgraph 0.1.18", "ratescore": "ratescore 0.6.0", "radeval": "radeval 2.2.1"}
+VERSIONS = {"f1chexbert": "f1chexbert 0.0.2", "radgraph": "radgraph 0.1.18", "ratescore": "ratescore 0.6.0", "radeval": "radeval 2.2.1",
+            "bf16": "radmetrics, precision=bf16"}
 RADEVAL_F1 = {f"chexbert_f1_{n}_{kind}": f"f1chexbert_{'all' if n == 14 else 5}_{kind}_f1"
               for n in (14, 5) for kind in ("micro", "macro", "weighted")}
 TOLERANCE = 1e-5
@@ -85,7 +90,7 @@ def radmetrics_values(result) -> dict:
     return json.loads(json.dumps(values))
 
 
-def radmetrics_side(root: Path, metric: str, pairs: list[dict]) -> dict:
+def radmetrics_side(root: Path, metric: str, pairs: list[dict], precision: str = "fp32") -> dict:
     """radmetrics' own side, run in a fresh process by the driver (`--worker`)."""
     import torch
 
@@ -95,7 +100,7 @@ def radmetrics_side(root: Path, metric: str, pairs: list[dict]) -> dict:
     components, options = scorer_setup(root)
     refs, hyps = [p["ref"] for p in pairs], [p["hyp"] for p in pairs]
     start = time.perf_counter()
-    scorer = Scorer(names, components, {n: options[n] for n in names}, n_bootstrap=0)
+    scorer = Scorer(names, components, {n: {**options[n], "precision": precision} for n in names}, n_bootstrap=0)
     values = radmetrics_values(scorer(refs, hyps))
     first = time.perf_counter() - start
     profiler = cProfile.Profile()
@@ -152,6 +157,34 @@ def value_checks(metric: str, side: str, ours: dict, theirs: dict) -> dict:
     return checks
 
 
+def precision_changes(metric: str, ours: dict, theirs: dict) -> dict:
+    """How far bf16 values (`theirs`) moved from fp32 (`ours`): items that differ and the largest score difference."""
+
+    def largest(a: list, b: list) -> float:
+        return max((abs(x - y) for x, y in zip(a, b) if x is not None and y is not None), default=0.0)
+
+    def differing(a: list, b: list) -> int:
+        return sum(x != y for x, y in zip(a, b))
+
+    changes = {}
+    if "reference_classes" in ours:
+        labels = [(x, y) for side in ("reference_classes", "candidate_classes") for r, h in zip(ours[side], theirs[side])
+                  for x, y in zip(r, h)]
+        changes.update(chexbert_labels=len(labels), chexbert_labels_differing=sum(x != y for x, y in labels),
+                       chexbert_f1_largest_difference=max(abs(ours["f1"][k] - theirs["f1"][k]) for k in ours["f1"]))
+    if "rewards" in ours:
+        changes.update(radgraph_reports=2 * len(ours["rewards"][0]),
+                       radgraph_reports_differing=differing(ours["reference_entities"] + ours["candidate_entities"],
+                                                            theirs["reference_entities"] + theirs["candidate_entities"]),
+                       radgraph_reward_largest_difference=max(largest(a, b) for a, b in zip(ours["rewards"], theirs["rewards"])))
+    if "scores" in ours:
+        changes.update(ratescore_reports=2 * len(ours["scores"]),
+                       ratescore_reports_differing=differing(ours["rate_reference_entities"] + ours["rate_candidate_entities"],
+                                                             theirs["rate_reference_entities"] + theirs["rate_candidate_entities"]),
+                       ratescore_largest_difference=largest(ours["scores"], theirs["scores"]))
+    return changes
+
+
 def entity_count(metric: str, values: dict) -> int | None:
     if metric == "radgraph" and "reference_entities" in values:
         return sum(len(e) for e in values["reference_entities"] + values["candidate_entities"])
@@ -185,17 +218,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=int, default=1000)
     parser.add_argument("--metrics", nargs="+", choices=[*METRICS, "all"], default=[*METRICS, "all"])
-    parser.add_argument("--sides", nargs="+", choices=["package", "radeval"], default=["package", "radeval"])
+    parser.add_argument("--sides", nargs="+", choices=["package", "radeval", "bf16"], default=["package", "radeval"])
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--lookalikes", type=Path, default=REPO / "checkpoints" / "lookalikes_full")
     parser.add_argument("--envs", type=Path, default=REPO / ".venv-ref")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # internal: radmetrics' side in a fresh process
     parser.add_argument("--pairs-file", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--precision", default="fp32", help=argparse.SUPPRESS)  # internal: the worker's precision option
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--results", type=Path, help="default: benchmarks/results/scoring_speed_vs_reference[_cuda].json")
     args = parser.parse_args()
     if args.worker:
         pairs = json.loads(args.pairs_file.read_text(encoding="utf-8"))
-        args.out.write_text(json.dumps(radmetrics_side(args.lookalikes, args.worker, pairs)), encoding="utf-8")
+        args.out.write_text(json.dumps(radmetrics_side(args.lookalikes, args.worker, pairs, args.precision)), encoding="utf-8")
         return
 
     from parity.make_fixtures import environment
@@ -208,6 +243,8 @@ def main() -> None:
         for kind in args.sides:
             if kind == "radeval":
                 sides["radeval"] = environment(args.envs, "radeval")
+            elif kind == "bf16":
+                sides["bf16"] = None
             elif metric != "all":
                 sides[PACKAGE[metric]] = environment(args.envs, ENVIRONMENT[PACKAGE[metric]])
     results = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, "
@@ -229,8 +266,13 @@ def main() -> None:
             out = work / f"radmetrics_{metric}.json"
             row["radmetrics"] = run([sys.executable, __file__, "--worker", metric, "--lookalikes", str(root), "--pairs-file",
                                      str(work / "pairs.json"), "--out", str(out)], env, out)
+            if "bf16" in sides:
+                out = work / f"bf16_{metric}.json"
+                row["bf16"] = run([sys.executable, __file__, "--worker", metric, "--precision", "bf16", "--lookalikes", str(root),
+                                   "--pairs-file", str(work / "pairs.json"), "--out", str(out)], env, out)
+                row["bf16"]["bf16_changes"] = precision_changes(metric, row["radmetrics"]["values"], row["bf16"]["values"])
             for side, python in sides.items():
-                if side == "radmetrics" or (side != "radeval" and side != PACKAGE.get(metric)):
+                if side in ("radmetrics", "bf16") or (side != "radeval" and side != PACKAGE.get(metric)):
                     continue
                 out = work / f"{side}_{metric}.json"
                 if side == "radeval":  # RadEval writes into its caches: a fresh XDG_CACHE_HOME of its own
@@ -251,7 +293,7 @@ def main() -> None:
             results["metrics"][metric] = row
             print(json.dumps({metric: row}, indent=1), file=sys.stderr, flush=True)
     suffix = "_cuda" if args.device == "cuda" else ""
-    path = HERE / "results" / f"scoring_speed_vs_reference{suffix}.json"
+    path = args.results or HERE / "results" / f"scoring_speed_vs_reference{suffix}.json"
     path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(f"{len(pairs)} pairs, {results['machine']}\n\n| metric | side | first call s | warm s | warm ratio (side / radmetrics) "
           "| peak RSS MB | entities | values equal radmetrics |\n|---|---|---|---|---|---|---|---|")
@@ -260,7 +302,7 @@ def main() -> None:
             ratio = f"{found['warm_over_radmetrics']:.2f}" if side != "radmetrics" else "1"
             print(f"| {metric} | {found.get('version', 'radmetrics')} | {found['first_call_seconds']:.1f} | {found['warm_seconds']:.1f} | "
                   f"{ratio} | {found['peak_rss_mb']:.0f} | {found['entities_found'] if found['entities_found'] is not None else '-'} | "
-                  f"{found.get('values_equal_radmetrics', '-')} |")
+                  f"{found.get('values_equal_radmetrics', found.get('bf16_changes', '-'))} |")
     print(f"\nwrote {path}")
 
 

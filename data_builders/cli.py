@@ -68,6 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     pairs.add_argument("--per-heuristic", type=int, default=None, help="pairs per heuristic (default: one per reference)")
     pairs.add_argument("--sentence-splitter", default="robust", choices=["robust", "fineradscore"])
     pairs.add_argument("--encoder", default="default", help="encoder for nearest-neighbour pairing (default: bundled MiniLM)")
+    pairs.add_argument("--explanation", default="summary", choices=["summary", "walkthrough"],
+                       help="the teacher's [Explanation]: the counts only, or each sentence's verdict then the counts")
     pairs.add_argument("--out", required=True, help="output directory")
     inject = sub.add_parser("inject-errors", help="LLM-written candidates with sampled GREEN error categories (appendix A.4)")
     add_corpus_arguments(inject)
@@ -122,7 +124,8 @@ def run(args: argparse.Namespace) -> int:
         pairs = build_pairs(reports, splits, args.heuristics or HEURISTICS, args.per_heuristic, args.seed,
                             args.sentence_splitter, args.encoder)
         stats = write_pairs(pairs, args.out, {"corpus": args.kind, "path": args.path or "bundled", "split_by": args.split_by,
-                                              "seed": args.seed, "sentence_splitter": args.sentence_splitter})
+                                              "seed": args.seed, "sentence_splitter": args.sentence_splitter},
+                            args.explanation)
         print(json.dumps({k: stats[k] for k in ("pairs", "per_heuristic", "per_split")}, indent=2))
     elif args.data_command in ("inject-errors", "annotate"):
         run_llm_builder(args)

@@ -66,9 +66,12 @@ reference reports of each split.
 """
 
 
-def write_pairs(pairs: list[PairRecord], out_dir: str | Path, provenance: dict) -> dict:
+def write_pairs(pairs: list[PairRecord], out_dir: str | Path, provenance: dict, explanation: str = "summary") -> dict:
+    """Annotate `pairs` with the programmatic teacher (`explanation`: teacher.EXPLANATIONS) and write each split, the
+    statistics and a dataset card."""
     out = Path(out_dir)
-    annotated = [programmatic_annotation(p) for p in pairs]
+    annotated = [programmatic_annotation(p, explanation) for p in pairs]
+    provenance = {**provenance, "teacher_explanation": explanation}
     by_split: dict[str, list[dict]] = {}
     for record in annotated:
         by_split.setdefault(record["split"], []).append(record)

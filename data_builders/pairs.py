@@ -59,7 +59,8 @@ class PairRecord:
         return asdict(self)
 
 
-def _norm(sentence: str) -> str:
+def normalise_sentence(sentence: str) -> str:
+    """Lower case, letters, digits and spaces only: how sentences are matched across a pair."""
     return re.sub(r"[^a-z0-9 ]", "", sentence.lower()).strip()
 
 
@@ -79,11 +80,11 @@ def addition_edit(index: int | None, sentence: str, kind: str = "added_sentence"
 
 def align(ref_sents: list[str], cand_sents: list[str]) -> tuple[list[Edit], list[str]]:
     """Sentence alignment: identical (normalised) sentences match, the rest are omissions/additions."""
-    cand_keys = [_norm(s) for s in cand_sents]
-    ref_keys = {_norm(s) for s in ref_sents}
+    cand_keys = [normalise_sentence(s) for s in cand_sents]
+    ref_keys = {normalise_sentence(s) for s in ref_sents}
     edits, matched, used = [], [], set()
     for i, sent in enumerate(ref_sents):
-        key = _norm(sent)
+        key = normalise_sentence(sent)
         j = next((j for j, k in enumerate(cand_keys) if k == key and j not in used), None)
         if j is None:
             edits.append(omission_edit(i, sent))
@@ -108,7 +109,7 @@ class BuildContext:
         pool = self.by_split.get(self.splits[ref.id], [])
         for _ in range(10):
             other = rng.choice(pool)
-            if other.id != ref.id and _norm(other.text) != _norm(ref.text):
+            if other.id != ref.id and normalise_sentence(other.text) != normalise_sentence(ref.text):
                 return other
         return None
 
@@ -204,7 +205,7 @@ def build_radgraph_permute(ref: Report, ctx: BuildContext, rng: random.Random) -
             edits.append(Edit(kind, i, s, "", "f", bool(fx.CHANGE_WORDS.search(s))))
         elif kind == "insert_finding":
             donor = ctx.donor(ref, rng)
-            pool = [x for x in (ctx.sentences[donor.id] if donor else []) if fx.is_abnormal_finding(x) and _norm(x) not in {_norm(y) for y in sents}]
+            pool = [x for x in (ctx.sentences[donor.id] if donor else []) if fx.is_abnormal_finding(x) and normalise_sentence(x) not in {normalise_sentence(y) for y in sents}]
             if not pool:
                 continue
             new = rng.choice(pool)
@@ -258,7 +259,7 @@ def nearest_neighbours(reports: list[Report], splits: dict[str, str], encoder: s
         idx = [i for i, r in enumerate(reports) if splits[r.id] == split]
         sims = emb[idx] @ emb[idx].T
         sims.fill_diagonal_(-2.0)
-        texts = [_norm(reports[i].text) for i in idx]
+        texts = [normalise_sentence(reports[i].text) for i in idx]
         for row, i in enumerate(idx):
             for j in torch.argsort(sims[row], descending=True).tolist():
                 if texts[j] != texts[row]:
@@ -295,8 +296,8 @@ def build_pairs(reports: list[Report], splits: dict[str, str], heuristics=HEURIS
                 record = BUILDERS[heuristic](ref, ctx, rng)
                 if record is None or not record.candidate.strip():
                     continue
-                key = (ref.id, _norm(record.candidate))
-                if key in seen or _norm(record.candidate) == _norm(record.reference):
+                key = (ref.id, normalise_sentence(record.candidate))
+                if key in seen or normalise_sentence(record.candidate) == normalise_sentence(record.reference):
                     continue
                 seen.add(key)
                 record.id = f"{heuristic}-{h_index}-{made:06d}"

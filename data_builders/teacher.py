@@ -2,13 +2,23 @@
 
 Because every edit of a pair is logged with its category and significance, the annotation is exact:
 `parse_green_response(annotation)` returns the logged counts (tested for every pair the builders make).
+
+The [Explanation] is free text in GREEN. Two are written (`explanation`):
+- "summary": the counts in one sentence ("The candidate differs from the reference in 3 finding(s), 1 of them
+  clinically significant."): a model trained on it commits to the counts before it has compared anything;
+- "walkthrough": each candidate sentence in turn, named by its first words, with its verdict (matched, or its error
+  category and significance), then each reference sentence the candidate lacks, and the summary sentence last, so
+  that a model decides one sentence at a time and the counts follow from what it has written.
 """
 
 from __future__ import annotations
 
 from radmetrics.inference.metrics.green.format import CATEGORY_LETTERS, render_green_response
+from radmetrics.inference.sentences import split_sentences
 
-from .pairs import Edit, PairRecord
+from .pairs import Edit, PairRecord, normalise_sentence
+
+EXPLANATIONS = ("summary", "walkthrough")
 
 
 def describe(edit: Edit) -> str:
@@ -32,15 +42,46 @@ def counts_from_edits(edits: list[Edit]) -> tuple[tuple[int, ...], tuple[int, ..
     return sig, insig
 
 
-def programmatic_annotation(pair: PairRecord) -> dict:
-    """The GREEN annotation record of DESIGN.md: the pair + `response` + `teacher`."""
+QUOTED_WORDS = 6  # a sentence is named by its first words: enough to find it, and the explanation stays short
+
+
+def quote(sentence: str) -> str:
+    words = sentence.rstrip(". ").split()
+    return f"\"{' '.join(words[:QUOTED_WORDS])}{' ...' if len(words) > QUOTED_WORDS else ''}\""
+
+
+def verdict(edit: Edit) -> str:
+    """`(b) significant`: the error's GREEN category and its significance."""
+    return f"({edit.category}) {'significant' if edit.significant else 'insignificant'}"
+
+
+def walkthrough(candidate: str, errors: list[Edit]) -> list[str]:
+    """One line per candidate sentence (matched, or its error), then one per error the candidate's sentences did not
+    show (mostly the reference's sentences it lacks). Every error is listed exactly once."""
+    pending = [e for e in errors if e.after]
+    lines = []
+    for sentence in split_sentences(candidate):
+        edit = next((e for e in pending if normalise_sentence(e.after) == normalise_sentence(sentence)), None)
+        if edit is not None:
+            pending.remove(edit)
+        lines.append(f"{quote(sentence)}: {'matched' if edit is None else verdict(edit)}.")
+    for edit in pending + [e for e in errors if not e.after]:
+        lines.append(f"{'' if edit.after else 'reference only '}{quote(edit.after or edit.before)}: {verdict(edit)}.")
+    return lines
+
+
+def programmatic_annotation(pair: PairRecord, explanation: str = "summary") -> dict:
+    """The GREEN annotation record of DESIGN.md: the pair + `response` + `teacher`; `explanation` is one of EXPLANATIONS."""
+    if explanation not in EXPLANATIONS:
+        raise ValueError(f"explanation {explanation!r}: expected one of {EXPLANATIONS}")
     errors = [e for e in pair.edits if e.category is not None]
     significant = {c: [describe(e) for e in errors if e.category == c and e.significant] for c in CATEGORY_LETTERS}
     insignificant = {c: [describe(e) for e in errors if e.category == c and not e.significant] for c in CATEGORY_LETTERS}
     n_sig = sum(len(v) for v in significant.values())
-    explanation = (f"The candidate differs from the reference in {len(errors)} finding(s), {n_sig} of them clinically significant."
-                   if errors else "The candidate report conveys the same findings as the reference report.")
+    summary = (f"The candidate differs from the reference in {len(errors)} finding(s), {n_sig} of them clinically significant."
+               if errors else "The candidate report conveys the same findings as the reference report.")
     if any(e.kind == "reordered_sentences" for e in pair.edits):
-        explanation += " The order of sentences differs, which is not an error."
-    response = render_green_response(explanation, significant, insignificant, pair.matched_findings)
+        summary += " The order of sentences differs, which is not an error."
+    text = summary if explanation == "summary" else " ".join([*walkthrough(pair.candidate, errors), summary])
+    response = render_green_response(text, significant, insignificant, pair.matched_findings)
     return {**pair.to_dict(), "response": response, "teacher": "programmatic"}

@@ -5,7 +5,13 @@ import pytest
 
 from radmetrics.data_builders.corpus_io import assign_splits
 from radmetrics.data_builders.pairs import HEURISTICS, build_pairs
-from radmetrics.data_builders.teacher import counts_from_edits, programmatic_annotation
+from radmetrics.data_builders.teacher import (
+    EXPLANATIONS,
+    counts_from_edits,
+    programmatic_annotation,
+    verdict,
+    walkthrough,
+)
 from radmetrics.inference.metrics.green.format import parse_green_response
 from radmetrics.inference.sentences import split_sentences
 
@@ -41,13 +47,31 @@ def test_at_least_2000_pairs_per_heuristic_without_leakage(iu_pairs, iu_reports)
     assert 0.75 < shares["train"] < 0.85 and 0.07 < shares["test"] < 0.13
 
 
-def test_every_annotation_round_trips_through_the_green_parser(iu_pairs):
+@pytest.mark.parametrize("explanation", EXPLANATIONS)
+def test_every_annotation_round_trips_through_the_green_parser(iu_pairs, explanation):
     _, pairs = iu_pairs
     for p in pairs:
-        parsed = parse_green_response(programmatic_annotation(p)["response"])
+        parsed = parse_green_response(programmatic_annotation(p, explanation)["response"])
         sig, insig = counts_from_edits(p.edits)
         assert parsed.parsed, (p.id, parsed.problems)
         assert (parsed.significant, parsed.insignificant, parsed.matched) == (sig, insig, len(p.matched_findings)), p.id
+
+
+def test_the_walkthrough_gives_every_sentence_a_verdict_before_the_counts(iu_pairs):
+    _, pairs = iu_pairs
+    for p in pairs:
+        errors = [e for e in p.edits if e.category is not None]
+        lines = walkthrough(p.candidate, errors)
+        verdicts = [line.rsplit(": ", 1)[1] for line in lines]
+        assert sum(v != "matched." for v in verdicts) == len(errors), p.id  # every error once, matched sentences aside
+        assert sorted(v for v in verdicts if v != "matched.") == sorted(f"{verdict(e)}." for e in errors), p.id
+        assert len([line for line in lines if not line.startswith("reference only")]) >= len(split_sentences(p.candidate))
+        explanation = programmatic_annotation(p, "walkthrough")["response"].split("\n\n")[0]
+        assert explanation.rstrip().endswith(("clinically significant.", "reference report.", "not an error.")), p.id
+    permuted = next(p for p in pairs if p.heuristic == "radgraph_permute" and any(e.category == "a" and e.significant for e in p.edits))
+    assert "(a) significant." in programmatic_annotation(permuted, "walkthrough")["response"]
+    with pytest.raises(ValueError, match="explanation"):
+        programmatic_annotation(permuted, "long")
 
 
 def test_pairs_are_deterministic(iu_reports):

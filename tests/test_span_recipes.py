@@ -37,7 +37,7 @@ def exports(silver_dir, tmp_path_factory):
         "rate_ner_span": span.main([*SPAN, "--silver_dir", str(silver_dir), "--output_dir", str(root / "span"),
                                     "--max_train_samples", "4000", "--max_steps", "300"]),
         "radgraph": train.main([*SPAN, "--silver_dir", str(silver_dir), "--output_dir", str(root / "radgraph"),
-                                "--max_train_samples", "600", "--max_steps", "150"]),
+                                "--max_train_samples", "600", "--max_steps", "150", "--tune_relation_offsets", "true"]),
         "rate_ner_iob": iob.main([*COMMON, "--silver_dir", str(silver_dir), "--output_dir",
                                   str(root / "iob"), "--max_train_samples", "2000", "--max_steps", "40"]),
         "chexbert": finetune.main([*COMMON, "--silver_dir", str(silver_dir), "--output_dir",
@@ -82,6 +82,24 @@ def test_collator_pads_spans_and_relation_grids():
     assert batch["relation_labels"][0].tolist() == [[-100, 2], [0, -100]] and (batch["relation_labels"][1] == -100).all()
 
 
+def test_relation_offsets_move_the_decision_and_are_chosen_by_macro_f1():
+    from radmetrics.inference.models.span_extraction import relations_from_logits
+    from radmetrics.training.decision_offsets import tune_relation_offsets
+
+    labels = ["NULL", "modify", "suggestive_of"]
+    entities = [[0, 0, "OBS-DP"], [2, 3, "OBS-U"]]
+    # every pair: null 1.0, modify 0.0, suggestive_of 0.5; the gold relation of each sentence is suggestive_of 0 -> 1
+    logits = np.tile(np.array([1.0, 0.0, 0.5]), (2, 2, 1))
+    assert relations_from_logits(entities, logits, labels) == []
+    assert relations_from_logits(entities, logits, labels, [0.0, 0.0, 0.75]) == [[0, 0, 2, 3, "suggestive_of"],
+                                                                                  [2, 3, 0, 0, "suggestive_of"]]
+    assert relations_from_logits([entities[0]], None, labels) == []
+    gold = [{(0, 0, 2, 3, "suggestive_of")}] * 3
+    tuned = tune_relation_offsets([(entities, logits)] * 3, gold, labels, grid=(-1.0, 0.0, 0.75, 1.5))
+    assert tuned["offsets"] == [0.0, 0.0, 0.75]  # the smallest offset that predicts suggestive_of; modify stays absent
+    assert tuned["validation_before"]["macro_f1"] == 0.0 and tuned["validation_after"]["macro_f1"] == pytest.approx(2 / 3)
+
+
 def test_rate_ner_span_beats_the_word_majority_baseline(exports):
     results = read_eval_results(exports[1]["rate_ner_span"])
     assert results["test_f1"] > 0.5
@@ -90,6 +108,10 @@ def test_rate_ner_span_beats_the_word_majority_baseline(exports):
 
 def test_radgraph_extractor_learns_entities_and_relations(exports):
     results = read_eval_results(exports[1]["radgraph"])
+    config = json.loads((exports[0]["radgraph"] / "config.json").read_text())
+    assert config["relation_decision_offsets"] == results["relation_decision_offsets"]  # chosen on validation, exported
+    assert len(config["relation_decision_offsets"]) == 4 and config["relation_decision_offsets"][0] == 0.0
+    assert results["validation_relation_macro_f1_after"] >= results["validation_relation_macro_f1_before"]
     assert results["test_entity_f1"] > results["baseline_word_majority_test_entity_f1"]
     assert results["test_relation_f1"] > 0.3
     assert 0 <= results["radgraph_gold_entities_f1"] <= 1 and "silver_extractor_radgraph_gold_relations_f1" in results
@@ -128,6 +150,25 @@ def test_score_cli_prints_every_component_metric(exports, test_data, tmp_path, c
     assert all(s["n"] == 20 and s["ci95"][0] <= s["value"] <= s["ci95"][1] for s in summary.values())
     printed = capsys.readouterr().out
     assert "| radcliq_v1 |" in printed and "| radgraph_partial |" in printed
+
+
+def test_encoder_metrics_score_in_bf16_only_on_request(exports, test_data):
+    from radmetrics.inference.scorer import Scorer
+
+    pairs = json.loads((test_data / "synthetic_pairs" / "radeval_speed_workload.json").read_text())
+    references, candidates = [p["ref"] for p in pairs], [p["hyp"] for p in pairs]
+    components = {name: str(path) for name, path in exports[0].items() if name in ("radgraph", "rate_ner_span", "chexbert")}
+    metrics = ["radgraph", "ratescore", "chexbert"]
+    full = Scorer(metrics, components, n_bootstrap=0)(references, candidates)
+    bf16 = Scorer(metrics, components, n_bootstrap=0,
+                  metric_options={m: {"precision": "bf16"} for m in metrics})(references, candidates)
+    assert set(bf16.summary) == set(full.summary)
+    for key in ("radgraph_partial", "ratescore", "chexbert_similarity"):
+        assert abs(bf16.summary[key]["value"] - full.summary[key]["value"]) < 0.1, key
+    with pytest.raises(ValueError, match="precision"):
+        Scorer(["radgraph"], components, metric_options={"radgraph": {"precision": "fp8"}})(references[:1], candidates[:1])
+    with pytest.raises(ValueError, match="no option precision"):
+        Scorer(["bleu4"], metric_options={"bleu4": {"precision": "bf16"}})(references[:1], candidates[:1])
 
 
 def test_ratescore_runs_on_the_span_tagger(exports):

@@ -201,7 +201,7 @@ def stage_score(out: Path, state: dict) -> str:
     from radmetrics.inference.registry import available_metrics
     from radmetrics.inference.scorer import Scorer
 
-    references, candidates = _demo_pairs(state, DEMO_PAIRS)
+    references, candidates = demo_pairs(state["reports"], DEMO_PAIRS)
     components = state.get("components", {})
     metrics = available_metrics(components)
     result = Scorer([m for m in metrics if m != "green"], components)(references, candidates)
@@ -216,10 +216,11 @@ def stage_score(out: Path, state: dict) -> str:
     return detail
 
 
-def _demo_pairs(state: dict, n: int) -> tuple[list[str], list[str]]:
+def demo_pairs(reports: list, n: int) -> tuple[list[str], list[str]]:
+    """The first n IU test reports, each against another of them (a seeded shuffle): the demo's scoring pairs."""
     import random
 
-    test = [r for r in state["reports"] if r.split == "test"][:n]
+    test = [r for r in reports if r.split == "test"][:n]
     shuffled = test[:]
     random.Random(0).shuffle(shuffled)
     return [r.text for r in test], [r.text for r in shuffled]
@@ -242,7 +243,7 @@ def stage_llm_judges(out: Path, state: dict) -> str:
     from radmetrics.inference.cli.score import write_result
     from radmetrics.inference.scorer import Scorer
 
-    references, candidates = _demo_pairs(state, 10)
+    references, candidates = demo_pairs(state["reports"], 10)
     result = Scorer(["fineradscore", "radfact"], endpoint=state["endpoint"], llm_cache=out / "llm_cache.sqlite")(references, candidates)
     write_result(result, out / "scores_llm", references, candidates)
     state["llm_score_table"] = result.table()

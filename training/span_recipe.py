@@ -32,6 +32,9 @@ class SpanArguments:
                 "balanced. Rare classes (DISEASE, OBS-U, suggestive_of) drown among null spans without it"})
     relation_class_weight_power: float | None = field(default=None, metadata={
         "help": "the same for the relation loss alone (unset: --class_weight_power)"})
+    tune_relation_offsets: bool = field(default=False, metadata={
+        "help": "after training, choose an offset per relation class's logit on the validation split (relation macro "
+                "F1; training/decision_offsets.py) and save it in the final model's config, which inference applies"})
 
 
 class TwoRateTrainer(ComponentMetricEvaluation, Trainer):

@@ -8,10 +8,15 @@ the metric from text.
 
 A per-sample value of NaN means the sample could not be scored (an LLM judge that never gave a valid
 answer): it is left out of the aggregate and counted as failed, never replaced by a default value.
+
+Metrics that run an encoder (`runs_encoder`) take option `precision`: "fp32" (the default, the reference's values) or
+"bf16", which runs `compute` under `torch.autocast` in bfloat16: faster on GPUs and on CPUs with bf16 instructions,
+and the values change (benchmarks/README.md measures how much), so it is never the default.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -52,14 +57,18 @@ class Metric:
     option_names: tuple[str, ...] = ()  # the options the metric reads; any other is refused
     requires_components: tuple[str, ...] = ()  # component kinds that must be loaded
     requires_extras: tuple[str, ...] = ()  # pip extras whose packages must be importable
+    runs_encoder: bool = False  # an encoder forward does the work: option `precision` applies
 
     RUN_OPTIONS = ("endpoint", "llm_cache", "progress")  # set by the Scorer, not by users
+    PRECISIONS = ("fp32", "bf16")
 
     def __init__(self, components: dict | None = None, upstream: dict | None = None, **options):
-        unknown = sorted(set(options) - set(self.option_names) - set(self.RUN_OPTIONS))
+        accepted = (*self.option_names, *(("precision",) if self.runs_encoder else ()))
+        unknown = sorted(set(options) - set(accepted) - set(self.RUN_OPTIONS))
         if unknown:
-            accepted = ", ".join(self.option_names) or "none"
-            raise ValueError(f"metric {self.name} has no option {', '.join(unknown)}; its options: {accepted}")
+            raise ValueError(f"metric {self.name} has no option {', '.join(unknown)}; its options: {', '.join(accepted) or 'none'}")
+        if options.get("precision", "fp32") not in self.PRECISIONS:
+            raise ValueError(f"metric {self.name} option precision={options['precision']!r}: expected one of {self.PRECISIONS}")
         self.components = components or {}
         self.upstream = upstream if upstream is not None else {}  # MetricOutputs of metrics computed earlier in the run
         self.options = options
@@ -89,8 +98,17 @@ class Metric:
     def compute(self, references: Sequence[str], candidates: Sequence[str]) -> MetricOutput:
         raise NotImplementedError
 
+    def _precision(self):
+        """bfloat16 autocast on the device the models run on, for option precision="bf16"; else nothing."""
+        if self.options.get("precision", "fp32") == "fp32":
+            return contextlib.nullcontext()
+        import torch
+
+        return torch.autocast("cuda" if torch.cuda.is_available() else "cpu", dtype=torch.bfloat16)
+
     def __call__(self, references: Sequence[str], candidates: Sequence[str]) -> MetricOutput:
-        out = self.compute(references, candidates)
+        with self._precision():
+            out = self.compute(references, candidates)
         for key in self.keys:
             if len(out.per_sample.get(key, ())) != len(references):
                 raise RuntimeError(f"metric {self.name} returned {len(out.per_sample.get(key, ()))} values for {key}, expected {len(references)}")

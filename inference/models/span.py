@@ -27,7 +27,7 @@ class SpanExtractorConfig(WrappedEncoderConfig):
                  relation_labels: list[str] | None = None, max_span_width: int = 8, width_embedding_size: int = 64,
                  head_hidden_size: int = 150, head_layers: int = 2, dropout: float = 0.1,
                  entity_class_weights: list[float] | None = None, relation_class_weights: list[float] | None = None,
-                 **kwargs):
+                 relation_decision_offsets: list[float] | None = None, **kwargs):
         super().__init__(encoder=encoder, **kwargs)
         self.entity_labels = list(entity_labels or ["NULL"])
         self.relation_labels = list(relation_labels or [])
@@ -38,6 +38,9 @@ class SpanExtractorConfig(WrappedEncoderConfig):
         self.dropout = dropout
         self.entity_class_weights = entity_class_weights  # loss weight per class (training only; None: unweighted)
         self.relation_class_weights = relation_class_weights
+        # added to each relation class's logit before the argmax at inference (the null class first); chosen on
+        # validation after training (training/decision_offsets.py). None: the plain argmax
+        self.relation_decision_offsets = relation_decision_offsets
         self.keys_to_ignore_at_inference = ["relation_logits"]  # Trainer evaluation gathers entity logits only
 
 

@@ -105,7 +105,19 @@ class SpanExtractorRunner:
         directory, _ = load_manifest(path, cls.component)
         return cls(SpanExtractor.from_pretrained(directory), load_tokenizer(directory, min_vocab=50), **kwargs)
 
-    def extract(self, sentences: Sequence[Sequence[str]]) -> list[tuple[list[list], list[list]]]:
+    def extract(self, sentences: Sequence[Sequence[str]],
+                relation_offsets: Sequence[float] | None = None) -> list[tuple[list[list], list[list]]]:
+        """Per sentence its entities and relations; each pair's relation is the argmax of its logits plus
+        `relation_offsets` (default: the model config's `relation_decision_offsets`, else none)."""
+        if relation_offsets is None:
+            relation_offsets = self.model.config.relation_decision_offsets
+        labels = self.model.config.relation_labels
+        return [(entities, relations_from_logits(entities, pair_logits, labels, relation_offsets))
+                for entities, pair_logits in self.scored(sentences)]
+
+    def scored(self, sentences: Sequence[Sequence[str]]) -> list[tuple[list[list], np.ndarray | None]]:
+        """Per sentence its decoded entities [start, end, label] and, for a model with a relation head and at least two
+        entities, the relation logits of every ordered entity pair (K x K x relations), before any decision."""
         config = self.model.config
         collate = SpanCollator(self.tokenizer)
         results = []
@@ -118,12 +130,21 @@ class SpanExtractorRunner:
                 for i, row in enumerate(rows):
                     kept = decode_entities(probabilities[i], row["spans"])
                     entities = [[s, e, config.entity_labels[c]] for s, e, c in kept]
-                    relations = []
+                    pair_logits = None
                     if self.model.relation_head is not None and len(kept) > 1:
                         position = {span: n for n, span in enumerate(row["spans"])}
                         index = self._torch.tensor([[position[(s, e)] for s, e, _ in kept]], device=self.model.device)
-                        pair_classes = self.model.relation_logits(spans[i:i + 1], index)[0].argmax(-1).cpu().numpy()
-                        relations = [[*kept[a][:2], *kept[b][:2], config.relation_labels[pair_classes[a, b]]]
-                                     for a in range(len(kept)) for b in range(len(kept)) if a != b and pair_classes[a, b] != 0]
-                    results.append((entities, relations))
+                        pair_logits = self.model.relation_logits(spans[i:i + 1], index)[0].float().cpu().numpy()
+                    results.append((entities, pair_logits))
         return results
+
+
+def relations_from_logits(entities: Sequence[Sequence], pair_logits: np.ndarray | None, labels: Sequence[str],
+                          offsets: Sequence[float] | None = None) -> list[list]:
+    """[s1, e1, s2, e2, label] for every ordered pair of distinct entities whose decided class (argmax of the logits plus
+    `offsets`) is not null."""
+    if pair_logits is None:
+        return []
+    pair_classes = (pair_logits + np.asarray(offsets) if offsets is not None else pair_logits).argmax(-1)
+    return [[*entities[a][:2], *entities[b][:2], labels[pair_classes[a, b]]]
+            for a in range(len(entities)) for b in range(len(entities)) if a != b and pair_classes[a, b] != 0]

@@ -53,6 +53,10 @@ class GreenDataArguments:
     heuristics: list[str] = field(default_factory=lambda: ["random", "remove_shuffle", "radgraph_permute", "recombine"], metadata={
         "help": "pair heuristics when building pairs from the bundled corpus"})
     per_heuristic: int | None = field(default=None, metadata={"help": "pairs per heuristic when building them"})
+    teacher_explanation: str = field(default="summary", metadata={
+        "help": "the programmatic teacher's [Explanation] when building pairs: summary (the counts only) or walkthrough "
+                "(each sentence's verdict, then the counts; data_builders/teacher.py). With pairs_dir, build them with "
+                "`radmetrics data pairs --explanation`"})
     max_report_words: int = field(default=MAX_REPORT_WORDS, metadata={"help": "each report is cut to this many words"})
     max_train_samples: int | None = field(default=None, metadata={"help": "truncate the training split"})
     max_eval_samples: int | None = field(default=None, metadata={"help": "truncate the validation and test splits"})
@@ -102,7 +106,8 @@ def load_annotations(data_args: GreenDataArguments, output_dir: str):
             reports = iu_xray_corpus()
             splits = assign_splits(reports)
             pairs = build_pairs(reports, splits, data_args.heuristics, data_args.per_heuristic)
-            write_pairs(pairs, root, {"corpus": "iu_xray", "path": "bundled", "split_by": "text", "teacher": "programmatic"})
+            write_pairs(pairs, root, {"corpus": "iu_xray", "path": "bundled", "split_by": "text", "teacher": "programmatic"},
+                        data_args.teacher_explanation)
 
         build_once(root, build)
     files = {split: str(root / f"{split}.jsonl") for split in ("train", "validation", "test")}

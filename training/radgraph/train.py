@@ -8,7 +8,8 @@ Held-out scores (span_scores.py): entity and relation micro and macro P/R/F1 (ex
 those of every entity and relation label and the labels never predicted, on the silver test split against the
 word-majority baseline, and agreement with the radgraph package's gold annotations next to the silver extractor's.
 Each periodic evaluation logs the same end-to-end scores on validation next to the loss. The test predictions and the
-baseline's go to RUN_DIR/test_predictions.jsonl.
+baseline's go to RUN_DIR/test_predictions.jsonl. With `--tune_relation_offsets`, an offset per relation class's logit is
+chosen on validation after training and saved in final/'s config before the test split is read (decision_offsets.py).
 
     radmetrics train radgraph/train --config configs/radgraph/train/tiny.yaml
 """
@@ -22,6 +23,7 @@ from transformers import TrainingArguments
 from radmetrics.inference.loading.components import get_component
 
 from ..config import RecipeParser
+from ..decision_offsets import tune_relation_offsets
 from ..encoder_recipe import (
     DataArguments,
     ModelArguments,
@@ -141,13 +143,26 @@ def main(argv: list[str] | None = None):
                              data_collator=SpanCollator(tokenizer), compute_metrics=compute_metrics, processing_class=tokenizer,
                              head_learning_rate=span_args.head_learning_rate, component_eval=end_to_end_validation)
 
+    def choose_relation_offsets(final_dir, final_model) -> dict:
+        """Offsets chosen on validation, saved into final/'s config before the test split is read."""
+        validation = data["validation"]
+        tuned = tune_relation_offsets(extractor_of(final_model).scored(validation["tokens"]),
+                                      [relation_set(r["relations"]) for r in validation], label_map["relations"])
+        final_model.config.relation_decision_offsets = tuned["offsets"]
+        final_model.config.save_pretrained(final_dir)
+        return {"relation_decision_offsets": tuned["offsets"],
+                **{f"validation_relation_{key}_{when}": value for when in ("before", "after")
+                   for key, value in tuned[f"validation_{when}"].items()}}
+
     def evaluate(final_dir) -> dict:
-        extractor = extractor_of(SpanExtractor.from_pretrained(final_dir))
+        final_model = SpanExtractor.from_pretrained(final_dir)
+        chosen = choose_relation_offsets(final_dir, final_model) if span_args.tune_relation_offsets else {}
+        extractor = extractor_of(final_model)
         test, train = data["test"], data["train"]
         scored = scores(extractor, test)
         (gold_entities, gold_relations), (entities, relations) = scored["gold"], scored["predicted"]
         baseline = word_majority_spans(train["tokens"], [entity_set(r["entities"]) for r in train], test["tokens"])
-        results = {f"test_{key}": value for key, value in scored["scores"].items()}
+        results = {**chosen, **{f"test_{key}": value for key, value in scored["scores"].items()}}
         results["baseline_word_majority_test_entity_f1"] = span_scores(gold_entities, baseline)["f1"]
         write_test_predictions(run_dir, [
             {"id": row["id"], "report_id": row["report_id"], "tokens": row["tokens"], "gold_entities": sorted(ge),

@@ -27,6 +27,7 @@ def _is_default(model: str) -> bool:
 
 class BertScore(Metric):
     name = "bertscore"
+    runs_encoder = True
     option_names = ("model", "rescale_with_baseline", "baseline_path", "num_layers", "idf", "batch_size", "device")
     keys = ("bertscore",)
     higher_is_better = {"bertscore": True}

@@ -17,6 +17,7 @@ F1_KEYS = tuple(f"chexbert_f1_{n}_{kind}" for n in (14, 5) for kind in ("micro",
 
 class CheXbert(Metric):
     name = "chexbert"
+    runs_encoder = True
     option_names = ("uncertain_as_positive", "base_model")
     keys = (*F1_KEYS, "chexbert_similarity")
     higher_is_better = dict.fromkeys((*F1_KEYS, "chexbert_similarity"), True)

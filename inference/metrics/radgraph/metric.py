@@ -30,6 +30,7 @@ LEVEL_KEYS = ("radgraph_simple", "radgraph_partial", "radgraph_complete")
 
 class RadGraph(Metric):
     name = "radgraph"
+    runs_encoder = True
     option_names = ("case", "base_model")
     keys = (*LEVEL_KEYS, "radgraph_radcliq")
     higher_is_better = dict.fromkeys(keys, True)

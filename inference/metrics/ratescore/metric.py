@@ -16,6 +16,7 @@ from ..base import Metric, MetricOutput
 
 class RaTEScore(Metric):
     name = "ratescore"
+    runs_encoder = True
     option_names = ("ner", "encoder", "pooling", "matrix", "neg_weight", "empty_reports")
     keys = ("ratescore",)
     higher_is_better = {"ratescore": True}
