@@ -1,0 +1,100 @@
+"""Where a trained RadGraph-style extractor's relations of one class go wrong, on the validation split (test untouched).
+
+    radmetrics data silver --out SILVER --labelers radgraph
+    radmetrics train radgraph/train --config configs/radgraph/train/small.yaml --silver_dir SILVER --output_dir RUN
+    python benchmarks/relation_errors.py --run RUN --silver_dir SILVER [--relation suggestive_of]
+
+Prints, for the relation's offset swept around the one chosen on validation (the other classes' offsets as chosen),
+its precision, recall, F1 and predicted count with the micro and macro relation F1; then each false positive's kind
+(an endpoint that is not a gold entity, a gold pair with another relation, gold entities with no relation) and each
+false negative's (an endpoint not predicted, or the pair predicted as another class or none); then the training split's
+targets per source of the relation; and the first false positives with their sentences.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+SWEEP = np.arange(-3.0, 3.01, 0.5)
+EXAMPLES = 8
+
+
+def words(tokens: list[str], start: int, end: int) -> str:
+    return " ".join(tokens[start:end + 1])
+
+
+def main() -> None:
+    from datasets import load_from_disk
+
+    from radmetrics.inference.loading.hub import load_tokenizer
+    from radmetrics.inference.metrics.radgraph.extractor import RadGraphExtractor
+    from radmetrics.inference.models.span import SpanExtractor
+    from radmetrics.inference.models.span_extraction import relations_from_logits
+    from radmetrics.training.decision_offsets import relation_scores
+    from radmetrics.training.radgraph.train import entity_set, relation_set, sentences_of
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", type=Path, required=True, help="a radgraph/train run directory (its final/ is read)")
+    parser.add_argument("--silver_dir", type=Path, required=True)
+    parser.add_argument("--relation", default="suggestive_of")
+    args = parser.parse_args()
+
+    data = load_from_disk(str(args.silver_dir / "radgraph" / "hf"))
+    rows = {split: data[split].map(sentences_of, batched=True, remove_columns=data[split].column_names)
+            for split in ("train", "validation")}
+    model = SpanExtractor.from_pretrained(args.run / "final")
+    labels = model.config.relation_labels
+    target = labels.index(args.relation)
+    chosen = list(model.config.relation_decision_offsets or [0.0] * len(labels))
+    extractor = RadGraphExtractor(model, load_tokenizer(args.run / "final", min_vocab=50))
+    validation = rows["validation"]
+    scored = extractor.scored(validation["tokens"])
+    gold = [relation_set(r["relations"]) for r in validation]
+    print(f"offsets chosen on validation: {dict(zip(labels, chosen))}")
+    print(f"| {args.relation} offset | precision | recall | F1 | predicted | relation micro F1 | relation macro F1 |")
+    print("|---|---|---|---|---|---|---|")
+    for value in SWEEP:
+        offsets = chosen[:target] + [float(value)] + chosen[target + 1:]
+        s = relation_scores(scored, gold, labels, offsets)
+        r = args.relation
+        print(f"| {value:+.1f} | {s[f'precision_{r}']:.3f} | {s[f'recall_{r}']:.3f} | {s[f'f1_{r}']:.3f} | {s[f'predicted_{r}']} "
+              f"| {s['f1']:.4f} | {s['macro_f1']:.4f} |")
+
+    false_positives, false_negatives, examples = Counter(), Counter(), []
+    for row, (entities, logits), relations in zip(validation, scored, gold):
+        predicted = {tuple(r) for r in relations_from_logits(entities, logits, labels, chosen)}
+        gold_spans = {(s, e) for s, e, _ in entity_set(row["entities"])}
+        predicted_spans = {(s, e) for s, e, _ in entities}
+        gold_pairs = {r[:4]: r[4] for r in relations}
+        predicted_pairs = {r[:4]: r[4] for r in predicted}
+        wrong = [r for r in predicted if r[4] == args.relation and r not in relations]
+        for r in wrong:
+            if r[:2] not in gold_spans or r[2:4] not in gold_spans:
+                false_positives["an endpoint is not a gold entity"] += 1
+            elif r[:4] in gold_pairs:
+                false_positives[f"the gold pair is {gold_pairs[r[:4]]}"] += 1
+            else:
+                false_positives["gold entities, no gold relation"] += 1
+        for r in relations:
+            if r[4] == args.relation and r not in predicted:
+                missed = r[:2] not in predicted_spans or r[2:4] not in predicted_spans
+                false_negatives["an endpoint not predicted" if missed else f"predicted {predicted_pairs.get(r[:4], 'none')}"] += 1
+        if wrong and len(examples) < EXAMPLES:
+            tokens = row["tokens"]
+            examples.append((" ".join(tokens), [(words(tokens, *r[:2]), words(tokens, *r[2:4])) for r in wrong],
+                             [(words(tokens, *r[:2]), words(tokens, *r[2:4])) for r in relations if r[4] == args.relation]))
+    print(f"\nfalse positives: {dict(false_positives)}\nfalse negatives: {dict(false_negatives)}")
+    per_source = Counter()
+    for row in rows["train"]:
+        per_source.update(Counter(r[:2] for r in relation_set(row["relations"]) if r[4] == args.relation).values())
+    print(f"training split, {args.relation} targets per source: {dict(sorted(per_source.items()))}\n")
+    for sentence, wrong, right in examples:
+        print(f"{sentence}\n  predicted, not gold: {wrong}\n  gold: {right}")
+
+
+if __name__ == "__main__":
+    main()
