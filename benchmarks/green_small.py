@@ -3,9 +3,10 @@ against the teacher on held-out pairs.
 
     python benchmarks/green_small.py                       # pairs, training, final evaluation, results
     python benchmarks/green_small.py --out DIR -- --max_train_samples 120 --final_eval_splits validation   # a variant
+    python benchmarks/green_small.py --out DIR --read --results FILE   # read a run's generations as they stand
 
 1. Pairs: `radmetrics data pairs` on the bundled IU corpus with every heuristic (leak-free split), with the teacher
-   explanation the config names (`teacher_explanation`), into OUT/pairs unless already there.
+   explanation of --explanation (default summary), into OUT/pairs unless already there.
 2. Training: the small recipe into OUT/sft (a complete run there is not retrained; a killed one resumes). Its final
    evaluation generates for the recipe's `final_eval_samples` pairs of each `final_eval_splits` split and writes
    `<split>_generations.jsonl`.
@@ -26,6 +27,7 @@ import argparse
 import json
 import os
 import platform
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,6 +43,12 @@ def build_pairs(pairs: Path, explanation: str) -> None:
         code = radmetrics(["data", "pairs", "--out", str(pairs), "--explanation", explanation])
         if code:
             raise SystemExit(f"radmetrics data pairs failed ({code})")
+
+
+def pairs_explanation(pairs: Path) -> str:
+    """The teacher explanation the pairs were written with, from their card's provenance (summary before it was recorded)."""
+    match = re.search(r'"teacher_explanation": "(\w+)"', (pairs / "README.md").read_text(encoding="utf-8"))
+    return match.group(1) if match else "summary"
 
 
 def read_generations(path: Path) -> list[dict]:
@@ -67,10 +75,13 @@ def split_results(run_dir: Path, split: str, records: dict, constant) -> dict:
     return {"overall": overall, "verdicts": verdicts, "per_heuristic": per_heuristic, "examples": examples}
 
 
-def final_evaluation_seconds(run_dir: Path) -> float:
-    """From final/'s weights (saved when training ends) to the eval results (written when the final evaluation ends)."""
+def final_evaluation_seconds(run_dir: Path) -> float | None:
+    """From final/'s weights (saved when training ends) to the eval results (written when the final evaluation ends);
+    None for an evaluation that did not end."""
     from radmetrics.training.run_dir import EVAL_RESULTS
 
+    if not (run_dir / EVAL_RESULTS).is_file():
+        return None
     return (run_dir / EVAL_RESULTS).stat().st_mtime - (run_dir / "final" / "config.json").stat().st_mtime
 
 
@@ -103,16 +114,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="checkpoints/bench_green_small")
     parser.add_argument("--results", default=str(ROOT / "benchmarks" / "results" / "green_small.json"))
+    parser.add_argument("--explanation", choices=["summary", "walkthrough"], default="summary",
+                        help="the programmatic teacher's explanation in the pairs built into OUT/pairs")
+    parser.add_argument("--read", action="store_true", help="only read the run in OUT/sft as it stands (no training or "
+                        "evaluation): the held-out splits it has generations for, e.g. of an evaluation stopped early")
     parser.add_argument("sft_overrides", nargs=argparse.REMAINDER, help="after --: extra green/sft recipe arguments")
     args = parser.parse_args()
     overrides = args.sft_overrides[1:] if args.sft_overrides[:1] == ["--"] else args.sft_overrides
     out = Path(args.out)
     config = read_yaml(CONFIG)
-    build_pairs(out / "pairs", config.get("teacher_explanation", "summary"))
-    run_dir = load_recipe("green/sft").main(["--config", str(CONFIG), "--pairs_dir", str(out / "pairs"), "--output_dir", str(out / "sft"),
-                                             *overrides])
+    run_dir = out / "sft"
+    if not args.read:
+        build_pairs(out / "pairs", args.explanation)
+        run_dir = load_recipe("green/sft").main(["--config", str(CONFIG), "--pairs_dir", str(out / "pairs"),
+                                                 "--output_dir", str(run_dir), *overrides])
     manifest = json.loads((run_dir / "radmetrics_run.json").read_text(encoding="utf-8"))
     used = manifest["training_config"]
+    splits = [split for split in used["final_eval_splits"] if (run_dir / f"{split}_generations.jsonl").is_file()]
     data_args = GreenDataArguments(pairs_dir=str(out / "pairs"), max_train_samples=used["max_train_samples"],
                                    max_eval_samples=used["max_eval_samples"])
     data, _ = load_annotations(data_args, str(out / "sft"))
@@ -120,15 +138,15 @@ def main() -> None:
     records = {r["id"]: r for split in ("validation", "test") for r in data[split]}
     results = {"model": config["model_name_or_path"], "base_model_source": manifest["data_provenance"].get("base_model_source"),
                "constant": constant._asdict(), "targets": TARGETS,
-               "splits": {split: split_results(run_dir, split, records, constant) for split in used["final_eval_splits"]},
-               "teacher_explanation": config.get("teacher_explanation", "summary"),
+               "splits": {split: split_results(run_dir, split, records, constant) for split in splits},
+               "teacher_explanation": pairs_explanation(out / "pairs"),
                "training": {"pairs": len(data["train"]), **throughput(run_dir)},
                "final_evaluation_s": (seconds := final_evaluation_seconds(run_dir)),
                # batched greedy generation with the KV cache (batch 16, the config's max_new_tokens at most), model load included
-               "final_evaluation_reports_per_second": generated_pairs(run_dir, used["final_eval_splits"]) / seconds,
+               "final_evaluation_reports_per_second": generated_pairs(run_dir, splits) / seconds if seconds else None,
                "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
                            "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads()},
-               "sft_overrides": overrides}
+               "sft_overrides": overrides, "read_only": args.read, "max_new_tokens": used["max_new_tokens"]}
     target = Path(args.results)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(dumps(results, indent=2), encoding="utf-8")

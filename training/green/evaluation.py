@@ -155,13 +155,17 @@ def green_agreement(model, tokenizer, records, constant: tuple[float, float], ma
 
 
 def _generate(model, tokenizer, records, max_new_tokens: int, batch_size: int) -> list[str]:
+    """Greedy responses with the KV cache, a progress bar on the main process (a split of the final evaluation takes
+    tens of minutes on CPU)."""
+    from ..encoder_recipe import is_main_process
+
     was_training = model.training
     model.eval()
     cache = model.config.use_cache
     model.config.use_cache = True  # generation wants the KV cache; training keeps it off (packing masks)
     try:
         responses = generate_green_responses(model, tokenizer, records["reference"], records["candidate"], batch_size,
-                                             max_new_tokens, progress=False, shard=False)
+                                             max_new_tokens, progress=is_main_process(), shard=False)
     finally:
         model.config.use_cache = cache
         model.train(was_training)
