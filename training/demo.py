@@ -155,14 +155,12 @@ def stage_green(out: Path, state: dict) -> str:
 
 
 def green_sft_args(out: Path) -> list[str]:
-    """SFT on DEMO_GREEN_TRAIN_PAIRS of the demo's own pairs (the summary teacher explanation: shorter responses than the
-    small recipe's walkthrough, so 512 new tokens cover them); the final evaluation generates for DEMO_GREEN_EVAL_PAIRS
-    test pairs."""
+    """SFT on DEMO_GREEN_TRAIN_PAIRS of the demo's own pairs; the final evaluation generates for DEMO_GREEN_EVAL_PAIRS test pairs."""
     return ["--config", str(CONFIGS / "green/sft/small.yaml"), "--output_dir", str(out / "runs" / "green"),
             "--pairs_dir", str(out / "pairs"), "--max_train_samples", str(DEMO_GREEN_TRAIN_PAIRS),
             "--max_eval_samples", str(DEMO_GREEN_EVAL_PAIRS), "--final_eval_samples", str(DEMO_GREEN_EVAL_PAIRS),
             "--final_eval_splits", "test", "--save_strategy", "no", "--learning_rate", str(DEMO_GREEN_LEARNING_RATE),
-            "--lr_scheduler_type", "constant", "--max_new_tokens", "512"]
+            "--lr_scheduler_type", "constant"]
 
 
 def significant_count_answers(run_dir: Path) -> Counter:
