@@ -158,12 +158,12 @@ def test_encoder_metrics_score_in_bf16_only_on_request(exports, test_data):
     pairs = json.loads((test_data / "synthetic_pairs" / "radeval_speed_workload.json").read_text())
     references, candidates = [p["ref"] for p in pairs], [p["hyp"] for p in pairs]
     components = {name: str(path) for name, path in exports[0].items() if name in ("radgraph", "rate_ner_span", "chexbert")}
-    metrics = ["radgraph", "ratescore", "chexbert"]
+    metrics = ["radgraph", "ratescore", "chexbert", "bertscore"]
     full = Scorer(metrics, components, n_bootstrap=0)(references, candidates)
     bf16 = Scorer(metrics, components, n_bootstrap=0,
                   metric_options={m: {"precision": "bf16"} for m in metrics})(references, candidates)
     assert set(bf16.summary) == set(full.summary)
-    for key in ("radgraph_partial", "ratescore", "chexbert_similarity"):
+    for key in ("radgraph_partial", "ratescore", "chexbert_similarity", "bertscore"):
         assert abs(bf16.summary[key]["value"] - full.summary[key]["value"]) < 0.1, key
     with pytest.raises(ValueError, match="precision"):
         Scorer(["radgraph"], components, metric_options={"radgraph": {"precision": "fp8"}})(references[:1], candidates[:1])
