@@ -229,7 +229,8 @@ if __name__ == "__main__":
     parser.add_argument("--only", nargs="+", choices=list(TASKS), help="rerun these recipes; the others' entries are kept "
                         "from the results file as they were recorded")
     args = parser.parse_args()
-    previous = json.loads((RESULTS / RESULTS_NAME).read_text()) if args.only else {"recipes": {}}
+    recorded = RESULTS / RESULTS_NAME
+    previous = json.loads(recorded.read_text()) if args.only and recorded.is_file() else {"recipes": {}}
     results = {"machine": machine(), "command": "python benchmarks/encoder_recipes_small.py",
                "bootstrap": {"unit": "test report", "resamples": RESAMPLES, "permutations": PERMUTATIONS, "seed": SEED,
                              "level": 0.95},

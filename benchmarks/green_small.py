@@ -39,7 +39,11 @@ EXAMPLES = 3
 def build_pairs(pairs: Path, explanation: str) -> None:
     from radmetrics.inference.cli import main as radmetrics
 
-    if not (pairs / "train.jsonl").is_file():
+    if (pairs / "train.jsonl").is_file():
+        if pairs_explanation(pairs) != explanation:
+            raise SystemExit(f"{pairs} holds pairs with the {pairs_explanation(pairs)} explanation, not {explanation}: "
+                             "use another --out")
+    else:
         code = radmetrics(["data", "pairs", "--out", str(pairs), "--explanation", explanation])
         if code:
             raise SystemExit(f"radmetrics data pairs failed ({code})")

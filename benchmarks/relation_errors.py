@@ -4,7 +4,7 @@
     radmetrics train radgraph/train --config configs/radgraph/train/small.yaml --silver_dir SILVER --output_dir RUN
     python benchmarks/relation_errors.py --run RUN --silver_dir SILVER [--relation suggestive_of]
 
-Prints, for the relation's offset swept around the one chosen on validation (the other classes' offsets as chosen),
+Prints, for the relation's offset set to each of -3, -2.5, ..., +3 (the other classes' offsets as chosen on validation),
 its precision, recall, F1 and predicted count with the micro and macro relation F1; then each false positive's kind
 (an endpoint that is not a gold entity, a gold pair with another relation, gold entities with no relation) and each
 false negative's (an endpoint not predicted, or the pair predicted as another class or none); then the training split's

@@ -19,9 +19,9 @@
    exactly, scores to 1e-5); writes benchmarks/results/scoring_speed_vs_reference[_cuda].json and prints a table.
 
 The ratio compares warm calls: model loading is paid once per process and is reported apart (first call). Side `bf16` is
-radmetrics itself with option precision=bf16 (bfloat16 autocast): its ratio is fp32 time over bf16 time inverted like the
-others (side / radmetrics), and instead of equality it records how much the values move (labels, entities and
-relations that differ, the largest score difference).
+radmetrics itself with option precision=bf16 (bfloat16 autocast): its ratio is bf16 time / fp32 time (side / radmetrics,
+as for the others), and instead of equality it records how much the values move (CheXbert labels that differ, reports
+whose RadGraph graph or RaTE-NER entities differ, the largest score difference).
 """
 
 from __future__ import annotations

@@ -55,12 +55,30 @@ def verdict(edit: Edit) -> str:
     return f"({edit.category}) {'significant' if edit.significant else 'insignificant'}"
 
 
-def walkthrough(candidate: str, errors: list[Edit]) -> list[str]:
+def candidate_sentences(candidate: str, known: list[str]) -> list[str]:
+    """The candidate cut back into the sentences the builder joined with spaces (`known`: its matched findings and its
+    edits' new sentences, longest first, each ending at a space or the end), whatever splitter built the pair; text no
+    known sentence starts is split by the robust splitter up to the next known one."""
+    known = sorted({k.strip() for k in known if k.strip()}, key=len, reverse=True)
+    sentences, rest = [], candidate.strip()
+    while rest:
+        piece = next((k for k in known if rest.startswith(k) and rest[len(k):len(k) + 1] in ("", " ")), None)
+        if piece is None:
+            end = min((i for k in known if (i := rest.find(" " + k)) > 0), default=len(rest))
+            piece = rest[:end]
+            sentences.extend(split_sentences(piece))
+        else:
+            sentences.append(piece)
+        rest = rest[len(piece):].strip()
+    return sentences
+
+
+def walkthrough(candidate: str, errors: list[Edit], matched: list[str]) -> list[str]:
     """One line per candidate sentence (matched, or its error), then one per error the candidate's sentences did not
     show (mostly the reference's sentences it lacks). Every error is listed exactly once."""
     pending = [e for e in errors if e.after]
     lines = []
-    for sentence in split_sentences(candidate):
+    for sentence in candidate_sentences(candidate, [*matched, *(e.after for e in pending)]):
         edit = next((e for e in pending if normalise_sentence(e.after) == normalise_sentence(sentence)), None)
         if edit is not None:
             pending.remove(edit)
@@ -82,6 +100,6 @@ def programmatic_annotation(pair: PairRecord, explanation: str = "summary") -> d
                if errors else "The candidate report conveys the same findings as the reference report.")
     if any(e.kind == "reordered_sentences" for e in pair.edits):
         summary += " The order of sentences differs, which is not an error."
-    text = summary if explanation == "summary" else " ".join([*walkthrough(pair.candidate, errors), summary])
+    text = summary if explanation == "summary" else " ".join([*walkthrough(pair.candidate, errors, pair.matched_findings), summary])
     response = render_green_response(text, significant, insignificant, pair.matched_findings)
     return {**pair.to_dict(), "response": response, "teacher": "programmatic"}

@@ -4,7 +4,7 @@ from collections import defaultdict
 import pytest
 
 from radmetrics.data_builders.corpus_io import assign_splits
-from radmetrics.data_builders.pairs import HEURISTICS, build_pairs
+from radmetrics.data_builders.pairs import HEURISTICS, build_pairs, normalise_sentence
 from radmetrics.data_builders.teacher import (
     EXPLANATIONS,
     counts_from_edits,
@@ -61,11 +61,16 @@ def test_the_walkthrough_gives_every_sentence_a_verdict_before_the_counts(iu_pai
     _, pairs = iu_pairs
     for p in pairs:
         errors = [e for e in p.edits if e.category is not None]
-        lines = walkthrough(p.candidate, errors)
+        lines = walkthrough(p.candidate, errors, p.matched_findings)
         verdicts = [line.rsplit(": ", 1)[1] for line in lines]
         assert sum(v != "matched." for v in verdicts) == len(errors), p.id  # every error once, matched sentences aside
         assert sorted(v for v in verdicts if v != "matched.") == sorted(f"{verdict(e)}." for e in errors), p.id
-        assert len([line for line in lines if not line.startswith("reference only")]) >= len(split_sentences(p.candidate))
+        matched = {normalise_sentence(m) for m in p.matched_findings}
+        for line in lines:  # a sentence called matched is one of the pair's matched findings (or repeats one)
+            if line.endswith(": matched."):
+                named = normalise_sentence(line.rsplit(": ", 1)[0].strip('"').removesuffix(" ...").removesuffix('"'))
+                assert any(m.startswith(named) for m in matched) or any(
+                    normalise_sentence(s).startswith(named) for s in split_sentences(p.reference)), (p.id, line)
         explanation = programmatic_annotation(p, "walkthrough")["response"].split("\n\n")[0]
         assert explanation.rstrip().endswith(("clinically significant.", "reference report.", "not an error.")), p.id
     permuted = next(p for p in pairs if p.heuristic == "radgraph_permute" and any(e.category == "a" and e.significant for e in p.edits))

@@ -5,7 +5,8 @@ logits, so the frequent classes are over-predicted against the null class (bench
 learned"). Adding a constant to each class's logit before the argmax moves each decision boundary without
 retraining; the offsets are chosen by coordinate ascent on the validation split's relation macro F1 (micro F1 breaks
 ties; the smallest offset breaks the rest), with the model's own entities feeding its relations, exactly as at
-inference. The null class keeps offset 0, so only the non-null classes' offsets are free.
+inference. The null class keeps offset 0, and so does a class without validation support (macro F1 would not see it, and
+the micro tie-break would switch it off), so only the supported non-null classes' offsets are free.
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ def tune_relation_offsets(scored: Sequence[tuple], gold: Sequence[set], labels: 
         return round(scores["macro_f1"], 12), round(scores["f1"], 12), -sum(map(abs, candidate))
 
     best = key(offsets)
+    supported = {relation[-1] for relations in gold for relation in relations}
     for _ in range(passes):
-        for class_id in range(1, len(labels)):
+        for class_id in (i for i in range(1, len(labels)) if labels[i] in supported):  # others keep 0: no evidence to move them
             for value in grid:
                 candidate = offsets[:class_id] + [value] + offsets[class_id + 1:]
                 score = key(candidate)

@@ -34,7 +34,8 @@ class SpanArguments:
         "help": "the same for the relation loss alone (unset: --class_weight_power)"})
     tune_relation_offsets: bool = field(default=False, metadata={
         "help": "after training, choose an offset per relation class's logit on the validation split (relation macro "
-                "F1; training/decision_offsets.py) and save it in the final model's config, which inference applies"})
+                "F1; training/decision_offsets.py) and save it in the final model's config, which inference applies "
+                "(radgraph/train; rate_ner/span has no relation head)"})
 
 
 class TwoRateTrainer(ComponentMetricEvaluation, Trainer):

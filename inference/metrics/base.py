@@ -99,12 +99,16 @@ class Metric:
         raise NotImplementedError
 
     def _precision(self):
-        """bfloat16 autocast on the device the models run on, for option precision="bf16"; else nothing."""
+        """bfloat16 autocast for option precision="bf16", on CPU and, where there is one, on the GPU (a metric may run its
+        model on either: BERTScore's `device` option); else nothing."""
         if self.options.get("precision", "fp32") == "fp32":
             return contextlib.nullcontext()
         import torch
 
-        return torch.autocast("cuda" if torch.cuda.is_available() else "cpu", dtype=torch.bfloat16)
+        stack = contextlib.ExitStack()
+        for device in ("cpu", *(("cuda",) if torch.cuda.is_available() else ())):
+            stack.enter_context(torch.autocast(device, dtype=torch.bfloat16))
+        return stack
 
     def __call__(self, references: Sequence[str], candidates: Sequence[str]) -> MetricOutput:
         with self._precision():
