@@ -36,12 +36,6 @@ MOVED = 1e-9
 EXAMPLES = 3
 
 
-def export(run_dir: Path, out: Path) -> Path:
-    from radmetrics.training.export import export_run
-
-    return export_run(run_dir, out)
-
-
 def found_classes(metric: str, details: list[dict]) -> dict[str, int]:
     """Entities (and relations) of each class that an export found in the references and candidates of `details`."""
     counts: Counter = Counter()
@@ -75,6 +69,7 @@ def compare(metric: str, keys: tuple[str, ...], results: dict, references: list[
 def main() -> dict:
     from radmetrics.data_builders.corpora import iu_xray_corpus
     from radmetrics.training.demo import demo_pairs
+    from radmetrics.training.export import export_run
 
     start = time.perf_counter()
     references, candidates = demo_pairs(iu_xray_corpus(), PAIRS)
@@ -87,7 +82,7 @@ def main() -> dict:
             for side, extra in (("weighted", ()), ("unweighted", UNWEIGHTED)):
                 name = f"{recipe.replace('/', '_')}_{side}"
                 run_dir, runs[side] = train(recipe, f"{recipe}/small.yaml", Path(tmp) / name, silver, extra)
-                exported = export(run_dir, Path(tmp) / "exports" / name)
+                exported = export_run(run_dir, Path(tmp) / "exports" / name)
                 scored[side] = Scorer([metric], {component: str(exported)}, n_bootstrap=1000)(references, candidates)
             results["metrics"][metric] = {"recipe": recipe, "runs": {side: {k: v for k, v in run.items() if k != "eval_results"}
                                                                      | {"test_macro_f1": macro_f1s(run["eval_results"])}

@@ -105,14 +105,11 @@ class SpanExtractorRunner:
         directory, _ = load_manifest(path, cls.component)
         return cls(SpanExtractor.from_pretrained(directory), load_tokenizer(directory, min_vocab=50), **kwargs)
 
-    def extract(self, sentences: Sequence[Sequence[str]],
-                relation_offsets: Sequence[float] | None = None) -> list[tuple[list[list], list[list]]]:
-        """Per sentence its entities and relations; each pair's relation is the argmax of its logits plus
-        `relation_offsets` (default: the model config's `relation_decision_offsets`, else none)."""
-        if relation_offsets is None:
-            relation_offsets = self.model.config.relation_decision_offsets
-        labels = self.model.config.relation_labels
-        return [(entities, relations_from_logits(entities, pair_logits, labels, relation_offsets))
+    def extract(self, sentences: Sequence[Sequence[str]]) -> list[tuple[list[list], list[list]]]:
+        """Per sentence its entities and relations; each pair's relation is the argmax of its logits plus the model
+        config's `relation_decision_offsets` (none when unset)."""
+        config = self.model.config
+        return [(entities, relations_from_logits(entities, pair_logits, config.relation_labels, config.relation_decision_offsets))
                 for entities, pair_logits in self.scored(sentences)]
 
     def scored(self, sentences: Sequence[Sequence[str]]) -> list[tuple[list[list], np.ndarray | None]]:
