@@ -27,7 +27,6 @@ import argparse
 import json
 import os
 import platform
-import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,6 +36,7 @@ EXAMPLES = 3
 
 
 def build_pairs(pairs: Path, explanation: str) -> None:
+    from radmetrics.data_builders.pair_dataset import pairs_explanation
     from radmetrics.inference.cli import main as radmetrics
 
     if (pairs / "train.jsonl").is_file():
@@ -47,12 +47,6 @@ def build_pairs(pairs: Path, explanation: str) -> None:
         code = radmetrics(["data", "pairs", "--out", str(pairs), "--explanation", explanation])
         if code:
             raise SystemExit(f"radmetrics data pairs failed ({code})")
-
-
-def pairs_explanation(pairs: Path) -> str:
-    """The teacher explanation the pairs were written with, from their card's provenance (summary before it was recorded)."""
-    match = re.search(r'"teacher_explanation": "(\w+)"', (pairs / "README.md").read_text(encoding="utf-8"))
-    return match.group(1) if match else "summary"
 
 
 def read_generations(path: Path) -> list[dict]:
@@ -109,6 +103,7 @@ def generated_pairs(run_dir: Path, splits) -> int:
 def main() -> None:
     import torch
 
+    from radmetrics.data_builders.pair_dataset import pairs_explanation
     from radmetrics.inference.json_io import dumps
     from radmetrics.training.config import read_yaml
     from radmetrics.training.green.evaluation import teacher_medians

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -64,6 +65,13 @@ reference reports of each split.
 |---|---|
 {cats}
 """
+
+
+def pairs_explanation(out_dir: str | Path) -> str:
+    """The teacher explanation pairs in `out_dir` were written with, from their card's provenance (write_pairs records
+    it; cards written before it did are summary)."""
+    match = re.search(r'"teacher_explanation": "(\w+)"', (Path(out_dir) / "README.md").read_text(encoding="utf-8"))
+    return match.group(1) if match else "summary"
 
 
 def write_pairs(pairs: list[PairRecord], out_dir: str | Path, provenance: dict, explanation: str = "summary") -> dict:

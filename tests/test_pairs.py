@@ -4,6 +4,7 @@ from collections import defaultdict
 import pytest
 
 from radmetrics.data_builders.corpus_io import assign_splits
+from radmetrics.data_builders.pair_dataset import pairs_explanation, write_pairs
 from radmetrics.data_builders.pairs import HEURISTICS, build_pairs, normalise_sentence
 from radmetrics.data_builders.teacher import (
     EXPLANATIONS,
@@ -14,6 +15,7 @@ from radmetrics.data_builders.teacher import (
 )
 from radmetrics.inference.metrics.green.format import parse_green_response
 from radmetrics.inference.sentences import split_sentences
+from radmetrics.training.run_dir import mark_complete
 
 FAST = ("random", "remove_shuffle", "radgraph_permute", "recombine")
 
@@ -124,3 +126,18 @@ def test_pretrain_corpus_is_deduplicated(tmp_path):
     texts = [" ".join(t.lower().split()) for split in ds for t in ds[split]["text"]]
     assert len(texts) == len(set(texts)) == stats["unique_texts"] < stats["reports_in"]
     assert all(stats["split_overlap"]["per_split"][split]["reports_in_train"] == 0 for split in ("validation", "test"))
+
+
+def test_the_sft_recipe_refuses_pairs_built_with_another_explanation(iu_pairs, tmp_path):
+    from radmetrics.training.green.sft import GreenDataArguments, load_annotations
+
+    _, pairs = iu_pairs
+    root = tmp_path / "pairs"  # where the recipe builds its pairs when pairs_dir is unset
+    few = [p for split in ("train", "validation", "test") for p in [p for p in pairs if p.split == split][:20]]
+    write_pairs(few, root, {"corpus": "iu_xray"}, "walkthrough")
+    mark_complete(root)
+    assert pairs_explanation(root) == "walkthrough"
+    with pytest.raises(ValueError, match="walkthrough teacher explanation, not summary"):
+        load_annotations(GreenDataArguments(teacher_explanation="summary"), str(tmp_path))
+    data, _ = load_annotations(GreenDataArguments(teacher_explanation="walkthrough"), str(tmp_path))
+    assert len(data["train"]) > 0

@@ -41,7 +41,7 @@ class DataArguments:
     silver_dir: str | None = field(default=None, metadata={
         "help": "output of `radmetrics data silver`; when unset, silver labels of the bundled IU corpus are built "
                 "into OUTPUT_DIR/silver"})
-    max_train_samples: int | None = field(default=None, metadata={"help": "truncate the training split"})
+    max_train_samples: int | None = field(default=None, metadata={"help": "truncate the training split (unset or 0: all of it)"})
     max_eval_samples: int | None = field(default=None, metadata={"help": "truncate the validation and test splits"})
     max_seq_length: int = field(default=128, metadata={"help": "tokens per example after tokenisation"})
     preprocessing_num_workers: int | None = field(default=None, metadata={
