@@ -1,6 +1,6 @@
 """radmetrics against the authors' packages and RadEval on full-size look-alikes: seconds, memory, same values.
 
-    python benchmarks/scoring_speed_vs_reference.py [--pairs 1000] [--metrics chexbert radgraph ratescore all]
+    python benchmarks/scoring_speed_vs_reference.py [--pairs 1000] [--metrics chexbert radgraph ratescore bertscore all]
                                                     [--sides package radeval bf16] [--device cpu|cuda] [--lookalikes DIR]
                                                     [--envs DIR] [--results FILE]
 
@@ -8,12 +8,14 @@
    artefacts at their published sizes (tests/parity/lookalikes.py `build_full`): CheXbert (bert-base, 110 M parameters),
    RadGraph-XL (a BERT-base DyGIE model), RaTE-NER-Deberta (DeBERTa-v3-base, 128,100-row embedding) and
    BioLORD-2023-C (MPNet-base), with heads calibrated so that predictions vary as a trained model's do (about 20
-   RadGraph entities and 12 RaTE-NER entities per IU report);
+   RadGraph entities and 12 RaTE-NER entities per IU report), and distilroberta-base (RadCliQ's BERTScore encoder);
 2. builds (once) the reference environments under --envs (tests/parity/make_fixtures.py: torch 2.13.0, then f1chexbert
    0.0.2, radgraph 0.1.18, ratescore 0.6.0, radeval 2.2.1);
 3. runs every side in its own process on the same --pairs IU X-ray pairs (benchmarks/scoring_speed_vs_radeval.py's
-   pairs): radmetrics' Scorer, the authors' package (benchmarks/speed_reference_worker.py) and RadEval; `all` is the
-   three metrics in one process (radmetrics `Scorer([...])`, RadEval `RadEval(metrics=[...])`);
+   pairs): radmetrics' Scorer, the authors' package (benchmarks/speed_reference_worker.py) and RadEval; `bertscore` is
+   RadCliQ's BERTScore setting (distilroberta-base, layer 5, idf, rescaled), against the bert-score package and the
+   BERTScorer RadEval's RadCliQ-v1 builds; `all` is CheXbert, RadGraph and RaTEScore in one process (radmetrics
+   `Scorer([...])`, RadEval `RadEval(metrics=[...])`);
 4. records each side's first call (constructing the scorer, which loads the model, then scoring), warm call (the same
    object again), peak resident memory, entities found, and whether the values equal radmetrics' (classes and entities
    exactly, scores to 1e-5); writes benchmarks/results/scoring_speed_vs_reference[_cuda].json and prints a table.
@@ -45,11 +47,17 @@ sys.path[:0] = [str(HERE), str(REPO / "tests")]
 
 from speed_reference_worker import compact_graphs  # noqa: E402
 
-METRICS = ("chexbert", "radgraph", "ratescore")
-PACKAGE = {"chexbert": "f1chexbert", "radgraph": "radgraph", "ratescore": "ratescore"}
+METRICS = ("chexbert", "radgraph", "ratescore", "bertscore")
+ALL = ("chexbert", "radgraph", "ratescore")  # `all`: the three model-based metrics in one process
+PACKAGE = {"chexbert": "f1chexbert", "radgraph": "radgraph", "ratescore": "ratescore", "bertscore": "bert-score"}
+# each package's environment under --envs; bert-score is radmetrics' own dependency, run from radmetrics' environment
 ENVIRONMENT = {"f1chexbert": "chexbert", "radgraph": "radgraph", "ratescore": "ratescore", "radeval": "radeval"}
 VERSIONS = {"f1chexbert": "f1chexbert 0.0.2", "radgraph": "radgraph 0.1.18", "ratescore": "ratescore 0.6.0", "radeval": "radeval 2.2.1",
-            "bf16": "radmetrics, precision=bf16"}
+            "bert-score": "bert-score (radmetrics' environment)", "bf16": "radmetrics, precision=bf16"}
+# RadCliQ's BERTScore (CXR-Report-Metric, RadEval's RadCliQ-v1): distilroberta-base, layer 5, idf over the references,
+# rescaled with bert-score's baseline
+RADCLIQ_BERTSCORE = {"model": "distilroberta-base", "num_layers": 5, "idf": True, "rescale_with_baseline": True}
+FULL_LOOKALIKES = "chexbert radgraph-xl ratescore distilroberta-base"
 RADEVAL_F1 = {f"chexbert_f1_{n}_{kind}": f"f1chexbert_{'all' if n == 14 else 5}_{kind}_f1"
               for n in (14, 5) for kind in ("micro", "macro", "weighted")}
 TOLERANCE = 1e-5
@@ -67,7 +75,8 @@ def scorer_setup(root: Path) -> tuple[dict, dict]:
                   "rate_ner": base("Angelakeke/RaTE-NER-Deberta")}
     options = {"chexbert": {"base_model": base("bert-base-uncased")},
                "radgraph": {"base_model": base(lookalikes.RADGRAPH_BASES["radgraph-xl"]), "case": "reference"},
-               "ratescore": {"encoder": base("FremyCompany/BioLORD-2023-C")}}
+               "ratescore": {"encoder": base("FremyCompany/BioLORD-2023-C")},
+               "bertscore": dict(RADCLIQ_BERTSCORE)}
     return components, options
 
 
@@ -87,6 +96,8 @@ def radmetrics_values(result) -> dict:
         values.update(scores=[row["ratescore"] for row in result.per_sample],
                       rate_reference_entities=[[list(e) for e in d["reference_entities"]] for d in details],
                       rate_candidate_entities=[[list(e) for e in d["candidate_entities"]] for d in details])
+    if result.per_sample and "bertscore" in result.per_sample[0]:
+        values.update(bertscore=[row["bertscore"] for row in result.per_sample])
     return json.loads(json.dumps(values))
 
 
@@ -96,7 +107,7 @@ def radmetrics_side(root: Path, metric: str, pairs: list[dict], precision: str =
 
     from radmetrics.inference.scorer import Scorer
 
-    names = list(METRICS) if metric == "all" else [metric]
+    names = list(ALL) if metric == "all" else [metric]
     components, options = scorer_setup(root)
     refs, hyps = [p["ref"] for p in pairs], [p["hyp"] for p in pairs]
     start = time.perf_counter()
@@ -132,6 +143,8 @@ def close(a: list, b: list) -> bool:
 def value_checks(metric: str, side: str, ours: dict, theirs: dict) -> dict:
     """Which of the side's values equal radmetrics' (classes and entities exactly, scores to 1e-5)."""
     checks = {}
+    if metric == "bertscore":
+        return {"scores": close(ours["bertscore"], theirs["bertscore"])}
     if side == "radeval":
         if metric in ("chexbert", "all"):
             checks["chexbert_f1"] = all(abs(ours["f1"][k] - theirs[v]) <= TOLERANCE for k, v in RADEVAL_F1.items())
@@ -177,6 +190,8 @@ def precision_changes(metric: str, ours: dict, theirs: dict) -> dict:
                        radgraph_reports_differing=differing(ours["reference_entities"] + ours["candidate_entities"],
                                                             theirs["reference_entities"] + theirs["candidate_entities"]),
                        radgraph_reward_largest_difference=max(largest(a, b) for a, b in zip(ours["rewards"], theirs["rewards"])))
+    if "bertscore" in ours:
+        changes.update(bertscore_largest_difference=largest(ours["bertscore"], theirs["bertscore"]))
     if "scores" in ours:
         changes.update(ratescore_reports=2 * len(ours["scores"]),
                        ratescore_reports_differing=differing(ours["rate_reference_entities"] + ours["rate_candidate_entities"],
@@ -204,13 +219,14 @@ def run(command: list[str], env: dict, out: Path) -> dict:
 
 
 def lookalikes_ready(directory: Path) -> Path:
+    """`directory` with the full-size look-alikes, built unless its marker names every artefact build_full makes."""
     from parity import lookalikes
 
     marker = directory / ".built"
-    if not marker.is_file():
+    if not marker.is_file() or marker.read_text(encoding="utf-8").strip() != FULL_LOOKALIKES:
         print(f"building full-size look-alikes in {directory} (a few minutes)", file=sys.stderr, flush=True)
         lookalikes.build_full(directory)
-        marker.write_text("done\n")
+        marker.write_text(FULL_LOOKALIKES + "\n", encoding="utf-8")
     return directory
 
 
@@ -246,7 +262,8 @@ def main() -> None:
             elif kind == "bf16":
                 sides["bf16"] = None
             elif metric != "all":
-                sides[PACKAGE[metric]] = environment(args.envs, ENVIRONMENT[PACKAGE[metric]])
+                package = PACKAGE[metric]
+                sides[package] = environment(args.envs, ENVIRONMENT[package]) if package in ENVIRONMENT else Path(sys.executable)
     results = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, "
                           f"{'a CUDA GPU' if args.device == 'cuda' else 'no GPU used'}",
                "command": "python benchmarks/scoring_speed_vs_reference.py " + " ".join(sys.argv[1:]),

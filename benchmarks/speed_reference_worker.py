@@ -1,7 +1,9 @@
 """One side of benchmarks/scoring_speed_vs_reference.py, run in that side's own environment (no radmetrics import):
-the authors' package (f1chexbert 0.0.2, radgraph 0.1.18, ratescore 0.6.0) or RadEval 2.2.1, on full-size look-alikes.
+the authors' package (f1chexbert 0.0.2, radgraph 0.1.18, ratescore 0.6.0, bert-score) or RadEval 2.2.1, on full-size
+look-alikes.
 
-    python speed_reference_worker.py --side f1chexbert|radgraph|ratescore|radeval --metric chexbert|radgraph|ratescore|all
+    python speed_reference_worker.py --side f1chexbert|radgraph|ratescore|bert-score|radeval
+                                     --metric chexbert|radgraph|ratescore|bertscore|all
                                      --root LOOKALIKES --pairs PAIRS.json --out OUT.json
 
 Times the first call (constructing the scorer, which loads the model, then scoring) and a second call on the same
@@ -106,6 +108,36 @@ def ratescore_side(refs, hyps, device: str) -> dict:
     return timed(lambda: scorer_module.RaTEScore(use_gpu=device == "cuda"), call)
 
 
+# RadCliQ's BERTScore as CXR-Report-Metric (CXRMetric/run_eval.py) and RadEval's RadCliQ-v1 (CompositeMetric) build it
+RADCLIQ_BERTSCORE = {"model_type": "distilroberta-base", "num_layers": 5, "rescale_with_baseline": True, "idf": True,
+                     "lang": "en", "batch_size": 64}
+
+
+def bert_score_side(refs, hyps, device: str) -> dict:
+    """The bert-score package with RadCliQ's setting: the idf weights come from each call's references."""
+    from bert_score import BERTScorer
+
+    def call(_):
+        scorer = BERTScorer(**RADCLIQ_BERTSCORE, idf_sents=refs, device=device)
+        return {"bertscore": [float(f) for f in scorer.score(hyps, refs, verbose=False)[2]]}
+
+    return timed(lambda: BERTScorer(**RADCLIQ_BERTSCORE, idf_sents=refs, device=device), call)
+
+
+def radeval_bertscore_side(refs, hyps, device: str) -> dict:
+    """The BERTScorer RadEval 2.2.1's RadCliQ-v1 builds (radeval/metrics/RadCliQv1/radcliq.py `_get_bert_scorer`):
+    its vendored bert-score, a new scorer whenever the references change, as here on every call."""
+    from radeval.metrics.bertscore._vendor import BERTScorer
+
+    def make():
+        return BERTScorer(**RADCLIQ_BERTSCORE, idf_sents=refs, nthreads=4, all_layers=False, device=device)
+
+    def call(_):
+        return {"bertscore": [float(f) for f in make().score(cands=hyps, refs=refs, verbose=False, batch_size=64)[2]]}
+
+    return timed(make, call)
+
+
 class RadEvalAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """RadEval 2.2.1 installs as `radeval` but its vendored RadGraph imports `RadEval.metrics...` (jbdel/RadEval#27):
     on a case-sensitive file system `RadEval(metrics=["radgraph"])` fails with "No module named 'RadEval'". This
@@ -171,8 +203,8 @@ def radeval_side(root: str, metric: str, refs, hyps, device: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--side", required=True, choices=["f1chexbert", "radgraph", "ratescore", "radeval"])
-    parser.add_argument("--metric", required=True, choices=["chexbert", "radgraph", "ratescore", "all"])
+    parser.add_argument("--side", required=True, choices=["f1chexbert", "radgraph", "ratescore", "bert-score", "radeval"])
+    parser.add_argument("--metric", required=True, choices=["chexbert", "radgraph", "ratescore", "bertscore", "all"])
     parser.add_argument("--root", required=True)
     parser.add_argument("--pairs", required=True)
     parser.add_argument("--out", required=True)
@@ -181,8 +213,12 @@ def main() -> None:
     with open(args.pairs, encoding="utf-8") as fh:
         pairs = json.load(fh)
     refs, hyps = [p["ref"] for p in pairs], [p["hyp"] for p in pairs]
-    if args.side == "radeval":
+    if args.side == "radeval" and args.metric == "bertscore":
+        result = radeval_bertscore_side(refs, hyps, args.device)
+    elif args.side == "radeval":
         result = radeval_side(args.root, args.metric, refs, hyps, args.device)
+    elif args.side == "bert-score":
+        result = bert_score_side(refs, hyps, args.device)
     elif args.side == "f1chexbert":
         result = f1chexbert_side(refs, hyps, args.device)
     elif args.side == "radgraph":

@@ -88,6 +88,25 @@ def test_bertscore_prefers_identity_and_paraphrase():
     assert a == pytest.approx(1.0, abs=1e-5) and a > b > c
 
 
+def test_bertscore_idf_weights_come_from_each_calls_references_on_one_loaded_model():
+    """RadCliQ's setting (idf over the references, CXR-Report-Metric): each call equals a bert-score scorer built with
+    that call's references, while radmetrics loads the encoder once."""
+    from bert_score import BERTScorer
+
+    from radmetrics.inference.loading.hub import default_encoder
+    from radmetrics.inference.metrics.base import _SHARED
+    from radmetrics.inference.metrics.bertscore.metric import DEFAULT_BASELINE, DEFAULT_LAYER
+
+    scorer = Scorer(["bertscore"], metric_options={"bertscore": {"idf": True}}, n_bootstrap=0)
+    calls = [(REFS, HYPS), (HYPS[::-1], REFS[::-1])]
+    for refs, hyps in calls:
+        ours = [row["bertscore"] for row in scorer(refs, hyps).per_sample]
+        theirs = BERTScorer(model_type=str(default_encoder()), num_layers=DEFAULT_LAYER, idf=True, idf_sents=refs,
+                            rescale_with_baseline=True, baseline_path=str(DEFAULT_BASELINE), lang="en")
+        assert ours == pytest.approx([float(f) for f in theirs.score(hyps, refs)[2]], abs=1e-6)
+    assert sum(key[1] == "BertScore" and "'idf', True" in key[3] for key in _SHARED) == 1
+
+
 def test_radcliq_constants():
     p = _params()["radcliq_v1"]
     # at the scaler mean every normalised feature is 0, so the score is the bias

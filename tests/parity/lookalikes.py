@@ -1,14 +1,15 @@
 """Random-weight look-alikes of every released artefact, in its published format, in one folder ROOT:
 
 - ROOT/hf: a Hugging Face home (HF_HOME) whose hub cache holds, as `models--ORG--NAME/{refs/main, snapshots/<sha>}`,
-  the base models the reference packages load by name (bert-base-uncased, the RadGraph transformers, BioLORD-2023-C),
+  the base models the reference packages load by name (bert-base-uncased, the RadGraph transformers, BioLORD-2023-C,
+  distilroberta-base in `build_full`),
   RaTE-NER-Deberta, GREEN-RadLlama2-7b, and StanfordAIMI/RRG_scorers with chexbert.pth and the three RadGraph tarballs;
 - ROOT/xdg/chexbert/chexbert.pth: where f1chexbert 0.0.2 looks for its checkpoint (XDG_CACHE_HOME=ROOT/xdg);
 - ROOT/radgraph/<model_type>/: the unpacked tarballs, where radgraph 0.1.18 looks (model_cache_dir=ROOT/radgraph).
 
 Same file names, state-dict keys and prefixes, label vocabularies and tokenizer files as the real artefacts; small
 hidden sizes (`build`), or the published ones (`build_full`: bert-base, DeBERTa-v3-base with its 128,100-row
-embedding, MPNet-base, for timing at real cost); weights drawn from a seeded generator, with biases that keep the outputs sparse enough to be
+embedding, MPNet-base, distilroberta-base, for timing at real cost); weights drawn from a seeded generator, with biases that keep the outputs sparse enough to be
 informative (a few entities and relations per report, every CheXbert class, every RaTE-NER label). `build` is
 deterministic for a given torch version: `digest` fingerprints the result, and the parity fixtures record it.
 """
@@ -54,6 +55,8 @@ SIZES = {"tiny": {"hidden_size": 32, "intermediate_size": 64, "num_attention_hea
          "full": {"hidden_size": 768, "intermediate_size": 3072, "num_attention_heads": 12, "num_hidden_layers": 12}}
 WEIGHT_SCALE = {"tiny": 0.5, "full": 0.02}
 DEBERTA_V3_VOCAB = 128_100  # the published embedding's rows; the look-alike tokenizer uses the first 704
+ROBERTA_VOCAB = 50_265  # distilroberta-base's embedding rows; the look-alike tokenizer uses the first 1,000
+BERTSCORE_BPE_PIECES = 1_000
 
 
 def snapshot(root: Path, repo_id: str) -> Path:
@@ -337,6 +340,36 @@ def build_ratescore(root: Path, size: str = "tiny") -> None:
               metadata={"format": "pt"})
 
 
+def build_bertscore(root: Path) -> None:
+    """distilroberta-base, RadCliQ's BERTScore encoder: RoBERTa, 6 layers, the published 50,265-row embedding; a
+    byte-level BPE tokenizer of BERTSCORE_BPE_PIECES pieces trained on the bundled IU reports, which splits them into
+    about as many tokens per word as a web-trained BPE does (1.54 here; SmolLM2's GPT-2-style BPE gives 1.57)."""
+    from safetensors.torch import save_file
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import AutoConfig, AutoModel
+
+    from radmetrics.data_builders.corpora import iu_xray_corpus
+
+    path = snapshot(root, "distilroberta-base")
+    tokenizer = ByteLevelBPETokenizer()
+    tokenizer.train_from_iterator([r.text for r in iu_xray_corpus()], vocab_size=BERTSCORE_BPE_PIECES,
+                                  special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"], show_progress=False)
+    tokenizer.save_model(str(path))  # vocab.json, merges.txt
+    special = {"bos_token": "<s>", "eos_token": "</s>", "cls_token": "<s>", "sep_token": "</s>", "pad_token": "<pad>",
+               "unk_token": "<unk>", "mask_token": "<mask>"}
+    _write_json(path / "tokenizer_config.json", {**special, "tokenizer_class": "RobertaTokenizer", "model_max_length": 512})
+    _write_json(path / "special_tokens_map.json", special)
+    config = {"architectures": ["RobertaModel"], "model_type": "roberta", **SIZES["full"], "num_hidden_layers": 6,
+              "vocab_size": ROBERTA_VOCAB, "max_position_embeddings": 514, "type_vocab_size": 1, "layer_norm_eps": 1e-5, "pad_token_id": 1,
+              "bos_token_id": 0, "eos_token_id": 2, "hidden_act": "gelu", "initializer_range": 0.02}
+    _write_json(path / "config.json", config)
+    values = dict(config)
+    model = AutoModel.from_config(AutoConfig.for_model(values.pop("model_type"), **values), add_pooling_layer=False)
+    state = randomize({k: v for k, v in model.state_dict().items() if not k.endswith("position_ids")}, seed=5,
+                      scale=WEIGHT_SCALE["full"])
+    save_file({k: v.contiguous() for k, v in state.items()}, str(path / "model.safetensors"), metadata={"format": "pt"})
+
+
 def build_green(root: Path) -> None:
     from safetensors.torch import save_file
     from tokenizers import Tokenizer
@@ -378,11 +411,13 @@ def build(root: str | Path) -> Path:
 
 def build_full(root: str | Path) -> Path:
     """Published-size look-alikes of the artefacts whose scoring speed is benchmarked: CheXbert (bert-base),
-    RadGraph-XL (a BERT-base DyGIE model) and RaTEScore (DeBERTa-v3-base NER, MPNet-base BioLORD)."""
+    RadGraph-XL (a BERT-base DyGIE model), RaTEScore (DeBERTa-v3-base NER, MPNet-base BioLORD) and RadCliQ's BERTScore
+    encoder (distilroberta-base)."""
     root = Path(root)
     build_chexbert(root, "full")
     build_radgraph(root, "radgraph-xl", 11, "full")
     build_ratescore(root, "full")
+    build_bertscore(root)
     return root
 
 

@@ -10,6 +10,7 @@ bert-score made its own (mean P/R/F per layer over unrelated sentence pairs).
 
 from __future__ import annotations
 
+import warnings
 from importlib.resources import files
 from pathlib import Path
 
@@ -33,7 +34,7 @@ class BertScore(Metric):
     higher_is_better = {"bertscore": True}
     reference = "BERTScore F1 (bert-score package; baseline rescaling; RadCliQ: distilroberta-base layer 5)"
 
-    def scorer(self, references):
+    def scorer(self):
         from bert_score import BERTScorer
 
         from ...loading.hub import resolve_model_path
@@ -47,7 +48,6 @@ class BertScore(Metric):
             model_type=resolve_model_path(model),
             num_layers=self.options.get("num_layers", DEFAULT_LAYER if _is_default(model) else None),
             idf=self.options.get("idf", False),
-            idf_sents=list(references) if self.options.get("idf", False) else None,
             rescale_with_baseline=rescale,
             baseline_path=baseline,
             lang="en",
@@ -56,9 +56,12 @@ class BertScore(Metric):
         )
 
     def compute(self, references, candidates):
-        # with idf the weights come from this call's references; without, one scorer serves every call
-        scorer = self.scorer(references) if self.options.get("idf") else self.loaded("scorer", lambda: self.scorer(references),
-                                                                                         sorted((k, v) for k, v in self.options.items() if k not in self.RUN_OPTIONS))
+        scorer = self.loaded("scorer", self.scorer, sorted((k, v) for k, v in self.options.items() if k not in self.RUN_OPTIONS))
+        if self.options.get("idf"):
+            # idf weights from this call's references, as CXR-Report-Metric computes them, on the model loaded once
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "Overwriting the previous importance weights")
+                scorer.compute_idf(list(references))
         values = [empty_candidate_f1(scorer)] * len(candidates)
         kept = [i for i, candidate in enumerate(candidates) if candidate.strip()]
         if kept:
