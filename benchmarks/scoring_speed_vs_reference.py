@@ -234,7 +234,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=int, default=1000)
     parser.add_argument("--metrics", nargs="+", choices=[*METRICS, "all"], default=[*METRICS, "all"])
-    parser.add_argument("--sides", nargs="+", choices=["package", "radeval", "bf16"], default=["package", "radeval"])
+    parser.add_argument("--sides", nargs="*", choices=["package", "radeval", "bf16"], default=["package", "radeval"],
+                        help="the sides beside radmetrics' own (none: radmetrics alone, e.g. to see how its cost grows)")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--lookalikes", type=Path, default=REPO / "checkpoints" / "lookalikes_full")
     parser.add_argument("--envs", type=Path, default=REPO / ".venv-ref")

@@ -114,28 +114,24 @@ RADCLIQ_BERTSCORE = {"model_type": "distilroberta-base", "num_layers": 5, "resca
 
 
 def bert_score_side(refs, hyps, device: str) -> dict:
-    """The bert-score package with RadCliQ's setting: the idf weights come from each call's references."""
+    """The bert-score package with RadCliQ's setting, idf weights from the references (the warm call reuses the scorer)."""
     from bert_score import BERTScorer
 
-    def call(_):
-        scorer = BERTScorer(**RADCLIQ_BERTSCORE, idf_sents=refs, device=device)
+    def call(scorer):
         return {"bertscore": [float(f) for f in scorer.score(hyps, refs, verbose=False)[2]]}
 
     return timed(lambda: BERTScorer(**RADCLIQ_BERTSCORE, idf_sents=refs, device=device), call)
 
 
 def radeval_bertscore_side(refs, hyps, device: str) -> dict:
-    """The BERTScorer RadEval 2.2.1's RadCliQ-v1 builds (radeval/metrics/RadCliQv1/radcliq.py `_get_bert_scorer`):
-    its vendored bert-score, a new scorer whenever the references change, as here on every call."""
+    """The BERTScorer RadEval 2.2.1's RadCliQ-v1 builds (radeval/metrics/RadCliQv1/radcliq.py `_get_bert_scorer`): its
+    vendored bert-score with the same setting, kept while the references are the same list (the warm call)."""
     from radeval.metrics.bertscore._vendor import BERTScorer
 
-    def make():
-        return BERTScorer(**RADCLIQ_BERTSCORE, idf_sents=refs, nthreads=4, all_layers=False, device=device)
+    def call(scorer):
+        return {"bertscore": [float(f) for f in scorer.score(cands=hyps, refs=refs, verbose=False, batch_size=64)[2]]}
 
-    def call(_):
-        return {"bertscore": [float(f) for f in make().score(cands=hyps, refs=refs, verbose=False, batch_size=64)[2]]}
-
-    return timed(make, call)
+    return timed(lambda: BERTScorer(**RADCLIQ_BERTSCORE, idf_sents=refs, nthreads=4, all_layers=False, device=device), call)
 
 
 class RadEvalAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
