@@ -107,6 +107,33 @@ def test_bertscore_idf_weights_come_from_each_calls_references_on_one_loaded_mod
     assert sum(key[1] == "BertScore" and "'idf', True" in key[3] for key in _SHARED) == 1
 
 
+def test_bertscore_gives_roberta_tokenizers_the_prefix_space_bert_score_asks_for(tmp_path):
+    """bert-score encodes RoBERTa-family sentences with add_prefix_space=True, which transformers 5 ignores: radmetrics
+    reloads such a tokenizer with the prefix space, so the first word is the same token as elsewhere (as RadEval does)."""
+    from bert_score import BERTScorer
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import RobertaConfig, RobertaModel
+
+    from radmetrics.inference.loading.hub import default_encoder
+    from radmetrics.inference.metrics.bertscore.metric import with_prefix_space
+
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(REFS + HYPS, vocab_size=300, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    bpe.save_model(str(tmp_path))
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "RobertaTokenizer", "model_max_length": 512}))
+    config = RobertaConfig(vocab_size=300, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32)
+    RobertaModel(config).save_pretrained(tmp_path)
+    plain = BERTScorer(model_type=str(tmp_path), num_layers=1)
+    assert not plain._tokenizer.tokenize("Mild cardiomegaly.")[0].startswith("\u0120")  # bert-score on transformers 5
+    fixed = with_prefix_space(BERTScorer(model_type=str(tmp_path), num_layers=1))
+    assert fixed._tokenizer.tokenize("Mild cardiomegaly.")[0].startswith("\u0120")
+    out = Scorer(["bertscore"], metric_options={"bertscore": {"model": str(tmp_path), "num_layers": 1,
+                                                              "rescale_with_baseline": False}}, n_bootstrap=0)(REFS, HYPS)
+    assert [row["bertscore"] for row in out.per_sample] == pytest.approx([float(f) for f in fixed.score(HYPS, REFS)[2]])
+    bert = BERTScorer(model_type=str(default_encoder()), num_layers=1)
+    assert with_prefix_space(bert)._tokenizer is bert._tokenizer  # WordPiece tokenizers are left alone
+
+
 def test_radcliq_constants():
     p = _params()["radcliq_v1"]
     # at the scaler mean every normalised feature is 0, so the score is the bias

@@ -44,7 +44,7 @@ class BertScore(Metric):
         baseline = self.options.get("baseline_path")
         if rescale and baseline is None and _is_default(model):
             baseline = str(DEFAULT_BASELINE)
-        return BERTScorer(
+        return with_prefix_space(BERTScorer(
             model_type=resolve_model_path(model),
             num_layers=self.options.get("num_layers", DEFAULT_LAYER if _is_default(model) else None),
             idf=self.options.get("idf", False),
@@ -53,7 +53,7 @@ class BertScore(Metric):
             lang="en",
             batch_size=self.options.get("batch_size", 64),
             device=self.options.get("device"),
-        )
+        ))
 
     def compute(self, references, candidates):
         scorer = self.loaded("scorer", self.scorer, sorted((k, v) for k, v in self.options.items() if k not in self.RUN_OPTIONS))
@@ -69,6 +69,20 @@ class BertScore(Metric):
             for i, value in zip(kept, f1):
                 values[i] = float(value)
         return MetricOutput({"bertscore": values})
+
+
+def with_prefix_space(scorer):
+    """bert-score encodes with RoBERTa and GPT-2 tokenizers as `encode(sentence, add_prefix_space=True)`
+    (bert_score/utils.py `sent_encode`), so the first word of a sentence is the same token as anywhere else ("ĠHeart").
+    transformers 5 ignores that argument: the first word becomes "Heart", a different token from the one bert-score's
+    baselines and CXR-Report-Metric's RadCliQ (distilroberta-base) were computed with. Such a tokenizer is loaded again
+    with the prefix space set, as RadEval's vendored bert-score does; other tokenizers are left as they are."""
+    from transformers import AutoTokenizer
+
+    if getattr(scorer._tokenizer, "add_prefix_space", None) is False:
+        scorer._tokenizer = AutoTokenizer.from_pretrained(scorer.model_type, use_fast=scorer.use_fast_tokenizer,
+                                                          add_prefix_space=True)
+    return scorer
 
 
 def empty_candidate_f1(scorer) -> float:
