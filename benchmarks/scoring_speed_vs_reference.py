@@ -50,10 +50,9 @@ from speed_reference_worker import compact_graphs  # noqa: E402
 METRICS = ("chexbert", "radgraph", "ratescore", "bertscore")
 ALL = ("chexbert", "radgraph", "ratescore")  # `all`: the three model-based metrics in one process
 PACKAGE = {"chexbert": "f1chexbert", "radgraph": "radgraph", "ratescore": "ratescore", "bertscore": "bert-score"}
-# each package's environment under --envs; bert-score is radmetrics' own dependency, run from radmetrics' environment
-ENVIRONMENT = {"f1chexbert": "chexbert", "radgraph": "radgraph", "ratescore": "ratescore", "radeval": "radeval"}
+ENVIRONMENT = {"f1chexbert": "chexbert", "radgraph": "radgraph", "ratescore": "ratescore", "bert-score": "bertscore", "radeval": "radeval"}
 VERSIONS = {"f1chexbert": "f1chexbert 0.0.2", "radgraph": "radgraph 0.1.18", "ratescore": "ratescore 0.6.0", "radeval": "radeval 2.2.1",
-            "bert-score": "bert-score (radmetrics' environment)", "bf16": "radmetrics, precision=bf16"}
+            "bert-score": "bert-score 0.3.13 (transformers 4.49)", "bf16": "radmetrics, precision=bf16"}
 # RadCliQ's BERTScore (CXR-Report-Metric, RadEval's RadCliQ-v1): distilroberta-base, layer 5, idf over the references,
 # rescaled with bert-score's baseline
 RADCLIQ_BERTSCORE = {"model": "distilroberta-base", "num_layers": 5, "idf": True, "rescale_with_baseline": True}
@@ -263,8 +262,7 @@ def main() -> None:
             elif kind == "bf16":
                 sides["bf16"] = None
             elif metric != "all":
-                package = PACKAGE[metric]
-                sides[package] = environment(args.envs, ENVIRONMENT[package]) if package in ENVIRONMENT else Path(sys.executable)
+                sides[PACKAGE[metric]] = environment(args.envs, ENVIRONMENT[PACKAGE[metric]])
     results = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, "
                           f"{'a CUDA GPU' if args.device == 'cuda' else 'no GPU used'}",
                "command": "python benchmarks/scoring_speed_vs_reference.py " + " ".join(sys.argv[1:]),

@@ -35,6 +35,9 @@ from parity.reports import empty_candidate_pairs, fingerprint, iu_reports, parit
 ENVIRONMENTS = {
     "chexbert": [["f1chexbert==0.0.2", "transformers==4.49.0", "scikit-learn==1.7.2"]],
     "radgraph": [["radgraph==0.1.18", "transformers==4.49.0"]],
+    # RadCliQ's BERTScore as CXR-Report-Metric ran it: bert-score on transformers 4, whose encode honours add_prefix_space
+    # (benchmarks/scoring_speed_vs_reference.py times it)
+    "bertscore": [["bert-score==0.3.13", "transformers==4.49.0"]],
     "ratescore": [["ratescore==0.6.0", "transformers==4.49.0", "medspacy==1.3.1", "numpy<2", "pandas<3", "loguru"]],
     "radeval": [["--no-deps", "radeval==2.2.1"],
                 ["transformers==5.23.0", "datasets>=2.19", "accelerate>=1.1", "pandas", "nltk", "sentencepiece", "matplotlib",
