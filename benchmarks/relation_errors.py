@@ -2,18 +2,23 @@
 
     radmetrics data silver --out SILVER --labelers radgraph
     radmetrics train radgraph/train --config configs/radgraph/train/small.yaml --silver_dir SILVER --output_dir RUN
-    python benchmarks/relation_errors.py --run RUN --silver_dir SILVER [--relation suggestive_of]
+    python benchmarks/relation_errors.py --run RUN --silver_dir SILVER [--relation suggestive_of] [--results FILE]
 
 Prints, for the relation's offset set to each of -3, -2.5, ..., +3 (the other classes' offsets as chosen on validation),
 its precision, recall, F1 and predicted count with the micro and macro relation F1; then each false positive's kind
 (an endpoint that is not a gold entity, a gold pair with another relation, gold entities with no relation) and each
 false negative's (an endpoint not predicted, or the pair predicted as another class or none); then the training split's
-targets per source of the relation; and the first false positives with their sentences.
+targets per source of the relation; and the first false positives with their sentences. `--results` also writes all of
+it to a JSON file, with the command and the machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import platform
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -41,6 +46,7 @@ def main() -> None:
     parser.add_argument("--run", type=Path, required=True, help="a radgraph/train run directory (its final/ is read)")
     parser.add_argument("--silver_dir", type=Path, required=True)
     parser.add_argument("--relation", default="suggestive_of")
+    parser.add_argument("--results", type=Path, help="write the figures printed here to this JSON file too")
     args = parser.parse_args()
 
     data = load_from_disk(str(args.silver_dir / "radgraph" / "hf"))
@@ -57,10 +63,13 @@ def main() -> None:
     print(f"offsets chosen on validation: {dict(zip(labels, chosen))}")
     print(f"| {args.relation} offset | precision | recall | F1 | predicted | relation micro F1 | relation macro F1 |")
     print("|---|---|---|---|---|---|---|")
+    sweep = []
     for value in SWEEP:
         offsets = chosen[:target] + [float(value)] + chosen[target + 1:]
         s = relation_scores(scored, gold, labels, offsets)
         r = args.relation
+        sweep.append({"offset": float(value), **{k: s[f"{k}_{r}"] for k in ("precision", "recall", "f1", "predicted")},
+                      "relation_micro_f1": s["f1"], "relation_macro_f1": s["macro_f1"]})
         print(f"| {value:+.1f} | {s[f'precision_{r}']:.3f} | {s[f'recall_{r}']:.3f} | {s[f'f1_{r}']:.3f} | {s[f'predicted_{r}']} "
               f"| {s['f1']:.4f} | {s['macro_f1']:.4f} |")
 
@@ -94,6 +103,16 @@ def main() -> None:
     print(f"training split, {args.relation} targets per source: {dict(sorted(per_source.items()))}\n")
     for sentence, wrong, right in examples:
         print(f"{sentence}\n  predicted, not gold: {wrong}\n  gold: {right}")
+    if args.results:
+        args.results.write_text(json.dumps({
+            "command": "python benchmarks/relation_errors.py " + " ".join(sys.argv[1:]),
+            "machine": f"{platform.machine()} ({platform.system()}), {os.cpu_count()} CPU cores", "split": "validation",
+            "relation": args.relation, "offsets_chosen": dict(zip(labels, chosen)), "offset_sweep": sweep,
+            "false_positives": dict(false_positives), "false_negatives": dict(false_negatives),
+            "training_targets_per_source": {str(k): v for k, v in sorted(per_source.items())},
+            "examples": [{"sentence": a, "predicted_not_gold": b, "gold": c} for a, b, c in examples]}, indent=2) + "\n",
+            encoding="utf-8")
+        print(f"wrote {args.results}")
 
 
 if __name__ == "__main__":
