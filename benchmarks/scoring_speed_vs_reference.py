@@ -266,7 +266,7 @@ def main() -> None:
     results = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, "
                           f"{'a CUDA GPU' if args.device == 'cuda' else 'no GPU used'}",
                "command": "python benchmarks/scoring_speed_vs_reference.py " + " ".join(sys.argv[1:]),
-               "pairs": len(pairs), "pairs_source": "bundled IU X-ray reports, each against another report (seed 0)",
+               "pairs": len(pairs), "pairs_source": "bundled IU X-ray reports, each against another report (seed 0; past the corpus size, seeds 1, 2, ...)",
                "lookalikes": "tests/parity/lookalikes.py build_full (published sizes, random weights, calibrated heads)",
                "metrics": {}}
     with tempfile.TemporaryDirectory() as work:

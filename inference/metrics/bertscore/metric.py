@@ -67,7 +67,8 @@ class BertScore(Metric):
         values = [empty_candidate_f1(scorer)] * len(candidates)
         kept = [i for i, candidate in enumerate(candidates) if candidate.strip()]
         if kept:
-            _, _, f1 = scorer.score([candidates[i] for i in kept], [references[i] for i in kept], verbose=False)
+            _, _, f1 = scorer.score([candidates[i] for i in kept], [references[i] for i in kept], verbose=False,
+                                    batch_size=scorer.batch_size)
             for i, value in zip(kept, f1):
                 values[i] = float(value)
         return MetricOutput({"bertscore": values})
@@ -78,10 +79,12 @@ def with_prefix_space(scorer):
     (bert_score/utils.py `sent_encode`), so the first word of a sentence is the same token as anywhere else ("ĠHeart").
     transformers 5 ignores that argument: the first word becomes "Heart", a different token from the one bert-score's
     baselines and CXR-Report-Metric's RadCliQ (distilroberta-base) were computed with. Such a tokenizer is loaded again
-    with the prefix space set, as RadEval's vendored bert-score does; other tokenizers are left as they are."""
-    from transformers import AutoTokenizer
+    with the prefix space set, as RadEval's vendored bert-score does; other tokenizers (DeBERTa's too, though it has the
+    attribute) are left as they are, as bert-score leaves them."""
+    from transformers import AutoTokenizer, GPT2Tokenizer, RobertaTokenizer
 
-    if getattr(scorer._tokenizer, "add_prefix_space", None) is False:
+    tokenizer = scorer._tokenizer
+    if isinstance(tokenizer, (GPT2Tokenizer, RobertaTokenizer)) and getattr(tokenizer, "add_prefix_space", None) is False:
         scorer._tokenizer = AutoTokenizer.from_pretrained(scorer.model_type, use_fast=scorer.use_fast_tokenizer,
                                                           add_prefix_space=True)
     return scorer
