@@ -112,8 +112,9 @@ def load_annotations(data_args: GreenDataArguments, output_dir: str):
         build_once(root, build)
         from radmetrics.data_builders.pair_dataset import pairs_explanation
 
-        if pairs_explanation(root) != data_args.teacher_explanation:
-            raise ValueError(f"{root} holds pairs built with the {pairs_explanation(root)} teacher explanation, not "
+        found = pairs_explanation(root)
+        if found != data_args.teacher_explanation:
+            raise ValueError(f"{root} holds pairs built with the {found} teacher explanation, not "
                              f"{data_args.teacher_explanation}: use another output_dir, or remove {root}")
     files = {split: str(root / f"{split}.jsonl") for split in ("train", "validation", "test")}
     missing = [f for f in files.values() if not Path(f).is_file()]
