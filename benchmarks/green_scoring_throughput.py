@@ -74,27 +74,28 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--max-new-tokens", type=int, default=256)
     args = parser.parse_args()
-    model, tokenizer = load_green_model(args.model) if args.model else random_llama(args.shape)
+    model, tokenizer, prompt = load_green_model(args.model) if args.model else (*random_llama(args.shape), "green")
     reports = [r.text for r in iu_xray_corpus()[: args.pairs * 2]]
     refs, hyps = reports[: args.pairs], reports[args.pairs:]
     random.Random(0).shuffle(hyps)
-    generate_green_responses(model, tokenizer, refs[: args.batch_size], hyps[: args.batch_size], args.batch_size, 8, progress=False)
+    generate_green_responses(model, tokenizer, refs[: args.batch_size], hyps[: args.batch_size], args.batch_size, 8, progress=False,
+                             prompt=prompt)
     if torch.cuda.is_available():
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
     start = time.perf_counter()
-    generate_green_responses(model, tokenizer, refs, hyps, args.batch_size, args.max_new_tokens)
+    generate_green_responses(model, tokenizer, refs, hyps, args.batch_size, args.max_new_tokens, prompt=prompt)
     if torch.cuda.is_available():
         torch.cuda.synchronize()
     seconds = time.perf_counter() - start
     from radmetrics.inference.llm.local import render_prompt
     from radmetrics.inference.metrics.green.generation import green_messages
 
-    prompt_tokens = sum(len(tokenizer(render_prompt(tokenizer, green_messages(r, h)), add_special_tokens=False)["input_ids"])
+    prompt_tokens = sum(len(tokenizer(render_prompt(tokenizer, green_messages(r, h, prompt=prompt)), add_special_tokens=False)["input_ids"])
                         for r, h in zip(refs, hyps)) / len(refs)
     flops, ceiling = ceiling_reports_per_second(model, prompt_tokens, args.max_new_tokens)
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
-    result = {"model": args.model or f"random {args.shape} Llama", "pairs": args.pairs, "batch_size": args.batch_size,
+    result = {"model": args.model or f"random {args.shape} Llama", "prompt": prompt, "pairs": args.pairs, "batch_size": args.batch_size,
               "max_new_tokens": args.max_new_tokens, "seconds": round(seconds, 2), "reports_per_s": round(args.pairs / seconds, 3),
               "device": device, "dtype": str(next(model.parameters()).dtype),
               "attention": model.config._attn_implementation,

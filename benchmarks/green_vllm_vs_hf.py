@@ -73,12 +73,13 @@ def report_pairs(count: int) -> tuple[list[str], list[str]]:
     return references, candidates
 
 
-def export_prompts(tokenizer, references, candidates) -> list[list[int]]:
-    """Token ids as generate_green_responses feeds an export: green_messages in the chat template, no extra specials."""
+def export_prompts(tokenizer, references, candidates, prompt: str = "green") -> list[list[int]]:
+    """Token ids as generate_green_responses feeds an export: green_messages (the export's prompt) in the chat template,
+    no extra specials."""
     from radmetrics.inference.llm.local import render_prompt
     from radmetrics.inference.metrics.green.generation import green_messages
 
-    return [tokenizer(render_prompt(tokenizer, green_messages(r, c)), add_special_tokens=False)["input_ids"]
+    return [tokenizer(render_prompt(tokenizer, green_messages(r, c, prompt=prompt)), add_special_tokens=False)["input_ids"]
             for r, c in zip(references, candidates)]
 
 
@@ -95,8 +96,8 @@ def model_setup(path: str, references, candidates, trust_remote_code: bool) -> S
     if released is not None:
         model, tokenizer, prompts = released.model, released.tokenizer, released.prompt_ids(references, candidates)
     else:
-        model, tokenizer = load_green_model(path)
-        prompts = export_prompts(tokenizer, references, candidates)
+        model, tokenizer, prompt = load_green_model(path)
+        prompts = export_prompts(tokenizer, references, candidates, prompt)
     pad_id = tokenizer.eos_token_id if tokenizer.pad_token_id is None else tokenizer.pad_token_id
     return Setup(model, Path(directory), prompts, pad_id, tokenizer.eos_token_id, tokenizer)
 

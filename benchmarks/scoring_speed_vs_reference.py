@@ -1,6 +1,6 @@
 """radmetrics against the authors' packages and RadEval on full-size look-alikes: seconds, memory, same values.
 
-    python benchmarks/scoring_speed_vs_reference.py [--pairs 1000] [--metrics chexbert radgraph ratescore bertscore all]
+    python benchmarks/scoring_speed_vs_reference.py [--pairs 1000] [--metrics chexbert radgraph ratescore bertscore radcliq all]
                                                     [--sides package radeval bf16] [--device cpu|cuda] [--lookalikes DIR]
                                                     [--envs DIR] [--results FILE]
 
@@ -8,13 +8,15 @@
    artefacts at their published sizes (tests/parity/lookalikes.py `build_full`): CheXbert (bert-base, 110 M parameters),
    RadGraph-XL (a BERT-base DyGIE model), RaTE-NER-Deberta (DeBERTa-v3-base, 128,100-row embedding) and
    BioLORD-2023-C (MPNet-base), with heads calibrated so that predictions vary as a trained model's do (about 20
-   RadGraph entities and 12 RaTE-NER entities per IU report), and distilroberta-base (RadCliQ's BERTScore encoder);
+   RadGraph entities and 12 RaTE-NER entities per IU report), distilroberta-base (RadCliQ's BERTScore encoder) and the
+   original RadGraph (a BERT-base DyGIE model, which RadCliQ uses);
 2. builds (once) the reference environments under --envs (tests/parity/make_fixtures.py: torch 2.13.0, then f1chexbert
    0.0.2, radgraph 0.1.18, ratescore 0.6.0, radeval 2.2.1);
 3. runs every side in its own process on the same --pairs IU X-ray pairs (benchmarks/scoring_speed_vs_radeval.py's
    pairs): radmetrics' Scorer, the authors' package (benchmarks/speed_reference_worker.py) and RadEval; `bertscore` is
    RadCliQ's BERTScore setting (distilroberta-base, layer 5, idf, rescaled), against the bert-score package and the
-   BERTScorer RadEval's RadCliQ-v1 builds; `all` is CheXbert, RadGraph and RaTEScore in one process (radmetrics
+   BERTScorer RadEval's RadCliQ-v1 builds; `radcliq` is RadCliQ-v1 (its four parts on the original RadGraph, CheXbert,
+   that BERTScore and BLEU-2) against RadEval's RadCliQ-v1 (no package of its own); `all` is CheXbert, RadGraph and RaTEScore in one process (radmetrics
    `Scorer([...])`, RadEval `RadEval(metrics=[...])`);
 4. records each side's first call (constructing the scorer, which loads the model, then scoring), warm call (the same
    object again), peak resident memory, entities found, and whether the values equal radmetrics' (classes and entities
@@ -47,8 +49,11 @@ sys.path[:0] = [str(HERE), str(REPO / "tests")]
 
 from speed_reference_worker import compact_graphs  # noqa: E402
 
-METRICS = ("chexbert", "radgraph", "ratescore", "bertscore")
+METRICS = ("chexbert", "radgraph", "ratescore", "bertscore", "radcliq")
 ALL = ("chexbert", "radgraph", "ratescore")  # `all`: the three model-based metrics in one process
+# RadCliQ-v1's model-based parts, each given its options (BLEU-2, the fourth, has none); RadCliQ has no package of its
+# own (CXR-Report-Metric is a script), so RadEval's RadCliQ-v1 is its one reference side
+RADCLIQ_PARTS = ("radgraph", "bertscore", "chexbert")
 PACKAGE = {"chexbert": "f1chexbert", "radgraph": "radgraph", "ratescore": "ratescore", "bertscore": "bert-score"}
 ENVIRONMENT = {"f1chexbert": "chexbert", "radgraph": "radgraph", "ratescore": "ratescore", "bert-score": "bertscore", "radeval": "radeval"}
 VERSIONS = {"f1chexbert": "f1chexbert 0.0.2", "radgraph": "radgraph 0.1.18", "ratescore": "ratescore 0.6.0", "radeval": "radeval 2.2.1",
@@ -56,24 +61,24 @@ VERSIONS = {"f1chexbert": "f1chexbert 0.0.2", "radgraph": "radgraph 0.1.18", "ra
 # RadCliQ's BERTScore (CXR-Report-Metric, RadEval's RadCliQ-v1): distilroberta-base, layer 5, idf over the references,
 # rescaled with bert-score's baseline
 RADCLIQ_BERTSCORE = {"model": "distilroberta-base", "num_layers": 5, "idf": True, "rescale_with_baseline": True}
-FULL_LOOKALIKES = "chexbert radgraph-xl ratescore distilroberta-base"
 RADEVAL_F1 = {f"chexbert_f1_{n}_{kind}": f"f1chexbert_{'all' if n == 14 else 5}_{kind}_f1"
               for n in (14, 5) for kind in ("micro", "macro", "weighted")}
 TOLERANCE = 1e-5
 
 
-def scorer_setup(root: Path) -> tuple[dict, dict]:
-    """The components and options that point radmetrics at the look-alikes (as tests/test_released_parity.py does)."""
+def scorer_setup(root: Path, radgraph: str = "radgraph-xl") -> tuple[dict, dict]:
+    """The components and options that point radmetrics at the look-alikes (as tests/test_released_parity.py does);
+    `radgraph`: RadGraph-XL, or the original RadGraph that RadCliQ uses."""
     from parity import lookalikes
 
     def base(repo_id: str) -> str:
         return str(lookalikes.snapshot(root, repo_id))
 
     rrg = lookalikes.snapshot(root, lookalikes.RRG)
-    components = {"chexbert": str(rrg / "chexbert.pth"), "radgraph": str(rrg / "radgraph-xl.tar.gz"),
+    components = {"chexbert": str(rrg / "chexbert.pth"), "radgraph": str(rrg / f"{radgraph}.tar.gz"),
                   "rate_ner": base("Angelakeke/RaTE-NER-Deberta")}
     options = {"chexbert": {"base_model": base("bert-base-uncased")},
-               "radgraph": {"base_model": base(lookalikes.RADGRAPH_BASES["radgraph-xl"]), "case": "reference"},
+               "radgraph": {"base_model": base(lookalikes.RADGRAPH_BASES[radgraph]), "case": "reference"},
                "ratescore": {"encoder": base("FremyCompany/BioLORD-2023-C")},
                "bertscore": dict(RADCLIQ_BERTSCORE)}
     return components, options
@@ -97,6 +102,8 @@ def radmetrics_values(result) -> dict:
                       rate_candidate_entities=[[list(e) for e in d["candidate_entities"]] for d in details])
     if result.per_sample and "bertscore" in result.per_sample[0]:
         values.update(bertscore=[row["bertscore"] for row in result.per_sample])
+    if result.per_sample and "radcliq_v1" in result.per_sample[0]:
+        values.update(radcliq_v1=[row["radcliq_v1"] for row in result.per_sample])
     return json.loads(json.dumps(values))
 
 
@@ -107,10 +114,11 @@ def radmetrics_side(root: Path, metric: str, pairs: list[dict], precision: str =
     from radmetrics.inference.scorer import Scorer
 
     names = list(ALL) if metric == "all" else [metric]
-    components, options = scorer_setup(root)
+    components, options = scorer_setup(root, "radgraph" if metric == "radcliq" else "radgraph-xl")
+    configured = RADCLIQ_PARTS if metric == "radcliq" else names
     refs, hyps = [p["ref"] for p in pairs], [p["hyp"] for p in pairs]
     start = time.perf_counter()
-    scorer = Scorer(names, components, {n: {**options[n], "precision": precision} for n in names}, n_bootstrap=0)
+    scorer = Scorer(names, components, {n: {**options[n], "precision": precision} for n in configured}, n_bootstrap=0)
     values = radmetrics_values(scorer(refs, hyps))
     first = time.perf_counter() - start
     profiler = cProfile.Profile()
@@ -144,6 +152,8 @@ def value_checks(metric: str, side: str, ours: dict, theirs: dict) -> dict:
     checks = {}
     if metric == "bertscore":
         return {"scores": close(ours["bertscore"], theirs["bertscore"])}
+    if metric == "radcliq":
+        return {"radcliq_v1": close(ours["radcliq_v1"], theirs["radcliq_v1"])}
     if side == "radeval":
         if metric in ("chexbert", "all"):
             checks["chexbert_f1"] = all(abs(ours["f1"][k] - theirs[v]) <= TOLERANCE for k, v in RADEVAL_F1.items())
@@ -200,7 +210,7 @@ def precision_changes(metric: str, ours: dict, theirs: dict) -> dict:
 
 
 def entity_count(metric: str, values: dict) -> int | None:
-    if metric == "radgraph" and "reference_entities" in values:
+    if metric in ("radgraph", "radcliq") and "reference_entities" in values:
         return sum(len(e) for e in values["reference_entities"] + values["candidate_entities"])
     if metric == "ratescore" and ("rate_reference_entities" in values or "reference_entities" in values):
         ref, cand = (values["rate_reference_entities"], values["rate_candidate_entities"]) if "rate_reference_entities" in values \
@@ -218,14 +228,17 @@ def run(command: list[str], env: dict, out: Path) -> dict:
 
 
 def lookalikes_ready(directory: Path) -> Path:
-    """`directory` with the full-size look-alikes, built unless its marker names every artefact build_full makes."""
+    """`directory` with every full-size look-alike: those its marker does not name are built (each takes a minute or
+    two) and added to it."""
     from parity import lookalikes
 
     marker = directory / ".built"
-    if not marker.is_file() or marker.read_text(encoding="utf-8").strip() != FULL_LOOKALIKES:
-        print(f"building full-size look-alikes in {directory} (a few minutes)", file=sys.stderr, flush=True)
-        lookalikes.build_full(directory)
-        marker.write_text(FULL_LOOKALIKES + "\n", encoding="utf-8")
+    built = marker.read_text(encoding="utf-8").split() if marker.is_file() else []
+    missing = [name for name in lookalikes.FULL_ARTEFACTS if name not in built]
+    if missing:
+        print(f"building full-size look-alikes in {directory}: {' '.join(missing)}", file=sys.stderr, flush=True)
+        lookalikes.build_full(directory, missing)
+        marker.write_text(" ".join([*built, *missing]) + "\n", encoding="utf-8")
     return directory
 
 
@@ -261,7 +274,7 @@ def main() -> None:
                 sides["radeval"] = environment(args.envs, "radeval")
             elif kind == "bf16":
                 sides["bf16"] = None
-            elif metric != "all":
+            elif metric in PACKAGE:
                 sides[PACKAGE[metric]] = environment(args.envs, ENVIRONMENT[PACKAGE[metric]])
     results = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, "
                           f"{'a CUDA GPU' if args.device == 'cuda' else 'no GPU used'}",

@@ -3,7 +3,7 @@ the authors' package (f1chexbert 0.0.2, radgraph 0.1.18, ratescore 0.6.0, bert-s
 look-alikes.
 
     python speed_reference_worker.py --side f1chexbert|radgraph|ratescore|bert-score|radeval
-                                     --metric chexbert|radgraph|ratescore|bertscore|all
+                                     --metric chexbert|radgraph|ratescore|bertscore|radcliq|all
                                      --root LOOKALIKES --pairs PAIRS.json --out OUT.json
 
 Times the first call (constructing the scorer, which loads the model, then scoring) and a second call on the same
@@ -151,7 +151,8 @@ class RadEvalAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
-RADEVAL_NAMES = {"chexbert": "f1chexbert", "radgraph": "radgraph", "ratescore": "ratescore"}
+RADEVAL_NAMES = {"chexbert": "f1chexbert", "radgraph": "radgraph", "ratescore": "ratescore", "radcliq": "radcliq"}
+ALL = ("chexbert", "radgraph", "ratescore")
 
 
 def radeval_side(root: str, metric: str, refs, hyps, device: str) -> dict:
@@ -161,8 +162,9 @@ def radeval_side(root: str, metric: str, refs, hyps, device: str) -> dict:
     cache = os.environ["XDG_CACHE_HOME"]
     hub = os.path.join(root, "hf", "hub", "models--StanfordAIMI--RRG_scorers")
     shutil.copytree(hub, os.path.join(cache, "chexbert", "models--StanfordAIMI--RRG_scorers"), dirs_exist_ok=True, symlinks=True)
-    shutil.copytree(os.path.join(root, "radgraph", "radgraph-xl"), os.path.join(cache, "radgraph", "0.1.18", "radgraph-xl"),
-                    dirs_exist_ok=True)
+    for model_type in ("radgraph-xl", "radgraph"):  # RadCliQ-v1 runs the original RadGraph
+        shutil.copytree(os.path.join(root, "radgraph", model_type), os.path.join(cache, "radgraph", "0.1.18", model_type),
+                        dirs_exist_ok=True)
     sys.meta_path.insert(0, RadEvalAlias())
     from radeval import RadEval
     from radeval.metrics.f1chexbert.f1chexbert import F1CheXbert
@@ -178,7 +180,7 @@ def radeval_side(root: str, metric: str, refs, hyps, device: str) -> dict:
     sparse_count_nonzero = _chexbert_base.count_nonzero
     _chexbert_base.count_nonzero = lambda x, axis=None: (sparse_count_nonzero(x, axis=axis) if hasattr(x, "format")
                                                          else np.asarray(x != 0).sum(axis=axis))
-    names = list(RADEVAL_NAMES.values()) if metric == "all" else [RADEVAL_NAMES[metric]]
+    names = [RADEVAL_NAMES[m] for m in ALL] if metric == "all" else [RADEVAL_NAMES[metric]]
 
     def make():
         return {"per_sample": RadEval(metrics=[n for n in names if n != "f1chexbert"], per_sample=True, show_progress=False)
@@ -200,7 +202,7 @@ def radeval_side(root: str, metric: str, refs, hyps, device: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--side", required=True, choices=["f1chexbert", "radgraph", "ratescore", "bert-score", "radeval"])
-    parser.add_argument("--metric", required=True, choices=["chexbert", "radgraph", "ratescore", "bertscore", "all"])
+    parser.add_argument("--metric", required=True, choices=["chexbert", "radgraph", "ratescore", "bertscore", "radcliq", "all"])
     parser.add_argument("--root", required=True)
     parser.add_argument("--pairs", required=True)
     parser.add_argument("--out", required=True)

@@ -59,12 +59,14 @@ def test_pretrain_is_reproducible(pretrained, tmp_path):
     assert all(torch.equal(first[name], second[name]) for name in first)
 
 
-def test_pretrain_then_sft_then_export_and_score(pretrained, tmp_path):
+def test_pretrain_then_sft_then_export_and_score(pretrained, tmp_path, monkeypatch):
+    """With the short prompt: the export records it, and scoring the export builds its prompts with it."""
+    from radmetrics.inference.metrics.green.format import PROMPTS
     from radmetrics.inference.scorer import Scorer
     from radmetrics.training.export import export_run
 
     assert read_eval_results(pretrained.parent)["validation_perplexity"] > 1
-    run = load_recipe("green/sft").main(sft_args(pretrained, tmp_path / "sft"))
+    run = load_recipe("green/sft").main(sft_args(pretrained, tmp_path / "sft", "--prompt", "short"))
     results = read_eval_results(run)
     assert 0 <= results["test_parse_rate"] <= 1 and 1 <= results["test_green_eval_pairs"] <= 4
     assert "train_dropped_over_max_length" in results
@@ -74,9 +76,14 @@ def test_pretrain_then_sft_then_export_and_score(pretrained, tmp_path):
     assert (run / "checkpoint-2" / ".complete").is_file() and (run / "final" / ".complete").is_file()
     export = export_run(run, tmp_path / "export")
     assert "parse_rate" in (export / "README.md").read_text()
+    assert json.loads((export / "radmetrics.json").read_text())["training_config"]["prompt"] == "short"
     refs, hyps = ["Heart size is normal. No effusion.", "Lungs are clear."], ["Heart size is normal.", "Lungs are clear. Small effusion."]
+    prompted = []
+    short = PROMPTS["short"]
+    monkeypatch.setitem(PROMPTS, "short", lambda reference, candidate: prompted.append(reference) or short(reference, candidate))
     result = Scorer(["green"], {"green": str(export)}, metric_options={"green": {"max_new_tokens": 16, "summary": False}})(refs, hyps)
     s, meta = result.summary["green"], result.meta["green"]["green"]
+    assert sorted(prompted) == sorted(refs)
     assert meta["responses"] == 2 and s["n"] == meta["parsed"]  # an unreadable generation is counted, never scored 0
     for row, detail in zip(result.per_sample, result.details["green"]):
         assert (row["green"] is None) == ("error" in detail)
@@ -181,6 +188,7 @@ def test_small_recipe_from_the_packaged_gguf_trains_resumes_exports_and_scores(t
     export = export_run(run, tmp_path / "export")
     exported = json.loads((export / "radmetrics.json").read_text())
     assert exported["base_model_id"] == model_id and exported["license"] == "apache-2.0"
+    assert exported["training_config"]["prompt"] == "short"  # what the scorer reads back
     assert "Q4_1" in (export / "README.md").read_text()
     (tmp_path / "refs.txt").write_text("Heart size is normal. No effusion.\n")
     (tmp_path / "hyps.txt").write_text("Heart size is normal.\n")

@@ -64,6 +64,17 @@ def test_unparsable_is_reported_not_zero():
     assert lenient.parsed and lenient.score == 0.0  # the reference implementation's behaviour
 
 
+def test_short_prompt_carries_both_reports_and_unknown_prompts_are_refused():
+    from radmetrics.inference.metrics.green.generation import green_messages
+
+    [message] = green_messages("REF TEXT " * 400, "CAND TEXT", prompt="short")
+    assert "Reference report: REF TEXT" in message["content"] and "Candidate report: CAND TEXT\n" in message["content"]
+    assert message["content"].count("REF") == 150  # cut to 300 words, as GREEN's prompt is
+    assert len(message["content"]) < len(green_prompt("", ""))
+    with pytest.raises(ValueError, match="expected one of"):
+        green_messages("a", "b", prompt="long")
+
+
 def test_prompt_carries_reports_and_categories():
     prompt = green_prompt("REF TEXT", "CAND TEXT")
     assert "2. Reference Report:\n    REF TEXT" in prompt and "3. Candidate Report:\n    CAND TEXT" in prompt

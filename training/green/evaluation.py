@@ -134,27 +134,27 @@ def write_generations(path: Path, records, responses: list[str]) -> None:
 
 def green_agreement(model, tokenizer, records, constant: tuple[float, float], max_new_tokens: int = 512, prefix: str = "",
                     batch_size: int = 16, generations_path: Path | None = None, across_ranks: bool = False,
-                    intervals: bool = False) -> dict:
+                    intervals: bool = False, prompt: str = "green") -> dict:
     """Generate GREEN analyses for `records` (reference, candidate, teacher response) and compare with the teacher;
     `constant` is the baseline's prediction (`teacher_medians` of the training split). With `generations_path`
     the responses are also written there (`write_generations`, main process). With `across_ranks`, each rank of the
     process group generates every world-size-th record and all of them receive every response. `intervals`: see
-    `agreement_from_responses`."""
+    `agreement_from_responses`. `prompt`: the one the model was trained with (`generation.green_messages`)."""
     from ..encoder_recipe import gather_to_all, is_main_process, rank_and_world
 
     if across_ranks:
         rank, world = rank_and_world()
         mine = list(range(rank, len(records), world))
-        answered = _generate(model, tokenizer, records.select(mine), max_new_tokens, batch_size)
+        answered = _generate(model, tokenizer, records.select(mine), max_new_tokens, batch_size, prompt)
         responses = [text for _, text in sorted(gather_to_all(list(zip(mine, answered))))]
     else:
-        responses = _generate(model, tokenizer, records, max_new_tokens, batch_size)
+        responses = _generate(model, tokenizer, records, max_new_tokens, batch_size, prompt)
     if generations_path is not None and is_main_process():
         write_generations(generations_path, records, responses)
     return agreement_from_responses(responses, records["response"], constant, prefix, intervals)
 
 
-def _generate(model, tokenizer, records, max_new_tokens: int, batch_size: int) -> list[str]:
+def _generate(model, tokenizer, records, max_new_tokens: int, batch_size: int, prompt: str) -> list[str]:
     """Greedy responses with the KV cache, a progress bar on the main process (a split of the final evaluation takes
     tens of minutes on CPU)."""
     from ..encoder_recipe import is_main_process
@@ -165,7 +165,7 @@ def _generate(model, tokenizer, records, max_new_tokens: int, batch_size: int) -
     model.config.use_cache = True  # generation wants the KV cache; training keeps it off (packing masks)
     try:
         responses = generate_green_responses(model, tokenizer, records["reference"], records["candidate"], batch_size,
-                                             max_new_tokens, progress=is_main_process(), shard=False)
+                                             max_new_tokens, progress=is_main_process(), shard=False, prompt=prompt)
     finally:
         model.config.use_cache = cache
         model.train(was_training)

@@ -3,7 +3,8 @@
 - Data: GREEN annotation records (`radmetrics data pairs` for the programmatic teacher, `radmetrics data
   annotate` for an LLM teacher); when `pairs_dir` is unset, programmatic-teacher pairs of the bundled IU corpus
   are built into OUTPUT_DIR/pairs. Each record becomes a prompt-completion conversation: the appendix A.1 prompt
-  (each report cut to its first 300 words, as the reference does) and the teacher's response.
+  (each report cut to its first 300 words, as the reference does), or with `prompt: short` the reports and one line,
+  and the teacher's response.
 - Loss on the response tokens only (TRL completion-only loss); every batch is checked to have unmasked labels in
   every row. Pairs longer than `max_length` (2048) after the 300-word cut are dropped and counted in the run
   manifest, never truncated (a cut response would teach the model to stop mid-analysis).
@@ -58,6 +59,9 @@ class GreenDataArguments:
                 "(each sentence's verdict, then the counts; data_builders/teacher.py). With pairs_dir, build them with "
                 "`radmetrics data pairs --explanation`"})
     max_report_words: int = field(default=MAX_REPORT_WORDS, metadata={"help": "each report is cut to this many words"})
+    prompt: str = field(default="green", metadata={
+        "help": "the user turn: green (appendix A.1, as released GREEN models read it) or short (the two reports and one "
+                "line, `format.short_prompt`: about 450 tokens fewer per pair); the export records it and scoring uses it"})
     max_train_samples: int | None = field(default=None, metadata={"help": "truncate the training split"})
     max_eval_samples: int | None = field(default=None, metadata={"help": "truncate the validation and test splits"})
     generation_eval_samples: int = field(default=64, metadata={"help": "validation pairs generated at each evaluation (0: off)"})
@@ -129,8 +133,8 @@ def load_annotations(data_args: GreenDataArguments, output_dir: str):
     return data, {"pairs_dir": str(root), **{f"{s}_pairs": len(d) for s, d in data.items()}}
 
 
-def to_conversation(record: dict, max_words: int) -> dict:
-    return {"prompt": green_messages(record["reference"], record["candidate"], max_words),
+def to_conversation(record: dict, max_words: int, prompt: str) -> dict:
+    return {"prompt": green_messages(record["reference"], record["candidate"], max_words, prompt),
             "completion": [{"role": "assistant", "content": record["response"]}]}
 
 
@@ -161,7 +165,7 @@ def main(argv: list[str] | None = None):
     texts = [f"{r['reference']} {r['candidate']} {r['response']}" for r in data["train"]]
     tokenizer = build_causal_tokenizer(model_args, texts, training_args.output_dir)
     with training_args.main_process_first(local=False, desc="conversations"):  # global rank 0 first: the cache is on the filesystem every node shares
-        conversations = data.map(lambda r: to_conversation(r, data_args.max_report_words), remove_columns=data["train"].column_names,
+        conversations = data.map(lambda r: to_conversation(r, data_args.max_report_words, data_args.prompt), remove_columns=data["train"].column_names,
                                  num_proc=training_args.dataset_num_proc)
         for split in conversations:
             before = len(conversations[split])
@@ -201,7 +205,7 @@ def main(argv: list[str] | None = None):
     validation = data["validation"].select(range(min(data_args.generation_eval_samples, len(data["validation"]))))
 
     def generation_eval(current_model) -> dict:
-        agreement = green_agreement(current_model, tokenizer, validation, constant, data_args.max_new_tokens)
+        agreement = green_agreement(current_model, tokenizer, validation, constant, data_args.max_new_tokens, prompt=data_args.prompt)
         return {f"green_{key}": value for key, value in agreement.items()}
 
     trainer = GreenSFTTrainer(model=model, args=training_args, train_dataset=conversations["train"],
@@ -230,7 +234,7 @@ def main(argv: list[str] | None = None):
             records = data[split].select(range(min(data_args.final_eval_samples or len(data[split]), len(data[split]))))
             results.update(green_agreement(final_model, tokenizer, records, constant, data_args.max_new_tokens, prefix=f"{split}_",
                                            generations_path=run_dir / f"{split}_generations.jsonl", across_ranks=True,
-                                           intervals=True))
+                                           intervals=True, prompt=data_args.prompt))
         return {**results, **{k: v for k, v in provenance.items() if k.endswith("dropped_over_max_length")}}
 
     train_and_finish(trainer, tokenizer, run_dir, evaluate, every_rank=True, sequence_length=training_args.max_length)

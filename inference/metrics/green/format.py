@@ -92,6 +92,19 @@ def green_prompt(reference: str, candidate: str) -> str:
     return lines[0] + "".join("\n" if line is None else f"\n    {line}" for line in lines[1:]) + "\n"
 
 
+def short_prompt(reference: str, candidate: str) -> str:
+    """A short instruction for models fine-tuned on GREEN responses (radmetrics' `prompt: short` exports): the two
+    reports and one line naming the task, without appendix A.1's criteria and format (about 450 of SmolLM2's tokens
+    fewer per pair; the response format, and so the parser, are unchanged). Not what released GREEN models were
+    trained on: an export records the prompt it was trained with, and scoring uses that one."""
+    return (f"Compare the candidate radiology report with the reference report and list its clinically significant "
+            f"and insignificant errors and the matched findings in GREEN's format.\nReference report: {reference}\n"
+            f"Candidate report: {candidate}\n")
+
+
+PROMPTS = {"green": green_prompt, "short": short_prompt}
+
+
 def _strip_period(text: str) -> str:
     return " ".join(text.split()).rstrip(". ;")
 

@@ -12,7 +12,7 @@ A response the parser cannot read is reported (score None, counted), not scored 
 
 from __future__ import annotations
 
-from .format import green_prompt
+from .format import PROMPTS
 
 MAX_REPORT_WORDS = 300
 
@@ -22,12 +22,15 @@ def truncate_words(text: str, max_words: int = MAX_REPORT_WORDS) -> str:
     return " ".join(words[:max_words])
 
 
-def green_messages(reference: str, candidate: str, max_words: int = MAX_REPORT_WORDS) -> list[dict]:
-    return [{"role": "user", "content": green_prompt(truncate_words(reference, max_words), truncate_words(candidate, max_words))}]
+def green_messages(reference: str, candidate: str, max_words: int = MAX_REPORT_WORDS, prompt: str = "green") -> list[dict]:
+    """The user turn: `prompt` "green" (appendix A.1, what released GREEN models read) or "short" (`format.short_prompt`)."""
+    if prompt not in PROMPTS:
+        raise ValueError(f"GREEN prompt {prompt!r}: expected one of {sorted(PROMPTS)}")
+    return [{"role": "user", "content": PROMPTS[prompt](truncate_words(reference, max_words), truncate_words(candidate, max_words))}]
 
 
 def generate_green_responses(model, tokenizer, references, candidates, batch_size: int = 8, max_new_tokens: int = 512,
-                             progress: bool = True, shard: bool = True) -> list[str]:
+                             progress: bool = True, shard: bool = True, prompt: str = "green") -> list[str]:
     """GREEN analyses of every pair from a causal LM. Under `accelerate launch` (and `shard`), each process
     generates its share of the pairs and all processes receive every result, in input order."""
     from accelerate import PartialState
@@ -39,7 +42,7 @@ def generate_green_responses(model, tokenizer, references, candidates, batch_siz
     if state is not None and state.num_processes > 1:
         with state.split_between_processes(indices) as mine:
             indices = list(mine)
-    prompts = [render_prompt(tokenizer, green_messages(references[i], candidates[i])) for i in indices]
+    prompts = [render_prompt(tokenizer, green_messages(references[i], candidates[i], prompt=prompt)) for i in indices]
     outputs = generate_sorted(model, tokenizer, prompts, {"max_tokens": max_new_tokens, "temperature": 0.0}, batch_size,
                               progress=progress and (state is None or state.is_main_process))
     results = [(i, text) for i, (text, _, _) in zip(indices, outputs)]
@@ -51,9 +54,11 @@ def generate_green_responses(model, tokenizer, references, candidates, batch_siz
 
 
 def load_green_model(path: str):
-    """An exported GREEN checkpoint (manifest checked) as (model, tokenizer) for generation."""
+    """An exported GREEN checkpoint (manifest checked) as (model, tokenizer, prompt) for generation: `prompt` is the one
+    it was trained with (its training config's `prompt`; "green" for exports that predate the option)."""
     from ...loading.checkpoint import load_manifest
     from ...loading.hub import load_causal_lm
 
-    directory, _ = load_manifest(path, "green")
-    return load_causal_lm(directory, min_vocab=50)
+    directory, manifest = load_manifest(path, "green")
+    model, tokenizer = load_causal_lm(directory, min_vocab=50)
+    return model, tokenizer, manifest.get("training_config", {}).get("prompt", "green")

@@ -3,7 +3,8 @@
 
 Generation: a released GREEN model (StanfordAIMI/GREEN-RadLlama2-7b and the others: prompt, chat template,
 special tokens, batching and decoding as radeval 2.2.1 does, see `released.py`), radmetrics' own exported `green`
-component (its chat template, batches sorted by length, `max_new_tokens` separate from the prompt), or, with an
+component (the prompt it was trained with, GREEN's or `short`, its chat template, batches sorted by length,
+`max_new_tokens` separate from the prompt), or, with an
 endpoint, the LLM engine (a vLLM/TGI server serving a GREEN checkpoint). Keys: `green`, and the per-report counts of
 significant errors, insignificant errors and matched findings. A response that does not parse is not scored (None)
 and counted; `meta["green"]` holds the parse rate and the clustered GREEN summary.
@@ -57,9 +58,10 @@ class Green(Metric):
             if released is not None:
                 texts, errors = released.responses(references, candidates, self.options.get("progress", True))
                 return texts, errors, {}
-            model, tokenizer = self.loaded("model", lambda: load_green_model(self.components["green"]), self.components["green"])
+            model, tokenizer, prompt = self.loaded("model", lambda: load_green_model(self.components["green"]), self.components["green"])
             texts = generate_green_responses(model, tokenizer, references, candidates, self.options.get("batch_size", 8),
-                                             self.options.get("max_new_tokens", 512), self.options.get("progress", True))
+                                             self.options.get("max_new_tokens", 512), self.options.get("progress", True),
+                                             prompt=prompt)
             return texts, [None] * len(texts), {}
         from ...llm.engine import LLMTask
 
