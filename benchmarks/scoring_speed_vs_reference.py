@@ -227,6 +227,34 @@ def run(command: list[str], env: dict, out: Path) -> dict:
     return json.loads(out.read_text(encoding="utf-8"))
 
 
+def prepare_work(work: Path, root: Path, pairs: list[dict]) -> Path:
+    """A scratch folder for the side processes: the pairs, and an XDG cache where f1chexbert finds the look-alike."""
+    (work / "pairs.json").write_text(json.dumps(pairs), encoding="utf-8")
+    (work / "xdg").mkdir(exist_ok=True)
+    for source in ("chexbert",):  # f1chexbert 0.0.2 reads XDG_CACHE_HOME/chexbert/chexbert.pth
+        if not (work / "xdg" / source).exists():
+            (work / "xdg" / source).symlink_to(root / "xdg" / source, target_is_directory=True)
+    return work
+
+
+def worker_environment(root: Path, work: Path, side: str, metric: str) -> dict:
+    """Offline, the Hub cache at the look-alikes; RadEval writes into its caches, so it gets a fresh XDG cache of its own."""
+    cache = work / f"xdg_radeval_{metric}" if side == "radeval" else work / "xdg"
+    return {**os.environ, "HF_HOME": str(root / "hf"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+            "XDG_CACHE_HOME": str(cache), "TOKENIZERS_PARALLELISM": "false", "RADMETRICS_CACHE": str(work / "cache")}
+
+
+def worker_command(side: str, metric: str, root: Path, work: Path, out: Path, device: str = "cpu", python=None) -> list[str]:
+    """One side's process for `metric` on work/pairs.json: radmetrics (or radmetrics in bf16) through this script's
+    --worker, a reference side through speed_reference_worker.py with that side's `python`."""
+    pairs = work / "pairs.json"
+    if side in ("radmetrics", "bf16"):
+        return [sys.executable, str(Path(__file__).resolve()), "--worker", metric, "--precision", "bf16" if side == "bf16" else "fp32",
+                "--lookalikes", str(root), "--pairs-file", str(pairs), "--out", str(out)]
+    return [str(python), str(HERE / "speed_reference_worker.py"), "--side", side, "--metric", metric, "--root", str(root),
+            "--pairs", str(pairs), "--out", str(out), "--device", device]
+
+
 def lookalikes_ready(directory: Path) -> Path:
     """`directory` with every full-size look-alike: those its marker does not name are built (each takes a minute or
     two) and added to it."""
@@ -283,34 +311,21 @@ def main() -> None:
                "lookalikes": "tests/parity/lookalikes.py build_full (published sizes, random weights, calibrated heads)",
                "metrics": {}}
     with tempfile.TemporaryDirectory() as work:
-        work = Path(work)
-        (work / "pairs.json").write_text(json.dumps(pairs), encoding="utf-8")
-        env = {**os.environ, "HF_HOME": str(root / "hf"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-               "XDG_CACHE_HOME": str(work / "xdg"), "TOKENIZERS_PARALLELISM": "false", "RADMETRICS_CACHE": str(work / "cache")}
-        (work / "xdg").mkdir()
-        for source in ("chexbert",):  # f1chexbert 0.0.2 reads XDG_CACHE_HOME/chexbert/chexbert.pth
-            (work / "xdg" / source).symlink_to(root / "xdg" / source, target_is_directory=True)
+        work = prepare_work(Path(work), root, pairs)
         for metric in args.metrics:
             row = {}
             out = work / f"radmetrics_{metric}.json"
-            row["radmetrics"] = run([sys.executable, __file__, "--worker", metric, "--lookalikes", str(root), "--pairs-file",
-                                     str(work / "pairs.json"), "--out", str(out)], env, out)
+            row["radmetrics"] = run(worker_command("radmetrics", metric, root, work, out), worker_environment(root, work, "radmetrics", metric), out)
             if "bf16" in sides:
                 out = work / f"bf16_{metric}.json"
-                row["bf16"] = run([sys.executable, __file__, "--worker", metric, "--precision", "bf16", "--lookalikes", str(root),
-                                   "--pairs-file", str(work / "pairs.json"), "--out", str(out)], env, out)
+                row["bf16"] = run(worker_command("bf16", metric, root, work, out), worker_environment(root, work, "bf16", metric), out)
                 row["bf16"]["bf16_changes"] = precision_changes(metric, row["radmetrics"]["values"], row["bf16"]["values"])
             for side, python in sides.items():
                 if side in ("radmetrics", "bf16") or (side != "radeval" and side != PACKAGE.get(metric)):
                     continue
                 out = work / f"{side}_{metric}.json"
-                if side == "radeval":  # RadEval writes into its caches: a fresh XDG_CACHE_HOME of its own
-                    side_env = {**env, "XDG_CACHE_HOME": str(work / f"xdg_radeval_{metric}")}
-                else:
-                    side_env = env
-                row[side] = run([str(python), str(HERE / "speed_reference_worker.py"), "--side", side, "--metric", metric,
-                                 "--root", str(root), "--pairs", str(work / "pairs.json"), "--out", str(out), "--device", args.device],
-                                side_env, out)
+                row[side] = run(worker_command(side, metric, root, work, out, args.device, python),
+                                worker_environment(root, work, side, metric), out)
                 row[side]["values_equal_radmetrics"] = value_checks(metric, side, row["radmetrics"]["values"], row[side]["values"])
             for side, found in row.items():
                 found["entities_found"] = entity_count(metric, found["values"])

@@ -1,0 +1,119 @@
+"""Whole-process pairs: radmetrics' side of scoring_speed_vs_reference.py against one other side, run in turn (A B A B
+...), with the ratio taken pair by pair, so that a comparison holds when the machine's speed drifts.
+
+    python benchmarks/paired_speed_vs_reference.py --metric chexbert --side f1chexbert [--pairs 100] [--runs 5]
+    python benchmarks/paired_speed_vs_reference.py --metric radcliq --side radeval --print-commands   # for another harness
+
+A side is a reference package (f1chexbert, radgraph, ratescore, bert-score), radeval, or bf16 (radmetrics with
+precision=bf16). Each run is one process on the same --pairs IU pairs and full-size look-alikes as
+scoring_speed_vs_reference.py: imports, loading the model, a first and a warm call. One warm-up run of each side is not
+counted. For each side: the median (min, max) of the whole process's wall seconds and peak resident memory (the
+kernel's accounting of the finished process, os.wait4) and of the worker's own warm-call seconds; and the ratio side /
+radmetrics per pair. Writes benchmarks/results/paired_<metric>_<side>.json (or --results).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
+
+from scoring_speed_vs_reference import (  # noqa: E402
+    ENVIRONMENT,
+    PACKAGE,
+    lookalikes_ready,
+    prepare_work,
+    worker_command,
+    worker_environment,
+)
+
+
+def timed_process(command: list[str], env: dict, log: Path, out: Path) -> dict:
+    """Wall seconds and peak RSS of one finished process, and the warm-call seconds its worker wrote to `out`."""
+    start = time.perf_counter()
+    with log.open("ab") as stderr:
+        process = subprocess.Popen(command, env=env, cwd=out.parent, stdout=stderr, stderr=stderr)
+        _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise RuntimeError(f"{shlex.join(command[:4])} ... failed (exit {process.returncode}); its output is in {log}")
+    return {"wall_seconds": wall, "peak_rss_mb": usage.ru_maxrss / 1024,
+            "warm_seconds": json.loads(out.read_text(encoding="utf-8"))["warm_seconds"]}
+
+
+def spread(values: list[float]) -> dict:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def main() -> None:
+    from parity.make_fixtures import environment
+    from scoring_speed_vs_radeval import benchmark_pairs
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--metric", required=True, choices=["chexbert", "radgraph", "ratescore", "bertscore", "radcliq"])
+    parser.add_argument("--side", required=True, choices=[*PACKAGE.values(), "radeval", "bf16"])
+    parser.add_argument("--pairs", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=5, help="counted runs of each side (after one warm-up of each)")
+    parser.add_argument("--lookalikes", type=Path, default=HERE.parent / "checkpoints" / "lookalikes_full")
+    parser.add_argument("--envs", type=Path, default=HERE.parent / ".venv-ref")
+    parser.add_argument("--print-commands", action="store_true",
+                        help="print the two commands and their environment (in a kept scratch folder) instead of running them")
+    parser.add_argument("--results", type=Path)
+    args = parser.parse_args()
+    if args.side not in ("radeval", "bf16", PACKAGE.get(args.metric)):
+        parser.error(f"--side {args.side} does not compute {args.metric}")
+
+    root = lookalikes_ready(args.lookalikes)
+    python = None if args.side == "bf16" else environment(args.envs, ENVIRONMENT[args.side])
+    work = prepare_work(Path(tempfile.mkdtemp(prefix="paired_speed_")), root, benchmark_pairs(args.pairs))
+    sides = {side: (worker_command(side, args.metric, root, work, work / f"{side}.json", python=python),
+                    worker_environment(root, work, side, args.metric)) for side in ("radmetrics", args.side)}
+    if args.print_commands:
+        for side, (command, env) in sides.items():
+            changed = {k: v for k, v in env.items() if os.environ.get(k) != v}
+            print(f"# {side}\n{' '.join(f'{k}={shlex.quote(v)}' for k, v in sorted(changed.items()))} {shlex.join(command)}")
+        return
+
+    runs = {side: [] for side in sides}
+    for index in range(args.runs + 1):  # the first round warms the file cache and is not counted
+        for side, (command, env) in sides.items():
+            print(f"run {index}/{args.runs}: {side}", file=sys.stderr, flush=True)
+            timed = timed_process(command, env, work / f"{side}.log", work / f"{side}.json")
+            if index:
+                runs[side].append(timed)
+    shutil.rmtree(work)
+    other = args.side
+    results = {
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, no GPU used",
+        "command": "python benchmarks/paired_speed_vs_reference.py " + " ".join(sys.argv[1:]),
+        "metric": args.metric, "pairs": args.pairs, "counted_runs": args.runs, "order": f"radmetrics, {other}, alternating",
+        "sides": {side: {figure: spread([r[figure] for r in found]) for figure in ("wall_seconds", "peak_rss_mb", "warm_seconds")}
+                  for side, found in runs.items()},
+        "ratio_side_over_radmetrics": {figure: spread([b[figure] / a[figure] for a, b in zip(runs["radmetrics"], runs[other])])
+                                       for figure in ("wall_seconds", "warm_seconds")},
+        "runs": runs,
+    }
+    path = args.results or HERE / "results" / f"paired_{args.metric}_{other}.json"
+    path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    ratio = results["ratio_side_over_radmetrics"]
+    print(f"{args.metric}, {args.pairs} pairs, {args.runs} pairs of runs: {other} / radmetrics whole process "
+          f"{ratio['wall_seconds']['median']:.2f} ({ratio['wall_seconds']['min']:.2f}-{ratio['wall_seconds']['max']:.2f}), "
+          f"warm call {ratio['warm_seconds']['median']:.2f} ({ratio['warm_seconds']['min']:.2f}-{ratio['warm_seconds']['max']:.2f})\n"
+          f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
