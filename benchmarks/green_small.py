@@ -13,8 +13,9 @@ against the teacher on held-out pairs.
 3. Results, from those generations and the teacher's responses of the same pairs: parse rate; MAE of the significant,
    insignificant and matched counts and of the GREEN score, each next to the constant's (the teacher's median on the
    training pairs) with a 95% bootstrap interval and a paired bootstrap (and approximate-randomisation p) of model MAE
-   minus constant MAE; Kendall tau-b of the GREEN score against the teacher's; the same per pair heuristic; and the
-   first pairs' answers next to the teacher's.
+   minus constant MAE; Kendall tau-b of the GREEN score against the teacher's; the same per pair heuristic; how often
+   the model gave each (significant, matched) answer, beside the teacher's significant counts; and the first pairs'
+   answers next to the teacher's.
 
 Settings are chosen on validation; test is read once (`final_eval_splits` of the config holds both, and nothing in the
 config was chosen from test). Writes benchmarks/results/green_small.json (or --results) with the machine, the Trainer's
@@ -27,6 +28,7 @@ import argparse
 import json
 import os
 import platform
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,9 +70,12 @@ def split_results(run_dir: Path, split: str, records: dict, constant) -> dict:
                                                             constant, intervals=True)
     verdicts = {f"{count}_beats_constant": beats_constant(overall, "", count) for count in ("significant", "green_score", "matched")}
     verdicts.update({f"{key}_meets_target": overall.get(key, float("-inf")) >= target for key, target in TARGETS.items()})
+    answers = Counter((sum(g["significant"]), g["matched"]) for g in generations if g["parsed"])
+    spread = {"model_answers": [{"significant": sig, "matched": matched, "pairs": n} for (sig, matched), n in answers.most_common()],
+              "teacher_significant": dict(sorted(Counter(sum(g["teacher_significant"]) for g in generations).items()))}
     examples = [{"id": g["id"], "heuristic": t["heuristic"], "reference": t["reference"], "candidate": t["candidate"],
                  "model": g["response"], "teacher": t["response"]} for g, t in list(zip(generations, teacher))[:EXAMPLES]]
-    return {"overall": overall, "verdicts": verdicts, "per_heuristic": per_heuristic, "examples": examples}
+    return {"overall": overall, "verdicts": verdicts, "per_heuristic": per_heuristic, "answers": spread, "examples": examples}
 
 
 def final_evaluation_seconds(run_dir: Path) -> float | None:

@@ -61,7 +61,7 @@ class GreenDataArguments:
     max_report_words: int = field(default=MAX_REPORT_WORDS, metadata={"help": "each report is cut to this many words"})
     prompt: str = field(default="green", metadata={
         "help": "the user turn: green (appendix A.1, as released GREEN models read it) or short (the two reports and one "
-                "line, `format.short_prompt`: about 450 tokens fewer per pair); the export records it and scoring uses it"})
+                "line, `format.short_prompt`: about 400 tokens fewer per pair); the export records it and scoring uses it"})
     max_train_samples: int | None = field(default=None, metadata={"help": "truncate the training split"})
     max_eval_samples: int | None = field(default=None, metadata={"help": "truncate the validation and test splits"})
     generation_eval_samples: int = field(default=64, metadata={"help": "validation pairs generated at each evaluation (0: off)"})

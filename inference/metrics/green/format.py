@@ -94,7 +94,7 @@ def green_prompt(reference: str, candidate: str) -> str:
 
 def short_prompt(reference: str, candidate: str) -> str:
     """A short instruction for models fine-tuned on GREEN responses (radmetrics' `prompt: short` exports): the two
-    reports and one line naming the task, without appendix A.1's criteria and format (about 450 of SmolLM2's tokens
+    reports and one line naming the task, without appendix A.1's criteria and format (about 400 of SmolLM2's tokens
     fewer per pair; the response format, and so the parser, are unchanged). Not what released GREEN models were
     trained on: an export records the prompt it was trained with, and scoring uses that one."""
     return (f"Compare the candidate radiology report with the reference report and list its clinically significant "
