@@ -28,8 +28,12 @@ DEMO_GREEN_TRAIN_PAIRS = 32  # 8 steps of 4 conversations (~1,100 tokens each): 
 # Eight steps at the full recipe's 1e-4 cosine answered in GREEN's format for 2 of 8 test pairs. On 8 validation pairs
 # (the demo's own pairs; `radmetrics train green/sft --config configs/green/sft/small.yaml --pairs_dir DEMO/pairs
 # --max_train_samples 32 --final_eval_samples 8 --max_eval_samples 8 --final_eval_splits validation --save_strategy no
-# --learning_rate LR --lr_scheduler_type constant`): 5e-4 constant parsed 8 of 8, 1e-3 constant 0 of 8.
+# --learning_rate LR --lr_scheduler_type constant --prompt green`): 5e-4 constant parsed 8 of 8, 1e-3 constant 0 of 8.
 DEMO_GREEN_LEARNING_RATE = 5e-4
+# GREEN's own prompt, not the small config's short one: its format instructions carry eight steps to the format. With the
+# short prompt the same command (`--prompt short`, 5e-4, on checkpoints/bench_green_short/pairs) parsed 0 of 8 validation pairs:
+# every answer left out the [Clinically Insignificant Errors] section.
+DEMO_GREEN_PROMPT = "green"
 DEMO_GREEN_EVAL_PAIRS = 8  # test pairs the SFT run's final evaluation generates for
 DEMO_PAIRS = 50  # example pairs scored with every metric but GREEN
 DEMO_GREEN_SCORE_PAIRS = 8  # the first of them scored with GREEN: SmolLM2 generates about 0.12 reports/s on 2 cores
@@ -160,7 +164,7 @@ def green_sft_args(out: Path) -> list[str]:
             "--pairs_dir", str(out / "pairs"), "--max_train_samples", str(DEMO_GREEN_TRAIN_PAIRS),
             "--max_eval_samples", str(DEMO_GREEN_EVAL_PAIRS), "--final_eval_samples", str(DEMO_GREEN_EVAL_PAIRS),
             "--final_eval_splits", "test", "--save_strategy", "no", "--learning_rate", str(DEMO_GREEN_LEARNING_RATE),
-            "--lr_scheduler_type", "constant"]
+            "--lr_scheduler_type", "constant", "--prompt", DEMO_GREEN_PROMPT]
 
 
 def significant_count_answers(run_dir: Path) -> Counter:
