@@ -37,6 +37,7 @@ from scoring_speed_vs_reference import (  # noqa: E402
     prepare_work,
     worker_command,
     worker_environment,
+    worker_settings,
 )
 
 
@@ -82,9 +83,9 @@ def main() -> None:
     sides = {side: (worker_command(side, args.metric, root, work, work / f"{side}.json", python=python),
                     worker_environment(root, work, side, args.metric)) for side in ("radmetrics", args.side)}
     if args.print_commands:
-        for side, (command, env) in sides.items():
-            changed = {k: v for k, v in env.items() if os.environ.get(k) != v}
-            print(f"# {side}\n{' '.join(f'{k}={shlex.quote(v)}' for k, v in sorted(changed.items()))} {shlex.join(command)}")
+        for side, (command, _) in sides.items():
+            settings = worker_settings(root, work, side, args.metric)
+            print(f"# {side}\n{' '.join(f'{k}={shlex.quote(v)}' for k, v in sorted(settings.items()))} {shlex.join(command)}")
         return
 
     runs = {side: [] for side in sides}

@@ -239,9 +239,14 @@ def prepare_work(work: Path, root: Path, pairs: list[dict]) -> Path:
 
 def worker_environment(root: Path, work: Path, side: str, metric: str) -> dict:
     """Offline, the Hub cache at the look-alikes; RadEval writes into its caches, so it gets a fresh XDG cache of its own."""
+    return {**os.environ, **worker_settings(root, work, side, metric)}
+
+
+def worker_settings(root: Path, work: Path, side: str, metric: str) -> dict:
+    """The variables worker_environment sets over the caller's environment."""
     cache = work / f"xdg_radeval_{metric}" if side == "radeval" else work / "xdg"
-    return {**os.environ, "HF_HOME": str(root / "hf"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-            "XDG_CACHE_HOME": str(cache), "TOKENIZERS_PARALLELISM": "false", "RADMETRICS_CACHE": str(work / "cache")}
+    return {"HF_HOME": str(root / "hf"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "XDG_CACHE_HOME": str(cache),
+            "TOKENIZERS_PARALLELISM": "false", "RADMETRICS_CACHE": str(work / "cache")}
 
 
 def worker_command(side: str, metric: str, root: Path, work: Path, out: Path, device: str = "cpu", python=None) -> list[str]:
