@@ -7,7 +7,7 @@ import pytest
 import torch
 from llm_fault_server import FaultServer
 
-from radmetrics.inference.metrics.green.format import render_green_response
+from radmetrics.inference.metrics.green.format import PROMPTS, render_green_response
 from radmetrics.training.recipes import load_recipe
 from radmetrics.training.run_dir import read_eval_results
 
@@ -60,8 +60,8 @@ def test_pretrain_is_reproducible(pretrained, tmp_path):
 
 
 def test_pretrain_then_sft_then_export_and_score(pretrained, tmp_path, monkeypatch):
-    """With the short prompt: the export records it, and scoring the export builds its prompts with it."""
-    from radmetrics.inference.metrics.green.format import PROMPTS
+    """With the short prompt: the export records it, scoring the export builds its prompts with it, and another
+    `prompt` option is refused."""
     from radmetrics.inference.scorer import Scorer
     from radmetrics.training.export import export_run
 
@@ -84,6 +84,8 @@ def test_pretrain_then_sft_then_export_and_score(pretrained, tmp_path, monkeypat
     result = Scorer(["green"], {"green": str(export)}, metric_options={"green": {"max_new_tokens": 16, "summary": False}})(refs, hyps)
     s, meta = result.summary["green"], result.meta["green"]["green"]
     assert sorted(prompted) == sorted(refs)
+    with pytest.raises(ValueError, match="trained with the 'short' prompt"):
+        Scorer(["green"], {"green": str(export)}, metric_options={"green": {"prompt": "green", "summary": False}})(refs, hyps)
     assert meta["responses"] == 2 and s["n"] == meta["parsed"]  # an unreadable generation is counted, never scored 0
     for row, detail in zip(result.per_sample, result.details["green"]):
         assert (row["green"] is None) == ("error" in detail)
@@ -158,6 +160,25 @@ def test_green_through_an_openai_compatible_server_with_summary(tmp_path):
     summary = result.meta["green"]["green"]["summary"]
     assert summary["a"]["errors"] == 3 and summary["a"]["accuracy"] == 0.0 and summary["c"]["accuracy"] == pytest.approx(2 / 3)
     assert sum(c["size"] for c in summary["a"]["clusters"]) == 3 and summary["b"]["clusters"] == []
+
+
+def test_green_endpoint_is_sent_the_prompt_option(tmp_path):
+    """A server hosting an export trained with `prompt: short` is sent the short prompt when asked."""
+    from radmetrics.inference.scorer import Scorer
+
+    seen = []
+
+    def judge(messages):
+        seen.append(messages[0]["content"])
+        return render_green_response("x", {}, {}, ["Heart size normal"])
+
+    endpoint = tmp_path / "green.yaml"
+    with FaultServer(responder=judge) as server:
+        endpoint.write_text(f"model: green\nbase_url: {server.url}\napi_key_env: null\n")
+        result = Scorer(["green"], endpoint=str(endpoint), llm_cache=tmp_path / "cache.sqlite",
+                        metric_options={"green": {"prompt": "short", "summary": False}})(["Heart size normal."], ["Heart size normal."])
+    assert result.per_sample[0]["green"] == 1.0
+    assert seen == [PROMPTS["short"]("Heart size normal.", "Heart size normal.")]
 
 
 @pytest.mark.slow

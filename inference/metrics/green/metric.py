@@ -9,6 +9,8 @@ endpoint, the LLM engine (a vLLM/TGI server serving a GREEN checkpoint). Keys: `
 significant errors, insignificant errors and matched findings. A response that does not parse is not scored (None)
 and counted; `meta["green"]` holds the parse rate and the clustered GREEN summary.
 Options: `parser` ("strict" default, or "reference": RadEval's, where a response without the sections scores 0),
+`prompt` ("green", appendix A.1, or "short": what a server hosting a `prompt: short` export must be sent; an export's
+own prompt is read from its manifest, and a different `prompt` is refused),
 `trust_remote_code` (released models whose tokenizer is repository code), `batch_size` (8), `max_new_tokens` (512,
 radmetrics' exports), `summary` (True), `encoder` (summary embeddings; bundled MiniLM).
 """
@@ -40,7 +42,7 @@ def released_green(path: str, trust_remote_code: bool, batch_size: int):
 
 class Green(Metric):
     name = "green"
-    option_names = ("parser", "trust_remote_code", "batch_size", "max_new_tokens", "summary", "encoder")
+    option_names = ("parser", "prompt", "trust_remote_code", "batch_size", "max_new_tokens", "summary", "encoder")
     keys = ("green", "green_significant_errors", "green_insignificant_errors", "green_matched_findings")
     higher_is_better = {"green": True, "green_significant_errors": False, "green_insignificant_errors": False,
                         "green_matched_findings": True}
@@ -59,6 +61,9 @@ class Green(Metric):
                 texts, errors = released.responses(references, candidates, self.options.get("progress", True))
                 return texts, errors, {}
             model, tokenizer, prompt = self.loaded("model", lambda: load_green_model(self.components["green"]), self.components["green"])
+            if self.options.get("prompt", prompt) != prompt:
+                raise ValueError(f"green option prompt={self.options['prompt']!r}: the export {self.components['green']} was "
+                                 f"trained with the {prompt!r} prompt, which scoring uses")
             texts = generate_green_responses(model, tokenizer, references, candidates, self.options.get("batch_size", 8),
                                              self.options.get("max_new_tokens", 512), self.options.get("progress", True),
                                              prompt=prompt)
@@ -66,7 +71,8 @@ class Green(Metric):
         from ...llm.engine import LLMTask
 
         engine = self.llm_engine()
-        results = engine.run([LLMTask(f"green-{i}", green_messages(r, c)) for i, (r, c) in enumerate(zip(references, candidates))])
+        prompt = self.options.get("prompt", "green")
+        results = engine.run([LLMTask(f"green-{i}", green_messages(r, c, prompt=prompt)) for i, (r, c) in enumerate(zip(references, candidates))])
         return [r.text if r.ok else None for r in results], [r.error for r in results], {"llm": engine.summary()}
 
     def compute(self, references, candidates):
