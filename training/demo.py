@@ -34,6 +34,9 @@ DEMO_GREEN_LEARNING_RATE = 5e-4
 # short prompt the same command (`--prompt short`, 5e-4, on checkpoints/bench_green_short/pairs) parsed 0 of 8 validation pairs:
 # every answer left out the [Clinically Insignificant Errors] section.
 DEMO_GREEN_PROMPT = "green"
+# GREEN's prompt makes conversations of 950-1,300 tokens: the small config's 1280 (sized for the short prompt) dropped 2
+# of the 32 pairs, and the model trained on the other 30 looped (parse rate 0.12 on the 8 test pairs in one demo run).
+DEMO_GREEN_MAX_LENGTH = 1536
 DEMO_GREEN_EVAL_PAIRS = 8  # test pairs the SFT run's final evaluation generates for
 DEMO_PAIRS = 50  # example pairs scored with every metric but GREEN
 DEMO_GREEN_SCORE_PAIRS = 8  # the first of them scored with GREEN: SmolLM2 generates about 0.12 reports/s on 2 cores
@@ -164,7 +167,7 @@ def green_sft_args(out: Path) -> list[str]:
             "--pairs_dir", str(out / "pairs"), "--max_train_samples", str(DEMO_GREEN_TRAIN_PAIRS),
             "--max_eval_samples", str(DEMO_GREEN_EVAL_PAIRS), "--final_eval_samples", str(DEMO_GREEN_EVAL_PAIRS),
             "--final_eval_splits", "test", "--save_strategy", "no", "--learning_rate", str(DEMO_GREEN_LEARNING_RATE),
-            "--lr_scheduler_type", "constant", "--prompt", DEMO_GREEN_PROMPT]
+            "--lr_scheduler_type", "constant", "--prompt", DEMO_GREEN_PROMPT, "--max_length", str(DEMO_GREEN_MAX_LENGTH)]
 
 
 def significant_count_answers(run_dir: Path) -> Counter:
