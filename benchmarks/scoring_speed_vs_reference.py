@@ -47,10 +47,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path[:0] = [str(HERE), str(REPO / "tests")]
 
-from speed_reference_worker import compact_graphs  # noqa: E402
+from speed_reference_worker import ALL, compact_graphs  # noqa: E402
 
 METRICS = ("chexbert", "radgraph", "ratescore", "bertscore", "radcliq")
-ALL = ("chexbert", "radgraph", "ratescore")  # `all`: the three model-based metrics in one process
 # RadCliQ-v1's model-based parts, each given its options (BLEU-2, the fourth, has none); RadCliQ has no package of its
 # own (CXR-Report-Metric is a script), so RadEval's RadCliQ-v1 is its one reference side
 RADCLIQ_PARTS = ("radgraph", "bertscore", "chexbert")

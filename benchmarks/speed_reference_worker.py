@@ -152,7 +152,7 @@ class RadEvalAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 RADEVAL_NAMES = {"chexbert": "f1chexbert", "radgraph": "radgraph", "ratescore": "ratescore", "radcliq": "radcliq"}
-ALL = ("chexbert", "radgraph", "ratescore")
+ALL = ("chexbert", "radgraph", "ratescore")  # `all`: the three model-based metrics in one process
 
 
 def radeval_side(root: str, metric: str, refs, hyps, device: str) -> dict:

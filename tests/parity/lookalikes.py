@@ -47,8 +47,9 @@ FEATURE_SIZE, FF_HIDDEN, MAX_SPAN_WIDTH = 20, 150, 8
 RADGRAPH_BIASES = {"radgraph": (-0.57, -0.2), "radgraph-xl": (-1.35, 2.1), "modern-radgraph-xl": (-1.03, 0.85)}
 # Full size: the scorers' weights times 5 (a 768-wide encoder's words differ less at initializer_range), and biases that
 # leave about 20 entities and 20 relations per IU report (0.5 entities per word, as the published model finds); found by
-# building with a few biases and counting what radmetrics' RadGraph finds in IU reports (the original RadGraph at
-# (-3.6, 3.48): 20.8 entities (0.47 per word) and 20.5 relations per report over 24 of calibration_reports()).
+# building with a few biases and counting what radmetrics' RadGraph finds (`python
+# benchmarks/lookalike_radgraph_calibration.py --biases -3.6 3.48`: the original RadGraph finds 20.8 entities (0.47 per
+# word) and 20.5 relations per report).
 RADGRAPH_FULL = {"gain": 5.0, "radgraph-xl": (-5.79, 3.48), "radgraph": (-3.6, 3.48)}
 # Encoder sizes: the parity look-alikes' ("tiny") and the published base models' ("full": bert-base, CXR-BERT,
 # DeBERTa-v3-base and MPNet-base share them). Full-size weights are drawn at the published configs' initializer_range
