@@ -93,6 +93,29 @@ def test_radgraph_annotations_and_rewards_reproduce_radgraph(released, pairs, mo
     assert rewards.mean(0).tolist() == pytest.approx(expected["mean"], abs=1e-5)
 
 
+def test_radcliq_model_option_computes_radgraph_radcliq_with_a_second_model(released, pairs):
+    """RadEval's keys in one process: the `radgraph_*` levels from RadGraph-XL and `radgraph_radcliq` from the original
+    RadGraph (option `radcliq_model`), each equal to a run with that model alone."""
+    from radmetrics.inference.scorer import Scorer
+
+    rrg = lookalikes.snapshot(released, lookalikes.RRG)
+    model = {kind: str(rrg / f"{kind}.tar.gz") for kind in ("radgraph", "radgraph-xl")}
+    bases = {kind: base(released, lookalikes.RADGRAPH_BASES[kind]) for kind in model}
+
+    def per_sample(kind, **options):
+        result = Scorer(["radgraph"], {"radgraph": model[kind]}, {"radgraph": {"base_model": bases[kind], **options}},
+                        n_bootstrap=10)(*pairs)
+        return {key: [row[key] for row in result.per_sample] for key in ("radgraph_partial", "radgraph_radcliq")}, result
+
+    both, result = per_sample("radgraph-xl", radcliq_model=model["radgraph"], radcliq_base_model=bases["radgraph"])
+    xl, _ = per_sample("radgraph-xl")
+    original, _ = per_sample("radgraph")
+    assert both["radgraph_partial"] == xl["radgraph_partial"]
+    assert both["radgraph_radcliq"] == original["radgraph_radcliq"]
+    assert both["radgraph_radcliq"] != xl["radgraph_radcliq"]  # the two look-alikes find different graphs
+    assert {"radcliq_reference_annotation", "radcliq_candidate_annotation"} <= set(result.details["radgraph"][0])
+
+
 @pytest.fixture(scope="session")
 def ratescore_pipeline(released):
     from radmetrics.inference.metrics.ratescore.released import RaTEScorePipeline
