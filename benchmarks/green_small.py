@@ -144,7 +144,10 @@ def main() -> None:
                "constant": constant._asdict(), "targets": TARGETS,
                "splits": {split: split_results(run_dir, split, records, constant) for split in splits},
                "teacher_explanation": pairs_explanation(out / "pairs"),
-               "training": {"pairs": len(data["train"]), **throughput(run_dir)},
+               "prompt": used.get("prompt", "green"),
+               "training": {"pairs": len(data["train"]),
+                            "dropped_over_max_length": manifest["data_provenance"].get("train_dropped_over_max_length"),
+                            **throughput(run_dir)},
                "final_evaluation_s": (seconds := final_evaluation_seconds(run_dir)),
                # batched greedy generation with the KV cache (batch 16, the config's max_new_tokens at most), model load included
                "final_evaluation_reports_per_second": generated_pairs(run_dir, splits) / seconds if seconds else None,

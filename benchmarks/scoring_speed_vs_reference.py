@@ -20,7 +20,8 @@
    `Scorer([...])`, RadEval `RadEval(metrics=[...])`);
 4. records each side's first call (constructing the scorer, which loads the model, then scoring), warm call (the same
    object again), peak resident memory, entities found, and whether the values equal radmetrics' (classes and entities
-   exactly, scores to 1e-5); writes benchmarks/results/scoring_speed_vs_reference[_cuda].json and prints a table.
+   exactly, scores to 1e-5), and for radmetrics where a third call spends its time (cProfile, after the timed calls);
+   writes benchmarks/results/scoring_speed_vs_reference[_cuda].json and prints a table.
 
 The ratio compares warm calls: model loading is paid once per process and is reported apart (first call). Side `bf16` is
 radmetrics itself with option precision=bf16 (bfloat16 autocast): its ratio is bf16 time / fp32 time (side / radmetrics,
@@ -106,8 +107,9 @@ def radmetrics_values(result) -> dict:
     return json.loads(json.dumps(values))
 
 
-def radmetrics_side(root: Path, metric: str, pairs: list[dict], precision: str = "fp32") -> dict:
-    """radmetrics' own side, run in a fresh process by the driver (`--worker`)."""
+def radmetrics_side(root: Path, metric: str, pairs: list[dict], precision: str = "fp32", profile: bool = False) -> dict:
+    """radmetrics' own side, run in a fresh process by the driver (`--worker`). The first and warm calls are timed as the
+    reference sides time theirs; with `profile`, a third call then runs under cProfile for `warm_profile`."""
     import torch
 
     from radmetrics.inference.scorer import Scorer
@@ -120,15 +122,18 @@ def radmetrics_side(root: Path, metric: str, pairs: list[dict], precision: str =
     scorer = Scorer(names, components, {n: {**options[n], "precision": precision} for n in configured}, n_bootstrap=0)
     values = radmetrics_values(scorer(refs, hyps))
     first = time.perf_counter() - start
-    profiler = cProfile.Profile()
     start = time.perf_counter()
-    profiler.enable()
     again = radmetrics_values(scorer(refs, hyps))
-    profiler.disable()
     warm = time.perf_counter() - start
-    return {"first_call_seconds": first, "warm_seconds": warm, "values": values, "warm_values_equal": again == values,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "torch_threads": torch.get_num_threads(),
-            "warm_profile": profile_rows(profiler)}
+    result = {"first_call_seconds": first, "warm_seconds": warm, "values": values, "warm_values_equal": again == values,
+              "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "torch_threads": torch.get_num_threads()}
+    if profile:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        scorer(refs, hyps)
+        profiler.disable()
+        result["warm_profile"] = profile_rows(profiler)
+    return result
 
 
 def profile_rows(profiler: cProfile.Profile, rows: int = 14) -> list[str]:
@@ -248,13 +253,15 @@ def worker_settings(root: Path, work: Path, side: str, metric: str) -> dict:
             "TOKENIZERS_PARALLELISM": "false", "RADMETRICS_CACHE": str(work / "cache")}
 
 
-def worker_command(side: str, metric: str, root: Path, work: Path, out: Path, device: str = "cpu", python=None) -> list[str]:
+def worker_command(side: str, metric: str, root: Path, work: Path, out: Path, device: str = "cpu", python=None,
+                   profile: bool = False) -> list[str]:
     """One side's process for `metric` on work/pairs.json: radmetrics (or radmetrics in bf16) through this script's
-    --worker, a reference side through speed_reference_worker.py with that side's `python`."""
+    --worker (`profile`: a profiled third call after the timed ones; off where whole processes are timed), a reference
+    side through speed_reference_worker.py with that side's `python`."""
     pairs = work / "pairs.json"
     if side in ("radmetrics", "bf16"):
         return [sys.executable, str(Path(__file__).resolve()), "--worker", metric, "--precision", "bf16" if side == "bf16" else "fp32",
-                "--lookalikes", str(root), "--pairs-file", str(pairs), "--out", str(out)]
+                "--lookalikes", str(root), "--pairs-file", str(pairs), "--out", str(out), *(["--profile"] if profile else [])]
     return [str(python), str(HERE / "speed_reference_worker.py"), "--side", side, "--metric", metric, "--root", str(root),
             "--pairs", str(pairs), "--out", str(out), "--device", device]
 
@@ -286,12 +293,13 @@ def main() -> None:
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # internal: radmetrics' side in a fresh process
     parser.add_argument("--pairs-file", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--precision", default="fp32", help=argparse.SUPPRESS)  # internal: the worker's precision option
+    parser.add_argument("--profile", action="store_true", help=argparse.SUPPRESS)  # internal: the worker profiles a third call
     parser.add_argument("--out", type=Path)
     parser.add_argument("--results", type=Path, help="default: benchmarks/results/scoring_speed_vs_reference[_cuda].json")
     args = parser.parse_args()
     if args.worker:
         pairs = json.loads(args.pairs_file.read_text(encoding="utf-8"))
-        args.out.write_text(json.dumps(radmetrics_side(args.lookalikes, args.worker, pairs, args.precision)), encoding="utf-8")
+        args.out.write_text(json.dumps(radmetrics_side(args.lookalikes, args.worker, pairs, args.precision, args.profile)), encoding="utf-8")
         return
 
     from parity.make_fixtures import environment
@@ -319,7 +327,7 @@ def main() -> None:
         for metric in args.metrics:
             row = {}
             out = work / f"radmetrics_{metric}.json"
-            row["radmetrics"] = run(worker_command("radmetrics", metric, root, work, out), worker_environment(root, work, "radmetrics", metric), out)
+            row["radmetrics"] = run(worker_command("radmetrics", metric, root, work, out, profile=True), worker_environment(root, work, "radmetrics", metric), out)
             if "bf16" in sides:
                 out = work / f"bf16_{metric}.json"
                 row["bf16"] = run(worker_command("bf16", metric, root, work, out), worker_environment(root, work, "bf16", metric), out)

@@ -34,6 +34,8 @@ def test_green_stage_arguments_parse(tmp_path):
     assert data_args.max_train_samples == demo.DEMO_GREEN_TRAIN_PAIRS and data_args.pairs_dir == str(tmp_path / "pairs")
     assert data_args.final_eval_samples == demo.DEMO_GREEN_EVAL_PAIRS and training_args.save_strategy == "no"
     assert training_args.learning_rate == demo.DEMO_GREEN_LEARNING_RATE and training_args.lr_scheduler_type == "constant"
+    # the small config's short prompt and 1,280 tokens failed in the demo's 8 steps (training/demo.py says how)
+    assert data_args.prompt == demo.DEMO_GREEN_PROMPT == "green" and training_args.max_length == demo.DEMO_GREEN_MAX_LENGTH == 1536
 
 
 def test_green_row_states_whether_the_model_beats_its_constant_and_varies():

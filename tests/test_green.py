@@ -62,6 +62,7 @@ def test_pretrain_is_reproducible(pretrained, tmp_path):
 def test_pretrain_then_sft_then_export_and_score(pretrained, tmp_path, monkeypatch):
     """With the short prompt: the export records it, scoring the export builds its prompts with it, and another
     `prompt` option is refused."""
+    from radmetrics.inference.metrics.green.generation import load_green_model
     from radmetrics.inference.scorer import Scorer
     from radmetrics.training.export import export_run
 
@@ -89,6 +90,10 @@ def test_pretrain_then_sft_then_export_and_score(pretrained, tmp_path, monkeypat
     assert meta["responses"] == 2 and s["n"] == meta["parsed"]  # an unreadable generation is counted, never scored 0
     for row, detail in zip(result.per_sample, result.details["green"]):
         assert (row["green"] is None) == ("error" in detail)
+    manifest = json.loads((export / "radmetrics.json").read_text())
+    del manifest["training_config"]["prompt"]  # an export from before the option was trained on GREEN's prompt
+    (export / "radmetrics.json").write_text(json.dumps(manifest))
+    assert load_green_model(str(export))[2] == "green"
 
 
 def test_sft_with_lora_checks_and_merges_the_adapter(pretrained, tmp_path):

@@ -70,7 +70,7 @@ def test_short_prompt_carries_both_reports_and_unknown_prompts_are_refused():
     [message] = green_messages("REF TEXT " * 400, "CAND TEXT", prompt="short")
     assert "Reference report: REF TEXT" in message["content"] and "Candidate report: CAND TEXT\n" in message["content"]
     assert message["content"].count("REF") == 150  # cut to 300 words, as GREEN's prompt is
-    assert len(message["content"]) < len(green_prompt("", ""))
+    assert len(green_prompt("REF TEXT " * 400, "CAND TEXT")) - len(message["content"]) > 1500  # appendix A.1's instructions
     with pytest.raises(ValueError, match="expected one of"):
         green_messages("a", "b", prompt="long")
 

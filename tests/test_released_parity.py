@@ -114,6 +114,8 @@ def test_radcliq_model_option_computes_radgraph_radcliq_with_a_second_model(rele
     assert both["radgraph_radcliq"] == original["radgraph_radcliq"]
     assert both["radgraph_radcliq"] != xl["radgraph_radcliq"]  # the two look-alikes find different graphs
     assert {"radcliq_reference_annotation", "radcliq_candidate_annotation"} <= set(result.details["radgraph"][0])
+    with pytest.raises(ValueError, match="set radcliq_model too"):
+        per_sample("radgraph-xl", radcliq_base_model=bases["radgraph"])
 
 
 @pytest.fixture(scope="session")
@@ -213,6 +215,15 @@ def test_empty_candidates_score_as_the_reference_packages_score_them(released):
         assert np.abs(rewards.T - expected).max() < 1e-5 and not expected[:, 1].any(), model_type
     green = ReleasedGreen(base(released, "StanfordAIMI/GREEN-RadLlama2-7b"))
     assert green.prompt_ids(references, candidates) == fixture("radeval")["outputs"]["empty_candidate_green_prompt_ids"]
+
+
+def test_released_green_refuses_a_prompt_other_than_greens(released, pairs):
+    from radmetrics.inference.scorer import Scorer
+
+    scorer = Scorer(["green"], {"green": base(released, "StanfordAIMI/GREEN-RadLlama2-7b")},
+                    {"green": {"prompt": "short", "summary": False}}, n_bootstrap=0)
+    with pytest.raises(ValueError, match="released GREEN model, which reads GREEN's prompt only"):
+        scorer(*pairs)
 
 
 def test_fineradscore_lines_and_prompt_reproduce_the_authors_code(pairs):

@@ -28,10 +28,11 @@ DEMO_GREEN_TRAIN_PAIRS = 32  # 8 steps of 4 conversations (~1,100 tokens each): 
 # Eight steps at the full recipe's 1e-4 cosine answered in GREEN's format for 2 of 8 test pairs. On 8 validation pairs
 # (the demo's own pairs; `radmetrics train green/sft --config configs/green/sft/small.yaml --pairs_dir DEMO/pairs
 # --max_train_samples 32 --final_eval_samples 8 --max_eval_samples 8 --final_eval_splits validation --save_strategy no
-# --learning_rate LR --lr_scheduler_type constant --prompt green`): 5e-4 constant parsed 8 of 8, 1e-3 constant 0 of 8.
+# --learning_rate LR --lr_scheduler_type constant --prompt green --max_length 1536`, the config's max_length then):
+# 5e-4 constant parsed 8 of 8, 1e-3 constant 0 of 8.
 DEMO_GREEN_LEARNING_RATE = 5e-4
 # GREEN's own prompt, not the small config's short one: its format instructions carry eight steps to the format. With the
-# short prompt the same command (`--prompt short`, 5e-4, on checkpoints/bench_green_short/pairs) parsed 0 of 8 validation pairs:
+# short prompt that command (`--prompt short`, 5e-4, with `--pairs_dir checkpoints/bench_green_short/pairs`) parsed 0 of 8 validation pairs:
 # every answer left out the [Clinically Insignificant Errors] section.
 DEMO_GREEN_PROMPT = "green"
 # GREEN's prompt makes conversations of 950-1,300 tokens: the small config's 1280 (sized for the short prompt) dropped 2

@@ -30,6 +30,7 @@ from pathlib import Path
 from trl import SFTConfig, SFTTrainer
 
 from radmetrics.inference.loading.hub import default_dtype, inference_device
+from radmetrics.inference.metrics.green.format import PROMPTS
 from radmetrics.inference.metrics.green.generation import MAX_REPORT_WORDS, green_messages
 
 from ..config import RecipeParser
@@ -71,6 +72,10 @@ class GreenDataArguments:
         "help": "held-out splits the final evaluation generates for, with bootstrap intervals (validation, test): "
                 "choose settings on `validation` alone, then report `test` once"})
     max_new_tokens: int = field(default=512, metadata={"help": "new-token budget of evaluation generations"})
+
+    def __post_init__(self):
+        if self.prompt not in PROMPTS:  # before the model loads, not inside the dataset map
+            raise ValueError(f"prompt={self.prompt!r}: expected one of {', '.join(PROMPTS)}")
 
 
 @dataclass

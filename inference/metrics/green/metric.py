@@ -10,7 +10,7 @@ significant errors, insignificant errors and matched findings. A response that d
 and counted; `meta["green"]` holds the parse rate and the clustered GREEN summary.
 Options: `parser` ("strict" default, or "reference": RadEval's, where a response without the sections scores 0),
 `prompt` ("green", appendix A.1, or "short": what a server hosting a `prompt: short` export must be sent; an export's
-own prompt is read from its manifest, and a different `prompt` is refused),
+own prompt is read from its manifest, and a different `prompt` is refused, as is any but "green" for a released model),
 `trust_remote_code` (released models whose tokenizer is repository code), `batch_size` (8), `max_new_tokens` (512,
 radmetrics' exports), `summary` (True), `encoder` (summary embeddings; bundled MiniLM).
 """
@@ -58,6 +58,9 @@ class Green(Metric):
                                                                         self.options.get("batch_size", 8)),
                                    self.components["green"], self.options.get("trust_remote_code", False), self.options.get("batch_size", 8))
             if released is not None:
+                if self.options.get("prompt", "green") != "green":
+                    raise ValueError(f"green option prompt={self.options['prompt']!r}: {self.components['green']} is a released "
+                                     "GREEN model, which reads GREEN's prompt only")
                 texts, errors = released.responses(references, candidates, self.options.get("progress", True))
                 return texts, errors, {}
             model, tokenizer, prompt = self.loaded("model", lambda: load_green_model(self.components["green"]), self.components["green"])

@@ -44,10 +44,13 @@ class RadGraph(Metric):
     def compute(self, references, candidates):
         from .f1 import radgraph_f1, radgraph_radcliq
 
-        ref_graphs, hyp_graphs = self.graphs(self.components["radgraph"], self.options.get("base_model"), references, candidates)
-        radcliq_graphs = (ref_graphs, hyp_graphs)
-        if self.options.get("radcliq_model"):
-            radcliq_graphs = self.graphs(self.options["radcliq_model"], self.options.get("radcliq_base_model"), references, candidates)
+        model = (self.components["radgraph"], self.options.get("base_model"))
+        radcliq_model = (self.options.get("radcliq_model"), self.options.get("radcliq_base_model"))
+        if radcliq_model[1] and not radcliq_model[0]:
+            raise ValueError("radgraph option radcliq_base_model is the base model of radcliq_model: set radcliq_model too")
+        ref_graphs, hyp_graphs = self.graphs(*model, references, candidates)
+        second = bool(radcliq_model[0]) and radcliq_model != model  # the same model again: its graphs serve both
+        radcliq_graphs = self.graphs(*radcliq_model, references, candidates) if second else (ref_graphs, hyp_graphs)
         case = self.options.get("case", "insensitive")
         per_sample: dict[str, list[float]] = {key: [] for key in LEVEL_KEYS}
         for hyp, ref in zip(hyp_graphs, ref_graphs):
@@ -55,7 +58,7 @@ class RadGraph(Metric):
                 per_sample[key].append(value)
         per_sample["radgraph_radcliq"] = [radgraph_radcliq(hyp, ref) for ref, hyp in zip(*radcliq_graphs)]
         details = [{"reference_annotation": r, "candidate_annotation": h} for r, h in zip(ref_graphs, hyp_graphs)]
-        if self.options.get("radcliq_model"):
+        if second:
             for row, r, h in zip(details, *radcliq_graphs):
                 row.update(radcliq_reference_annotation=r, radcliq_candidate_annotation=h)
         return MetricOutput(per_sample, details=details)
