@@ -93,29 +93,32 @@ def test_radgraph_annotations_and_rewards_reproduce_radgraph(released, pairs, mo
     assert rewards.mean(0).tolist() == pytest.approx(expected["mean"], abs=1e-5)
 
 
-def test_radcliq_model_option_computes_radgraph_radcliq_with_a_second_model(released, pairs):
-    """RadEval's keys in one process: the `radgraph_*` levels from RadGraph-XL and `radgraph_radcliq` from the original
-    RadGraph (option `radcliq_model`), each equal to a run with that model alone."""
+def test_radcliq_options_give_it_models_of_its_own(released, pairs):
+    """RadEval's keys in one process: `radgraph_*` from RadGraph-XL and `bertscore` from one encoder, RadCliQ from the
+    original RadGraph and another BERTScore setting (options radgraph_model, bertscore_model), each equal to a run that
+    gives RadCliQ those sub-scores as the run's own keys."""
     from radmetrics.inference.scorer import Scorer
 
     rrg = lookalikes.snapshot(released, lookalikes.RRG)
     model = {kind: str(rrg / f"{kind}.tar.gz") for kind in ("radgraph", "radgraph-xl")}
     bases = {kind: base(released, lookalikes.RADGRAPH_BASES[kind]) for kind in model}
+    chexbert = {"base_model": base(released, "bert-base-uncased")}
 
-    def per_sample(kind, **options):
-        result = Scorer(["radgraph"], {"radgraph": model[kind]}, {"radgraph": {"base_model": bases[kind], **options}},
-                        n_bootstrap=10)(*pairs)
-        return {key: [row[key] for row in result.per_sample] for key in ("radgraph_partial", "radgraph_radcliq")}, result
+    def score(radgraph, bertscore, radcliq=None):
+        options = {"chexbert": chexbert, "radgraph": {"base_model": bases[radgraph]}, "bertscore": bertscore, "radcliq": radcliq or {}}
+        result = Scorer(["radcliq"], {"chexbert": str(rrg / "chexbert.pth"), "radgraph": model[radgraph]}, options,
+                        n_bootstrap=0)(*pairs)
+        return {key: [row[key] for row in result.per_sample] for key in ("radgraph_partial", "bertscore", "radcliq_v1")}
 
-    both, result = per_sample("radgraph-xl", radcliq_model=model["radgraph"], radcliq_base_model=bases["radgraph"])
-    xl, _ = per_sample("radgraph-xl")
-    original, _ = per_sample("radgraph")
-    assert both["radgraph_partial"] == xl["radgraph_partial"]
-    assert both["radgraph_radcliq"] == original["radgraph_radcliq"]
-    assert both["radgraph_radcliq"] != xl["radgraph_radcliq"]  # the two look-alikes find different graphs
-    assert {"radcliq_reference_annotation", "radcliq_candidate_annotation"} <= set(result.details["radgraph"][0])
-    with pytest.raises(ValueError, match="set radcliq_model too"):
-        per_sample("radgraph-xl", radcliq_base_model=bases["radgraph"])
+    own = score("radgraph-xl", {"idf": False}, {"radgraph_model": model["radgraph"], "radgraph_base_model": bases["radgraph"],
+                                                "bertscore_model": "default"})
+    as_keys = score("radgraph", {"idf": True})  # RadCliQ's BERTScore setting on the bundled encoder: layer 5, idf, rescaled
+    xl = score("radgraph-xl", {"idf": False})
+    assert own["radgraph_partial"] == xl["radgraph_partial"] and own["bertscore"] == xl["bertscore"]
+    assert own["radcliq_v1"] == pytest.approx(as_keys["radcliq_v1"], abs=1e-9)
+    assert own["radcliq_v1"] != pytest.approx(xl["radcliq_v1"], abs=1e-3)  # other models: other features
+    with pytest.raises(ValueError, match="set radgraph_model too"):
+        score("radgraph-xl", {}, {"radgraph_base_model": bases["radgraph"]})
 
 
 @pytest.fixture(scope="session")

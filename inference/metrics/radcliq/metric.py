@@ -4,16 +4,27 @@ Lower is better; the aggregate is the mean of per-sample values. The published c
 distilroberta-base BERTScore and the original CheXbert/RadGraph models: values from other sub-score
 models are not comparable to published ones. Option `constants`: a JSON written by `meta-eval fit-radcliq`, which
 replaces the published RadCliQ-v1 constants (radcliq_v1; v0 keeps the published unconstrained fit).
+
+By default the features are the same run's `radgraph_radcliq` and `bertscore` keys. Options `radgraph_model` (with
+`radgraph_base_model`, as the radgraph metric's `base_model`) and `bertscore_model` give RadCliQ models of its own for
+those two features, as RadEval 2.2.1 does: its `radgraph` key is RadGraph-XL and its `bertscore` key
+distilbert-base-uncased, while its RadCliQ-v1 uses the original RadGraph and distilroberta-base (CXR-Report-Metric's
+setting: layer 5, idf over the references, rescaled). `radgraph_model=radgraph bertscore_model=distilroberta-base`
+beside `radgraph=radgraph-xl` computes RadEval's keys in one process; each model is loaded once per process, shared
+with any metric that uses it.
 """
 
 from __future__ import annotations
 
 from ..base import Metric, MetricOutput
 
+# CXR-Report-Metric's BERTScorer (bert-score's default layer for distilroberta-base), on `bertscore_model`
+RADCLIQ_BERTSCORE = {"num_layers": 5, "idf": True, "rescale_with_baseline": True}
+
 
 class RadCliQ(Metric):
     name = "radcliq"
-    option_names = ("constants",)
+    option_names = ("constants", "radgraph_model", "radgraph_base_model", "bertscore_model")
     keys = ("radcliq_v0", "radcliq_v1")
     higher_is_better = {"radcliq_v0": False, "radcliq_v1": False}
     reference = "RadCliQ (Yu et al. 2023; rajpurkarlab/CXR-Report-Metric constants)"
@@ -25,6 +36,24 @@ class RadCliQ(Metric):
 
         owners = key_owner()
         params = load_constants(self.options["constants"]) if self.options.get("constants") else None
-        features = [self.upstream[owners[key]].per_sample[key] for key in FEATURES]
+        features = {key: self.upstream[owners[key]].per_sample[key] for key in FEATURES}
+        features.update(self.own_features(references, candidates))
+        features = [features[key] for key in FEATURES]
         return MetricOutput({"radcliq_v0": [float(v) for v in radcliq_v0(*features)],
                              "radcliq_v1": [float(v) for v in radcliq_v1(*features, params=params)]})
+
+    def own_features(self, references, candidates) -> dict:
+        """The features that RadCliQ's own models compute (options radgraph_model, bertscore_model)."""
+        from ..bertscore.metric import BertScore
+        from ..radgraph.metric import RadGraph
+
+        if self.options.get("radgraph_base_model") and not self.options.get("radgraph_model"):
+            raise ValueError("radcliq option radgraph_base_model is the base model of radgraph_model: set radgraph_model too")
+        features = {}
+        if self.options.get("radgraph_model"):
+            radgraph = RadGraph({"radgraph": self.options["radgraph_model"]}, base_model=self.options.get("radgraph_base_model"))
+            features["radgraph_radcliq"] = radgraph(references, candidates).per_sample["radgraph_radcliq"]
+        if self.options.get("bertscore_model"):
+            bertscore = BertScore(model=self.options["bertscore_model"], **RADCLIQ_BERTSCORE)
+            features["bertscore"] = bertscore(references, candidates).per_sample["bertscore"]
+        return features
