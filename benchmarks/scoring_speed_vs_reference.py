@@ -50,6 +50,8 @@ sys.path[:0] = [str(HERE), str(REPO / "tests")]
 
 from speed_reference_worker import ALL, compact_graphs  # noqa: E402
 
+from radmetrics.inference.metrics.radcliq import metric as radcliq_metric  # noqa: E402
+
 METRICS = ("chexbert", "radgraph", "ratescore", "bertscore", "radcliq")
 # RadCliQ-v1's model-based parts, each given its options (BLEU-2, the fourth, has none); RadCliQ has no package of its
 # own (CXR-Report-Metric is a script), so RadEval's RadCliQ-v1 is its one reference side
@@ -60,7 +62,7 @@ VERSIONS = {"f1chexbert": "f1chexbert 0.0.2", "radgraph": "radgraph 0.1.18", "ra
             "bert-score": "bert-score 0.3.13 (transformers 4.49)", "bf16": "radmetrics, precision=bf16"}
 # RadCliQ's BERTScore (CXR-Report-Metric, RadEval's RadCliQ-v1): distilroberta-base, layer 5, idf over the references,
 # rescaled with bert-score's baseline
-RADCLIQ_BERTSCORE = {"model": "distilroberta-base", "num_layers": 5, "idf": True, "rescale_with_baseline": True}
+RADCLIQ_BERTSCORE = {"model": "distilroberta-base", **radcliq_metric.RADCLIQ_BERTSCORE}
 RADEVAL_F1 = {f"chexbert_f1_{n}_{kind}": f"f1chexbert_{'all' if n == 14 else 5}_{kind}_f1"
               for n in (14, 5) for kind in ("micro", "macro", "weighted")}
 TOLERANCE = 1e-5
