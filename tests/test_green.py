@@ -96,6 +96,23 @@ def test_pretrain_then_sft_then_export_and_score(pretrained, tmp_path, monkeypat
     assert load_green_model(str(export))[2] == "green"
 
 
+def test_sft_with_count_focus_draws_evenly_and_weights_the_counts(pretrained, tmp_path, monkeypatch):
+    """The digit-weighted loss runs inside the trainer (it is called on every step) and the manifest records both
+    options."""
+    from radmetrics.training.green import count_focus, sft
+
+    calls = []
+    weighted = count_focus.count_weighted_loss
+    monkeypatch.setattr(sft, "count_weighted_loss", lambda *a, **k: calls.append(a[3]) or weighted(*a, **k))
+    run = load_recipe("green/sft").main(sft_args(pretrained, tmp_path / "focus", "--count_token_weight", "4",
+                                                 "--train_draw", "even_significant", "--eval_strategy", "no"))
+    config = json.loads((run / "radmetrics_run.json").read_text())["training_config"]
+    assert (config["count_token_weight"], config["train_draw"]) == (4.0, "even_significant")
+    assert calls == [4.0, 4.0]  # max_steps 2
+    with pytest.raises(ValueError, match="train_draw"):
+        load_recipe("green/sft").main(sft_args(pretrained, tmp_path / "bad", "--train_draw", "balanced"))
+
+
 def test_sft_with_lora_checks_and_merges_the_adapter(pretrained, tmp_path):
     run = load_recipe("green/sft").main(sft_args(pretrained, tmp_path / "lora", "--use_peft", "true", "--lora_r", "4",
                                                  "--lora_alpha", "8", "--generation_eval_samples", "0"))

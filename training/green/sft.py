@@ -43,6 +43,7 @@ from .causal_lm import (
     build_causal_lm,
     build_causal_tokenizer,
 )
+from .count_focus import TRAIN_DRAWS, count_weighted_loss, digit_token_mask, draw_training_pairs
 from .evaluation import green_agreement, teacher_medians
 
 COMPONENT = "green"
@@ -63,7 +64,10 @@ class GreenDataArguments:
     prompt: str = field(default="green", metadata={
         "help": "the user turn: green (appendix A.1, as released GREEN models read it) or short (the two reports and one "
                 "line, `format.short_prompt`: about 400 tokens fewer per pair); the export records it and scoring uses it"})
-    max_train_samples: int | None = field(default=None, metadata={"help": "truncate the training split"})
+    max_train_samples: int | None = field(default=None, metadata={"help": "truncate the training split (see train_draw)"})
+    train_draw: str = field(default="shuffled", metadata={
+        "help": "how max_train_samples pairs are drawn: shuffled (a seeded shuffle) or even_significant (equal shares of "
+                "the teacher's significant-error totals 0, 1, 2 and 3+; count_focus.py)"})
     max_eval_samples: int | None = field(default=None, metadata={"help": "truncate the validation and test splits"})
     generation_eval_samples: int = field(default=64, metadata={"help": "validation pairs generated at each evaluation (0: off)"})
     final_eval_samples: int | None = field(default=None, metadata={
@@ -76,6 +80,18 @@ class GreenDataArguments:
     def __post_init__(self):
         if self.prompt not in PROMPTS:  # before the model loads, not inside the dataset map
             raise ValueError(f"prompt={self.prompt!r}: expected one of {', '.join(PROMPTS)}")
+        if self.train_draw not in TRAIN_DRAWS:
+            raise ValueError(f"train_draw={self.train_draw!r}: expected one of {', '.join(TRAIN_DRAWS)}")
+
+
+@dataclass
+class GreenLossArguments:
+    count_token_weight: float = field(default=1.0, metadata={
+        "help": "weight of each digit token of the response (the counts) in the loss; 1 is TRL's loss (count_focus.py)"})
+
+    def __post_init__(self):
+        if self.count_token_weight <= 0:
+            raise ValueError(f"count_token_weight={self.count_token_weight}: expected a positive weight")
 
 
 @dataclass
@@ -88,7 +104,7 @@ class PeftArguments:
     load_in_4bit: bool = field(default=False, metadata={"help": "QLoRA: a 4-bit base (bitsandbytes, CUDA only)"})
 
 
-ARGUMENT_TYPES = (CausalLMArguments, GreenDataArguments, SFTConfig, PeftArguments)
+ARGUMENT_TYPES = (CausalLMArguments, GreenDataArguments, SFTConfig, PeftArguments, GreenLossArguments)
 
 
 def qlora_quantization():
@@ -134,7 +150,7 @@ def load_annotations(data_args: GreenDataArguments, output_dir: str):
         if "response" not in data[split].column_names:
             raise ValueError(f"{files[split]}: records have no `response` (annotate the pairs first)")
         if limit:
-            data[split] = data[split].shuffle(seed=0).select(range(min(limit, len(data[split]))))
+            data[split] = draw_training_pairs(data[split], limit, data_args.train_draw if split == "train" else "shuffled")
     return data, {"pairs_dir": str(root), **{f"{s}_pairs": len(d) for s, d in data.items()}}
 
 
@@ -149,20 +165,32 @@ def conversation_length(tokenizer, example: dict) -> int:
 
 
 class GreenSFTTrainer(ComponentMetricEvaluation, SFTTrainer):
-    """SFTTrainer that refuses batches with a row whose labels are all masked, and adds GREEN agreement
-    (parse rate, MAE against the teacher) to every evaluation when it runs in a single process."""
+    """SFTTrainer that refuses batches with a row whose labels are all masked, weights the response's digit tokens by
+    `count_token_weight` when it is not 1 (count_focus.py), and adds GREEN agreement (parse rate, MAE against the
+    teacher) to every evaluation when it runs in a single process."""
 
-    def compute_loss(self, model, inputs, *args, **kwargs):
+    def __init__(self, *args, count_token_weight: float = 1.0, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.count_token_weight = count_token_weight
+        self.digit_tokens = digit_token_mask(self.processing_class) if count_token_weight != 1.0 else None
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         labels = inputs.get("labels")
         if labels is not None and not bool((labels != -100).any(dim=1).all()):
             raise RuntimeError("a training row has no unmasked label: its response was cut off or the completion mask is wrong")
-        return super().compute_loss(model, inputs, *args, **kwargs)
+        if self.digit_tokens is None:
+            return super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
+        outputs = model(**{k: v for k, v in inputs.items() if k != "labels"}, use_cache=False)
+        loss = count_weighted_loss(outputs.logits, labels, self.digit_tokens, self.count_token_weight, num_items_in_batch)
+        if self.args.average_tokens_across_devices and num_items_in_batch is not None:  # as TRL's loss: DDP averages the gradients
+            loss = loss * self.accelerator.num_processes
+        return (loss, outputs) if return_outputs else loss
 
 
 def main(argv: list[str] | None = None):
     from transformers import AutoModelForCausalLM
 
-    model_args, data_args, training_args, peft_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
+    model_args, data_args, training_args, peft_args, loss_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
     unknown = sorted(set(data_args.final_eval_splits) - {"validation", "test"})
     if unknown:
         raise ValueError(f"final_eval_splits: {unknown} are not held-out splits (expected validation and/or test)")
@@ -182,7 +210,7 @@ def main(argv: list[str] | None = None):
         from radmetrics.inference.loading.hub import resolve_model_path
 
         provenance["base_model_source"] = read_gguf_source(resolve_model_path(model_args.model_name_or_path)) or "as published"
-    run_dir = start_run(COMPONENT, "green/sft", model_args, data_args, training_args, provenance, (peft_args,))
+    run_dir = start_run(COMPONENT, "green/sft", model_args, data_args, training_args, provenance, (peft_args, loss_args))
 
     quantization, peft_config = None, None
     if peft_args.load_in_4bit:
@@ -215,7 +243,8 @@ def main(argv: list[str] | None = None):
 
     trainer = GreenSFTTrainer(model=model, args=training_args, train_dataset=conversations["train"],
                               eval_dataset=conversations["validation"], processing_class=tokenizer, peft_config=peft_config,
-                              component_eval=generation_eval if data_args.generation_eval_samples else None)
+                              component_eval=generation_eval if data_args.generation_eval_samples else None,
+                              count_token_weight=loss_args.count_token_weight)
     if peft_config is not None:
         from peft.utils import get_peft_model_state_dict
 
