@@ -136,7 +136,7 @@ def main() -> None:
     used = manifest["training_config"]
     splits = [split for split in used["final_eval_splits"] if (run_dir / f"{split}_generations.jsonl").is_file()]
     data_args = GreenDataArguments(pairs_dir=str(out / "pairs"), max_train_samples=used["max_train_samples"],
-                                   max_eval_samples=used["max_eval_samples"])
+                                   train_draw=used.get("train_draw", "shuffled"), max_eval_samples=used["max_eval_samples"])
     data, _ = load_annotations(data_args, str(out / "sft"))
     constant = teacher_medians(data["train"])  # what the recipe's final evaluation used
     records = {r["id"]: r for split in ("validation", "test") for r in data[split]}
@@ -145,6 +145,7 @@ def main() -> None:
                "splits": {split: split_results(run_dir, split, records, constant) for split in splits},
                "teacher_explanation": pairs_explanation(out / "pairs"),
                "prompt": used.get("prompt", "green"),
+               "train_draw": used.get("train_draw", "shuffled"), "count_token_weight": used.get("count_token_weight", 1.0),
                "training": {"pairs": len(data["train"]),
                             "dropped_over_max_length": manifest["data_provenance"].get("train_dropped_over_max_length"),
                             **throughput(run_dir)},
