@@ -1,5 +1,5 @@
-"""Whole-process pairs: radmetrics' side of scoring_speed_vs_reference.py against one other side, run in turn (A B A B
-...), with the ratio taken pair by pair, so that a comparison holds when the machine's speed drifts.
+"""Whole-process pairs: radmetrics' side of scoring_speed_vs_reference.py against one other side, run in turn (A B, B A,
+A B, ...), with the ratio taken pair by pair, so that a comparison holds when the machine's speed drifts.
 
     python benchmarks/paired_speed_vs_reference.py --metric chexbert --side f1chexbert [--pairs 100] [--runs 5]
     python benchmarks/paired_speed_vs_reference.py --metric radcliq --side radeval --print-commands   # for another harness
@@ -7,9 +7,9 @@
 A side is a reference package (f1chexbert, radgraph, ratescore, bert-score), radeval, or bf16 (radmetrics with
 precision=bf16). Each run is one process on the same --pairs IU pairs and full-size look-alikes as
 scoring_speed_vs_reference.py: imports, loading the model, a first and a warm call. One warm-up run of each side is not
-counted. For each side: the median (min, max) of the whole process's wall seconds and peak resident memory (the
-kernel's accounting of the finished process, os.wait4) and of the worker's own warm-call seconds; and the ratio side /
-radmetrics per pair. Writes benchmarks/results/paired_<metric>_<side>.json (or --results).
+counted; each side goes first in every other round. For each side: the median (min, max) of the whole process's wall
+seconds and peak resident memory in MiB (the kernel's accounting of the finished process, os.wait4) and of the worker's
+own warm-call seconds; and the ratio side / radmetrics per pair. Writes benchmarks/results/paired_<metric>_<side>.json (or --results).
 """
 
 from __future__ import annotations
@@ -49,9 +49,10 @@ def timed_process(command: list[str], env: dict, log: Path, out: Path) -> dict:
         _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise RuntimeError(f"{shlex.join(command[:4])} ... failed (exit {process.returncode}); its output is in {log}")
-    return {"wall_seconds": wall, "peak_rss_mb": usage.ru_maxrss / 1024,
+    if process.returncode != 0:  # the scratch folder holding the log is removed: the error carries the log's end
+        tail = log.read_text(encoding="utf-8", errors="replace")[-4000:]
+        raise RuntimeError(f"{shlex.join(command[:4])} ... failed (exit {process.returncode}); the end of its output:\n{tail}")
+    return {"wall_seconds": wall, "peak_rss_mib": usage.ru_maxrss / 1024,
             "warm_seconds": json.loads(out.read_text(encoding="utf-8"))["warm_seconds"]}
 
 
@@ -89,19 +90,23 @@ def main() -> None:
         return
 
     runs = {side: [] for side in sides}
-    for index in range(args.runs + 1):  # the first round warms the file cache and is not counted
-        for side, (command, env) in sides.items():
-            print(f"run {index}/{args.runs}: {side}", file=sys.stderr, flush=True)
-            timed = timed_process(command, env, work / f"{side}.log", work / f"{side}.json")
-            if index:
-                runs[side].append(timed)
-    shutil.rmtree(work)
+    order = list(sides)
+    try:
+        for index in range(args.runs + 1):  # the first round warms the file cache and is not counted
+            for side in order if index % 2 == 0 else order[::-1]:  # each side goes first in every other round
+                command, env = sides[side]
+                print(f"run {index}/{args.runs}: {side}", file=sys.stderr, flush=True)
+                timed = timed_process(command, env, work / f"{side}.log", work / f"{side}.json")
+                if index:
+                    runs[side].append(timed)
+    finally:
+        shutil.rmtree(work)
     other = args.side
     results = {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, no GPU used",
         "command": "python benchmarks/paired_speed_vs_reference.py " + " ".join(sys.argv[1:]),
-        "metric": args.metric, "pairs": args.pairs, "counted_runs": args.runs, "order": f"radmetrics, {other}, alternating",
-        "sides": {side: {figure: spread([r[figure] for r in found]) for figure in ("wall_seconds", "peak_rss_mb", "warm_seconds")}
+        "metric": args.metric, "pairs": args.pairs, "counted_runs": args.runs, "order": f"radmetrics then {other} in even rounds, {other} then radmetrics in odd rounds (round 0, the warm-up, not counted)",
+        "sides": {side: {figure: spread([r[figure] for r in found]) for figure in ("wall_seconds", "peak_rss_mib", "warm_seconds")}
                   for side, found in runs.items()},
         "ratio_side_over_radmetrics": {figure: spread([b[figure] / a[figure] for a, b in zip(runs["radmetrics"], runs[other])])
                                        for figure in ("wall_seconds", "warm_seconds")},

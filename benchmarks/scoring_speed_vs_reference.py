@@ -8,16 +8,18 @@
    artefacts at their published sizes (tests/parity/lookalikes.py `build_full`): CheXbert (bert-base, 110 M parameters),
    RadGraph-XL (a BERT-base DyGIE model), RaTE-NER-Deberta (DeBERTa-v3-base, 128,100-row embedding) and
    BioLORD-2023-C (MPNet-base), with heads calibrated so that predictions vary as a trained model's do (about 20
-   RadGraph entities and 12 RaTE-NER entities per IU report), distilroberta-base (RadCliQ's BERTScore encoder) and the
-   original RadGraph (a BERT-base DyGIE model, which RadCliQ uses);
+   RadGraph entities and 12 RaTE-NER entities per IU report), distilroberta-base (RadCliQ's BERTScore encoder),
+   distilbert-base-uncased (RadEval's `bertscore` encoder) and the original RadGraph (a BERT-base DyGIE model, which
+   RadCliQ uses);
 2. builds (once) the reference environments under --envs (tests/parity/make_fixtures.py: torch 2.13.0, then f1chexbert
    0.0.2, radgraph 0.1.18, ratescore 0.6.0, radeval 2.2.1);
 3. runs every side in its own process on the same --pairs IU X-ray pairs (benchmarks/scoring_speed_vs_radeval.py's
    pairs): radmetrics' Scorer, the authors' package (benchmarks/speed_reference_worker.py) and RadEval; `bertscore` is
    RadCliQ's BERTScore setting (distilroberta-base, layer 5, idf, rescaled), against the bert-score package and the
    BERTScorer RadEval's RadCliQ-v1 builds; `radcliq` is RadCliQ-v1 (its four parts on the original RadGraph, CheXbert,
-   that BERTScore and BLEU-2) against RadEval's RadCliQ-v1 (no package of its own); `all` is CheXbert, RadGraph and RaTEScore in one process (radmetrics
-   `Scorer([...])`, RadEval `RadEval(metrics=[...])`);
+   that BERTScore and BLEU-2) against RadEval's RadCliQ-v1 (no package of its own); `all` is the five in one process
+   with RadEval's keys (radmetrics `Scorer([...])` with RadCliQ's models as its options, RadEval `RadEval(metrics=[...])`:
+   RadGraph-XL, BERTScore on distilbert-base-uncased, RadCliQ-v1 on the original RadGraph and distilroberta-base);
 4. records each side's first call (constructing the scorer, which loads the model, then scoring), warm call (the same
    object again), peak resident memory, entities found, and whether the values equal radmetrics' (classes and entities
    exactly, scores to 1e-5), and for radmetrics where a third call spends its time (cProfile, after the timed calls);
@@ -63,26 +65,33 @@ VERSIONS = {"f1chexbert": "f1chexbert 0.0.2", "radgraph": "radgraph 0.1.18", "ra
 # RadCliQ's BERTScore (CXR-Report-Metric, RadEval's RadCliQ-v1): distilroberta-base, layer 5, idf over the references,
 # rescaled with bert-score's baseline
 RADCLIQ_BERTSCORE = {"model": "distilroberta-base", **radcliq_metric.RADCLIQ_BERTSCORE}
+# RadEval 2.2.1's own `bertscore` key (radeval/metrics/bertscore/adapter.py): distilbert-base-uncased, layer 5, no idf, rescaled
+RADEVAL_BERTSCORE = {"model": "distilbert-base-uncased", "num_layers": 5, "idf": False, "rescale_with_baseline": True}
 RADEVAL_F1 = {f"chexbert_f1_{n}_{kind}": f"f1chexbert_{'all' if n == 14 else 5}_{kind}_f1"
               for n in (14, 5) for kind in ("micro", "macro", "weighted")}
 TOLERANCE = 1e-5
 
 
-def scorer_setup(root: Path, radgraph: str = "radgraph-xl") -> tuple[dict, dict]:
-    """The components and options that point radmetrics at the look-alikes (as tests/test_released_parity.py does);
-    `radgraph`: RadGraph-XL, or the original RadGraph that RadCliQ uses."""
+def scorer_setup(root: Path, metric: str) -> tuple[dict, dict]:
+    """The components and options that point radmetrics at the look-alikes for one row (as
+    tests/test_released_parity.py does). `radcliq` runs on the original RadGraph, with RadCliQ's BERTScore as the run's
+    `bertscore`; `all` computes RadEval's keys in one process: `radgraph` on RadGraph-XL, `bertscore` in RadEval's setting,
+    and RadCliQ with models of its own (options radgraph_model, bertscore_model); the other rows use RadGraph-XL."""
     from parity import lookalikes
 
     def base(repo_id: str) -> str:
         return str(lookalikes.snapshot(root, repo_id))
 
     rrg = lookalikes.snapshot(root, lookalikes.RRG)
+    radgraph = "radgraph" if metric == "radcliq" else "radgraph-xl"
     components = {"chexbert": str(rrg / "chexbert.pth"), "radgraph": str(rrg / f"{radgraph}.tar.gz"),
                   "rate_ner": base("Angelakeke/RaTE-NER-Deberta")}
     options = {"chexbert": {"base_model": base("bert-base-uncased")},
                "radgraph": {"base_model": base(lookalikes.RADGRAPH_BASES[radgraph]), "case": "reference"},
                "ratescore": {"encoder": base("FremyCompany/BioLORD-2023-C")},
-               "bertscore": dict(RADCLIQ_BERTSCORE)}
+               "bertscore": dict(RADEVAL_BERTSCORE if metric == "all" else RADCLIQ_BERTSCORE),
+               "radcliq": {"radgraph_model": str(rrg / "radgraph.tar.gz"), "radgraph_base_model": base(lookalikes.RADGRAPH_BASES["radgraph"]),
+                           "bertscore_model": RADCLIQ_BERTSCORE["model"]} if metric == "all" else {}}
     return components, options
 
 
@@ -117,18 +126,19 @@ def radmetrics_side(root: Path, metric: str, pairs: list[dict], precision: str =
     from radmetrics.inference.scorer import Scorer
 
     names = list(ALL) if metric == "all" else [metric]
-    components, options = scorer_setup(root, "radgraph" if metric == "radcliq" else "radgraph-xl")
-    configured = RADCLIQ_PARTS if metric == "radcliq" else names
+    components, options = scorer_setup(root, metric)
+    encoders = [n for n in (RADCLIQ_PARTS if metric == "radcliq" else names) if n != "radcliq"]  # precision: the encoder metrics
     refs, hyps = [p["ref"] for p in pairs], [p["hyp"] for p in pairs]
     start = time.perf_counter()
-    scorer = Scorer(names, components, {n: {**options[n], "precision": precision} for n in configured}, n_bootstrap=0)
+    scorer = Scorer(names, components, {**{n: options[n] for n in names}, **{n: {**options[n], "precision": precision} for n in encoders}},
+                    n_bootstrap=0)
     values = radmetrics_values(scorer(refs, hyps))
     first = time.perf_counter() - start
     start = time.perf_counter()
     again = radmetrics_values(scorer(refs, hyps))
     warm = time.perf_counter() - start
     result = {"first_call_seconds": first, "warm_seconds": warm, "values": values, "warm_values_equal": again == values,
-              "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "torch_threads": torch.get_num_threads()}
+              "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "torch_threads": torch.get_num_threads()}
     if profile:
         profiler = cProfile.Profile()
         profiler.enable()
@@ -158,8 +168,12 @@ def value_checks(metric: str, side: str, ours: dict, theirs: dict) -> dict:
     checks = {}
     if metric == "bertscore":
         return {"scores": close(ours["bertscore"], theirs["bertscore"])}
+    if metric in ("radcliq", "all"):
+        checks["radcliq_v1"] = close(ours["radcliq_v1"], theirs["radcliq_v1"])
+    if metric == "all":
+        checks["bertscore"] = close(ours["bertscore"], theirs["bertscore"])
     if metric == "radcliq":
-        return {"radcliq_v1": close(ours["radcliq_v1"], theirs["radcliq_v1"])}
+        return checks
     if side == "radeval":
         if metric in ("chexbert", "all"):
             checks["chexbert_f1"] = all(abs(ours["f1"][k] - theirs[v]) <= TOLERANCE for k, v in RADEVAL_F1.items())
@@ -354,12 +368,12 @@ def main() -> None:
     path = args.results or HERE / "results" / f"scoring_speed_vs_reference{suffix}.json"
     path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(f"{len(pairs)} pairs, {results['machine']}\n\n| metric | side | first call s | warm s | warm ratio (side / radmetrics) "
-          "| peak RSS MB | entities | values equal radmetrics |\n|---|---|---|---|---|---|---|---|")
+          "| peak RSS MiB | entities | values equal radmetrics |\n|---|---|---|---|---|---|---|---|")
     for metric, row in results["metrics"].items():
         for side, found in row.items():
             ratio = f"{found['warm_over_radmetrics']:.2f}" if side != "radmetrics" else "1"
             print(f"| {metric} | {found.get('version', 'radmetrics')} | {found['first_call_seconds']:.1f} | {found['warm_seconds']:.1f} | "
-                  f"{ratio} | {found['peak_rss_mb']:.0f} | {found['entities_found'] if found['entities_found'] is not None else '-'} | "
+                  f"{ratio} | {found['peak_rss_mib']:.0f} | {found['entities_found'] if found['entities_found'] is not None else '-'} | "
                   f"{found.get('values_equal_radmetrics', found.get('bf16_changes', '-'))} |")
     print(f"\nwrote {path}")
 

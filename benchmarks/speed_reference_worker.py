@@ -151,8 +151,9 @@ class RadEvalAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
-RADEVAL_NAMES = {"chexbert": "f1chexbert", "radgraph": "radgraph", "ratescore": "ratescore", "radcliq": "radcliq"}
-ALL = ("chexbert", "radgraph", "ratescore")  # `all`: the three model-based metrics in one process
+RADEVAL_NAMES = {"chexbert": "f1chexbert", "radgraph": "radgraph", "ratescore": "ratescore", "bertscore": "bertscore",
+                 "radcliq": "radcliq"}
+ALL = ("chexbert", "radgraph", "ratescore", "bertscore", "radcliq")  # `all`: the five model-based metrics in one process
 
 
 def radeval_side(root: str, metric: str, refs, hyps, device: str) -> dict:
@@ -225,7 +226,7 @@ def main() -> None:
         result = ratescore_side(refs, hyps, args.device)
     import torch
 
-    result.update(peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, torch_threads=torch.get_num_threads())
+    result.update(peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, torch_threads=torch.get_num_threads())
     with open(args.out, "w", encoding="utf-8") as fh:
         json.dump(result, fh)
 

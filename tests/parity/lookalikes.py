@@ -2,14 +2,14 @@
 
 - ROOT/hf: a Hugging Face home (HF_HOME) whose hub cache holds, as `models--ORG--NAME/{refs/main, snapshots/<sha>}`,
   the base models the reference packages load by name (bert-base-uncased, the RadGraph transformers, BioLORD-2023-C,
-  distilroberta-base in `build_full`),
+  distilroberta-base and distilbert-base-uncased in `build_full`),
   RaTE-NER-Deberta, GREEN-RadLlama2-7b, and StanfordAIMI/RRG_scorers with chexbert.pth and the three RadGraph tarballs;
 - ROOT/xdg/chexbert/chexbert.pth: where f1chexbert 0.0.2 looks for its checkpoint (XDG_CACHE_HOME=ROOT/xdg);
 - ROOT/radgraph/<model_type>/: the unpacked tarballs, where radgraph 0.1.18 looks (model_cache_dir=ROOT/radgraph).
 
 Same file names, state-dict keys and prefixes, label vocabularies and tokenizer files as the real artefacts; small
 hidden sizes (`build`), or the published ones (`build_full`: bert-base, DeBERTa-v3-base with its 128,100-row
-embedding, MPNet-base, distilroberta-base, for timing at real cost); weights drawn from a seeded generator, with biases that keep the outputs sparse enough to be
+embedding, MPNet-base, distilroberta-base, distilbert-base-uncased, for timing at real cost); weights drawn from a seeded generator, with biases that keep the outputs sparse enough to be
 informative (a few entities and relations per report, every CheXbert class, every RaTE-NER label). `build` is
 deterministic for a given torch version: `digest` fingerprints the result, and the parity fixtures record it.
 """
@@ -373,6 +373,22 @@ def build_bertscore(root: Path) -> None:
     save_file({k: v.contiguous() for k, v in state.items()}, str(path / "model.safetensors"), metadata={"format": "pt"})
 
 
+def build_distilbert(root: Path) -> None:
+    """distilbert-base-uncased, the encoder of RadEval 2.2.1's `bertscore` key (layer 5, no idf, rescaled): DistilBERT,
+    6 layers, 768 wide, bert-base-uncased's 30,522-piece WordPiece vocabulary (the bundled MiniLM's, the same file)."""
+    from safetensors.torch import save_file
+
+    path, vocab = snapshot(root, "distilbert-base-uncased"), bert_vocab()
+    config = {"architectures": ["DistilBertForMaskedLM"], "model_type": "distilbert", "vocab_size": len(vocab), "dim": 768,
+              "hidden_dim": 3072, "n_layers": 6, "n_heads": 12, "max_position_embeddings": 512, "activation": "gelu",
+              "dropout": 0.1, "attention_dropout": 0.1, "sinusoidal_pos_embds": False, "initializer_range": 0.02, "pad_token_id": 0}
+    _write_json(path / "config.json", config)
+    (path / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    _write_json(path / "tokenizer_config.json", {"do_lower_case": True, "model_max_length": 512, "tokenizer_class": "DistilBertTokenizer"})
+    state = encoder_state(config, seed=6, scale=WEIGHT_SCALE["full"])
+    save_file({k: v.contiguous() for k, v in state.items()}, str(path / "model.safetensors"), metadata={"format": "pt"})
+
+
 def build_green(root: Path) -> None:
     from safetensors.torch import save_file
     from tokenizers import Tokenizer
@@ -418,13 +434,15 @@ FULL_ARTEFACTS = {  # each full-size look-alike by the name the benchmark's mark
     "radgraph": lambda root: build_radgraph(root, "radgraph", 12, "full"),
     "ratescore": lambda root: build_ratescore(root, "full"),
     "distilroberta-base": build_bertscore,
+    "distilbert-base-uncased": build_distilbert,
 }
 
 
 def build_full(root: str | Path, names=tuple(FULL_ARTEFACTS)) -> Path:
     """Published-size look-alikes of the artefacts whose scoring speed is benchmarked (`names`, default all): CheXbert
     (bert-base), RadGraph-XL and the original RadGraph (BERT-base DyGIE models; RadCliQ uses the original), RaTEScore
-    (DeBERTa-v3-base NER, MPNet-base BioLORD) and RadCliQ's BERTScore encoder (distilroberta-base)."""
+    (DeBERTa-v3-base NER, MPNet-base BioLORD), RadCliQ's BERTScore encoder (distilroberta-base) and RadEval's
+    `bertscore` encoder (distilbert-base-uncased)."""
     root = Path(root)
     for name in names:
         FULL_ARTEFACTS[name](root)

@@ -7,7 +7,9 @@
   and the teacher's response.
 - Loss on the response tokens only (TRL completion-only loss); every batch is checked to have unmasked labels in
   every row. Pairs longer than `max_length` (2048) after the 300-word cut are dropped and counted in the run
-  manifest, never truncated (a cut response would teach the model to stop mid-analysis).
+  manifest, never truncated (a cut response would teach the model to stop mid-analysis). Options `count_token_weight`
+  (the response's digits weighted in the loss) and `train_draw: even_significant` (training pairs drawn evenly over the
+  teacher's significant totals) are in count_focus.py; neither helped SmolLM2-135M on validation (benchmarks/README.md).
 - Full fine-tuning or LoRA/QLoRA (PEFT); AdamW, warm-up 5%, weight decay 0.1 (configs); non-reentrant gradient
   checkpointing; flash-attn 2 when installed, else SDPA. DeepSpeed ZeRO-3 configs (with and without CPU offload)
   save consolidated 16-bit weights; LoRA adapters are checked after every save and merged offline at the end.
