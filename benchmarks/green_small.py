@@ -154,7 +154,8 @@ def main() -> None:
                "final_evaluation_reports_per_second": generated_pairs(run_dir, splits) / seconds if seconds else None,
                "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
                            "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads()},
-               "sft_overrides": overrides, "read_only": args.read, "max_new_tokens": used["max_new_tokens"]}
+               "sft_overrides": None if args.read else overrides,  # a read does not know them: the manifest's options are above
+               "read_only": args.read, "max_new_tokens": used["max_new_tokens"]}
     target = Path(args.results)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(dumps(results, indent=2), encoding="utf-8")

@@ -1,15 +1,16 @@
 """Whole-process pairs: radmetrics' side of scoring_speed_vs_reference.py against one other side, run in turn (A B, B A,
 A B, ...), with the ratio taken pair by pair, so that a comparison holds when the machine's speed drifts.
 
-    python benchmarks/paired_speed_vs_reference.py --metric chexbert --side f1chexbert [--pairs 100] [--runs 5]
+    python benchmarks/paired_speed_vs_reference.py --metric chexbert --side f1chexbert [--pairs 100] [--runs 6]
     python benchmarks/paired_speed_vs_reference.py --metric radcliq --side radeval --print-commands   # for another harness
 
 A side is a reference package (f1chexbert, radgraph, ratescore, bert-score), radeval, or bf16 (radmetrics with
 precision=bf16). Each run is one process on the same --pairs IU pairs and full-size look-alikes as
 scoring_speed_vs_reference.py: imports, loading the model, a first and a warm call. One warm-up run of each side is not
-counted; each side goes first in every other round. For each side: the median (min, max) of the whole process's wall
-seconds and peak resident memory in MiB (the kernel's accounting of the finished process, os.wait4) and of the worker's
-own warm-call seconds; and the ratio side / radmetrics per pair. Writes benchmarks/results/paired_<metric>_<side>.json (or --results).
+counted; the counted rounds alternate which side goes first (equally often with an even --runs, the default 6). For
+each side: the median (min, max) of the whole process's wall seconds and peak resident memory in MiB (the kernel's
+accounting of the finished process, os.wait4) and of the worker's own warm-call seconds; and the ratio side /
+radmetrics per pair. Writes benchmarks/results/paired_<metric>_<side>.json (or --results).
 """
 
 from __future__ import annotations
@@ -46,7 +47,12 @@ def timed_process(command: list[str], env: dict, log: Path, out: Path) -> dict:
     start = time.perf_counter()
     with log.open("ab") as stderr:
         process = subprocess.Popen(command, env=env, cwd=out.parent, stdout=stderr, stderr=stderr)
-        _, status, usage = os.wait4(process.pid, 0)
+        try:
+            _, status, usage = os.wait4(process.pid, 0)
+        except BaseException:  # interrupted: stop the worker before its scratch folder is removed
+            process.kill()
+            process.wait()
+            raise
     wall = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:  # the scratch folder holding the log is removed: the error carries the log's end
@@ -68,7 +74,8 @@ def main() -> None:
     parser.add_argument("--metric", required=True, choices=["chexbert", "radgraph", "ratescore", "bertscore", "radcliq"])
     parser.add_argument("--side", required=True, choices=[*PACKAGE.values(), "radeval", "bf16"])
     parser.add_argument("--pairs", type=int, default=100)
-    parser.add_argument("--runs", type=int, default=5, help="counted runs of each side (after one warm-up of each)")
+    parser.add_argument("--runs", type=int, default=6, help="counted runs of each side (after one warm-up of each); even: "
+                        "each side goes first equally often")
     parser.add_argument("--lookalikes", type=Path, default=HERE.parent / "checkpoints" / "lookalikes_full")
     parser.add_argument("--envs", type=Path, default=HERE.parent / ".venv-ref")
     parser.add_argument("--print-commands", action="store_true",
@@ -80,32 +87,35 @@ def main() -> None:
 
     root = lookalikes_ready(args.lookalikes)
     python = None if args.side == "bf16" else environment(args.envs, ENVIRONMENT[args.side])
-    work = prepare_work(Path(tempfile.mkdtemp(prefix="paired_speed_")), root, benchmark_pairs(args.pairs))
-    sides = {side: (worker_command(side, args.metric, root, work, work / f"{side}.json", python=python),
-                    worker_environment(root, work, side, args.metric)) for side in ("radmetrics", args.side)}
-    if args.print_commands:
-        for side, (command, _) in sides.items():
-            settings = worker_settings(root, work, side, args.metric)
-            print(f"# {side}\n{' '.join(f'{k}={shlex.quote(v)}' for k, v in sorted(settings.items()))} {shlex.join(command)}")
-        return
-
-    runs = {side: [] for side in sides}
-    order = list(sides)
+    work = Path(tempfile.mkdtemp(prefix="paired_speed_"))
+    runs, kept = {}, False
     try:
-        for index in range(args.runs + 1):  # the first round warms the file cache and is not counted
-            for side in order if index % 2 == 0 else order[::-1]:  # each side goes first in every other round
+        prepare_work(work, root, benchmark_pairs(args.pairs))
+        sides = {side: (worker_command(side, args.metric, root, work, work / f"{side}.json", python=python),
+                        worker_environment(root, work, side, args.metric)) for side in ("radmetrics", args.side)}
+        if args.print_commands:
+            for side, (command, _) in sides.items():
+                settings = worker_settings(root, work, side, args.metric)
+                print(f"# {side}\n{' '.join(f'{k}={shlex.quote(v)}' for k, v in sorted(settings.items()))} {shlex.join(command)}")
+            kept = True
+            return
+        runs = {side: [] for side in sides}
+        order = list(sides)
+        for index in range(args.runs + 1):  # round 0 warms the file cache and is not counted
+            for side in order if index % 2 else order[::-1]:  # counted rounds alternate, radmetrics first in the first
                 command, env = sides[side]
                 print(f"run {index}/{args.runs}: {side}", file=sys.stderr, flush=True)
                 timed = timed_process(command, env, work / f"{side}.log", work / f"{side}.json")
                 if index:
                     runs[side].append(timed)
     finally:
-        shutil.rmtree(work)
+        if not kept:
+            shutil.rmtree(work)
     other = args.side
     results = {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, no GPU used",
         "command": "python benchmarks/paired_speed_vs_reference.py " + " ".join(sys.argv[1:]),
-        "metric": args.metric, "pairs": args.pairs, "counted_runs": args.runs, "order": f"radmetrics then {other} in even rounds, {other} then radmetrics in odd rounds (round 0, the warm-up, not counted)",
+        "metric": args.metric, "pairs": args.pairs, "counted_runs": args.runs, "order": f"counted rounds alternate, radmetrics first in round 1, {other} first in round 2, ... (round 0, the warm-up, not counted)",
         "sides": {side: {figure: spread([r[figure] for r in found]) for figure in ("wall_seconds", "peak_rss_mib", "warm_seconds")}
                   for side, found in runs.items()},
         "ratio_side_over_radmetrics": {figure: spread([b[figure] / a[figure] for a, b in zip(runs["radmetrics"], runs[other])])

@@ -26,7 +26,8 @@
    writes benchmarks/results/scoring_speed_vs_reference[_cuda].json and prints a table.
 
 The ratio compares warm calls: model loading is paid once per process and is reported apart (first call). Side `bf16` is
-radmetrics itself with option precision=bf16 (bfloat16 autocast): its ratio is bf16 time / fp32 time (side / radmetrics,
+radmetrics itself with option precision=bf16 (bfloat16 autocast; on the `all` row RadCliQ's own RadGraph and
+BERTScore stay in fp32, as `radcliq` has no precision option): its ratio is bf16 time / fp32 time (side / radmetrics,
 as for the others), and instead of equality it records how much the values move (CheXbert labels that differ, reports
 whose RadGraph graph or RaTE-NER entities differ, the largest score difference).
 """
@@ -72,9 +73,9 @@ RADEVAL_F1 = {f"chexbert_f1_{n}_{kind}": f"f1chexbert_{'all' if n == 14 else 5}_
 TOLERANCE = 1e-5
 
 
-def scorer_setup(root: Path, metric: str) -> tuple[dict, dict]:
+def scorer_setup(root: Path, metric: str | None = None) -> tuple[dict, dict]:
     """The components and options that point radmetrics at the look-alikes for one row (as
-    tests/test_released_parity.py does). `radcliq` runs on the original RadGraph, with RadCliQ's BERTScore as the run's
+    tests/test_released_parity.py does; None: those of the single-metric rows). `radcliq` runs on the original RadGraph, with RadCliQ's BERTScore as the run's
     `bertscore`; `all` computes RadEval's keys in one process: `radgraph` on RadGraph-XL, `bertscore` in RadEval's setting,
     and RadCliQ with models of its own (options radgraph_model, bertscore_model); the other rows use RadGraph-XL."""
     from parity import lookalikes

@@ -97,20 +97,62 @@ def test_pretrain_then_sft_then_export_and_score(pretrained, tmp_path, monkeypat
 
 
 def test_sft_with_count_focus_draws_evenly_and_weights_the_counts(pretrained, tmp_path, monkeypatch):
-    """The digit-weighted loss runs inside the trainer (it is called on every step) and the manifest records both
-    options."""
+    """The digit-weighted loss runs inside the trainer (it is called on every step), the training pairs are the even
+    draw's, and the manifest records both options."""
+    from datasets import load_dataset
+
     from radmetrics.training.green import count_focus, sft
 
     calls = []
     weighted = count_focus.count_weighted_loss
     monkeypatch.setattr(sft, "count_weighted_loss", lambda *a, **k: calls.append(a[3]) or weighted(*a, **k))
     run = load_recipe("green/sft").main(sft_args(pretrained, tmp_path / "focus", "--count_token_weight", "4",
-                                                 "--train_draw", "even_significant", "--eval_strategy", "no"))
-    config = json.loads((run / "radmetrics_run.json").read_text())["training_config"]
+                                                 "--train_draw", "even_significant", "--eval_strategy", "no",
+                                                 "--prompt", "short", "--max_length", "4096"))  # none dropped
+    manifest = json.loads((run / "radmetrics_run.json").read_text())
+    config = manifest["training_config"]
     assert (config["count_token_weight"], config["train_draw"]) == (4.0, "even_significant")
     assert calls == [4.0, 4.0]  # max_steps 2
+    train = load_dataset("json", data_files=str(run / "pairs" / "train.jsonl"))["train"]
+    drawn = {draw: count_focus.significant_bins(count_focus.draw_training_pairs(train, 16, draw)["response"])
+             for draw in ("even_significant", "shuffled")}
+    assert drawn["even_significant"] != drawn["shuffled"]
+    assert manifest["data_provenance"]["train_dropped_over_max_length"] == 0
+    assert manifest["data_provenance"]["train_significant_bins"] == drawn["even_significant"]
     with pytest.raises(ValueError, match="train_draw"):
         load_recipe("green/sft").main(sft_args(pretrained, tmp_path / "bad", "--train_draw", "balanced"))
+    with pytest.raises(ValueError, match="set max_train_samples"):
+        load_recipe("green/sft").main([*sft_args(pretrained, tmp_path / "bad"), "--train_draw", "even_significant",
+                                       "--max_train_samples", "0"])
+
+
+def test_count_weighted_loss_at_weight_one_is_trls_loss_on_a_trainer_batch(pretrained, tmp_path):
+    """The trainer's own path (TRL's compute_loss) and the digit-weighted path at weight 1 give the same loss on one
+    collated batch, with and without num_items_in_batch."""
+    from datasets import Dataset
+    from trl import SFTConfig
+
+    from radmetrics.training.green.causal_lm import CausalLMArguments, build_causal_lm, build_causal_tokenizer
+    from radmetrics.training.green.count_focus import digit_token_mask
+    from radmetrics.training.green.sft import GreenSFTTrainer
+
+    model_args = CausalLMArguments(model_name_or_path=str(pretrained))
+    tokenizer = build_causal_tokenizer(model_args, [], tmp_path)
+    model = build_causal_lm(model_args, tokenizer).eval()
+    answer = render_green_response("", {"a": ["finding 1", "finding 2"]}, {}, ["Lungs are clear."])
+    rows = [{"prompt": [{"role": "user", "content": f"Compare report {i}."}], "completion": [{"role": "assistant", "content": answer}]}
+            for i in range(4)]
+    args = SFTConfig(output_dir=str(tmp_path / "out"), report_to="none", max_length=512, per_device_train_batch_size=4,
+                     bf16=False, use_cpu=True)
+    trainer = GreenSFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
+    batch = next(iter(trainer.get_train_dataloader()))
+    with torch.no_grad():
+        for items in (None, int((batch["labels"][:, 1:] != -100).sum()) + 7):
+            trainer.digit_tokens = None
+            trls = trainer.compute_loss(model, dict(batch), num_items_in_batch=items)
+            trainer.digit_tokens = digit_token_mask(tokenizer)
+            ours = trainer.compute_loss(model, dict(batch), num_items_in_batch=items)
+            assert ours.item() == pytest.approx(trls.item(), rel=1e-5)
 
 
 def test_sft_with_lora_checks_and_merges_the_adapter(pretrained, tmp_path):

@@ -375,7 +375,9 @@ def build_bertscore(root: Path) -> None:
 
 def build_distilbert(root: Path) -> None:
     """distilbert-base-uncased, the encoder of RadEval 2.2.1's `bertscore` key (layer 5, no idf, rescaled): DistilBERT,
-    6 layers, 768 wide, bert-base-uncased's 30,522-piece WordPiece vocabulary (the bundled MiniLM's, the same file)."""
+    6 layers, 768 wide, bert-base-uncased's 30,522-piece WordPiece vocabulary (the bundled MiniLM's, the same file).
+    Unlike the other artefacts its keys are not the published file's: the bare `DistilBertModel` that bert-score loads
+    through AutoModel, without the published checkpoint's `distilbert.` prefix and masked-LM head (which AutoModel drops)."""
     from safetensors.torch import save_file
 
     path, vocab = snapshot(root, "distilbert-base-uncased"), bert_vocab()

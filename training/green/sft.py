@@ -9,7 +9,8 @@
   every row. Pairs longer than `max_length` (2048) after the 300-word cut are dropped and counted in the run
   manifest, never truncated (a cut response would teach the model to stop mid-analysis). Options `count_token_weight`
   (the response's digits weighted in the loss) and `train_draw: even_significant` (training pairs drawn evenly over the
-  teacher's significant totals) are in count_focus.py; neither helped SmolLM2-135M on validation (benchmarks/README.md).
+  teacher's significant totals) are in count_focus.py; tried together on SmolLM2-135M, they did not help on validation
+  (benchmarks/README.md).
 - Full fine-tuning or LoRA/QLoRA (PEFT); AdamW, warm-up 5%, weight decay 0.1 (configs); non-reentrant gradient
   checkpointing; flash-attn 2 when installed, else SDPA. DeepSpeed ZeRO-3 configs (with and without CPU offload)
   save consolidated 16-bit weights; LoRA adapters are checked after every save and merged offline at the end.
@@ -45,7 +46,13 @@ from .causal_lm import (
     build_causal_lm,
     build_causal_tokenizer,
 )
-from .count_focus import TRAIN_DRAWS, count_weighted_loss, digit_token_mask, draw_training_pairs
+from .count_focus import (
+    TRAIN_DRAWS,
+    count_weighted_loss,
+    digit_token_mask,
+    draw_training_pairs,
+    significant_bins,
+)
 from .evaluation import green_agreement, teacher_medians
 
 COMPONENT = "green"
@@ -84,6 +91,8 @@ class GreenDataArguments:
             raise ValueError(f"prompt={self.prompt!r}: expected one of {', '.join(PROMPTS)}")
         if self.train_draw not in TRAIN_DRAWS:
             raise ValueError(f"train_draw={self.train_draw!r}: expected one of {', '.join(TRAIN_DRAWS)}")
+        if self.train_draw != "shuffled" and not self.max_train_samples:
+            raise ValueError(f"train_draw={self.train_draw} draws max_train_samples pairs: set max_train_samples")
 
 
 @dataclass
@@ -174,7 +183,15 @@ class GreenSFTTrainer(ComponentMetricEvaluation, SFTTrainer):
     def __init__(self, *args, count_token_weight: float = 1.0, **kwargs):
         super().__init__(*args, **kwargs)
         self.count_token_weight = count_token_weight
-        self.digit_tokens = digit_token_mask(self.processing_class) if count_token_weight != 1.0 else None
+        self.digit_tokens = None
+        if count_token_weight != 1.0:
+            unsupported = [name for name, found in (("loss_type " + self.args.loss_type, self.args.loss_type != "nll"),
+                                                    ("label smoothing", self.label_smoother is not None),
+                                                    ("compute_loss_func", self.compute_loss_func is not None),
+                                                    ("an MoE auxiliary loss", self.aux_loss_enabled)) if found]
+            if unsupported:
+                raise ValueError(f"count_token_weight replaces TRL's plain loss and cannot be combined with {', '.join(unsupported)}")
+            self.digit_tokens = digit_token_mask(self.processing_class)
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         labels = inputs.get("labels")
@@ -185,7 +202,7 @@ class GreenSFTTrainer(ComponentMetricEvaluation, SFTTrainer):
         outputs = model(**{k: v for k, v in inputs.items() if k != "labels"}, use_cache=False)
         loss = count_weighted_loss(outputs.logits, labels, self.digit_tokens, self.count_token_weight, num_items_in_batch)
         if self.args.average_tokens_across_devices and num_items_in_batch is not None:  # as TRL's loss: DDP averages the gradients
-            loss = loss * self.accelerator.num_processes
+            loss = loss * (self.accelerator.num_processes // self.get_tp_size())
         return (loss, outputs) if return_outputs else loss
 
 
@@ -207,6 +224,8 @@ def main(argv: list[str] | None = None):
             conversations[split] = conversations[split].filter(lambda e: conversation_length(tokenizer, e) <= training_args.max_length,
                                                                num_proc=training_args.dataset_num_proc)
             provenance[f"{split}_dropped_over_max_length"] = before - len(conversations[split])
+    if data_args.train_draw != "shuffled":  # what the draw left after the drop over max_length
+        provenance["train_significant_bins"] = significant_bins(c[0]["content"] for c in conversations["train"]["completion"])
     if model_args.model_name_or_path != TINY:
         from radmetrics.inference.loading.gguf import read_gguf_source
         from radmetrics.inference.loading.hub import resolve_model_path
