@@ -88,7 +88,7 @@ def main() -> None:
     root = lookalikes_ready(args.lookalikes)
     python = None if args.side == "bf16" else environment(args.envs, ENVIRONMENT[args.side])
     work = Path(tempfile.mkdtemp(prefix="paired_speed_"))
-    runs, kept = {}, False
+    kept = False  # --print-commands keeps the folder its commands name
     try:
         prepare_work(work, root, benchmark_pairs(args.pairs))
         sides = {side: (worker_command(side, args.metric, root, work, work / f"{side}.json", python=python),

@@ -124,9 +124,14 @@ def write_bert_base(root: Path, repo_id: str, size: str = "tiny") -> dict:
     path, vocab = snapshot(root, repo_id), bert_vocab()
     config = bert_config(len(vocab), size)
     _write_json(path / "config.json", config)
-    (path / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    _write_json(path / "tokenizer_config.json", {"do_lower_case": True, "model_max_length": 512, "tokenizer_class": "BertTokenizer"})
+    write_uncased_wordpiece(path, vocab, "BertTokenizer")
     return config
+
+
+def write_uncased_wordpiece(path: Path, vocab: list[str], tokenizer_class: str) -> None:
+    """vocab.txt and tokenizer_config.json of an uncased WordPiece tokenizer (BERT's, DistilBERT's)."""
+    (path / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    _write_json(path / "tokenizer_config.json", {"do_lower_case": True, "model_max_length": 512, "tokenizer_class": tokenizer_class})
 
 
 def write_modernbert_base(root: Path, repo_id: str) -> dict:
@@ -385,8 +390,7 @@ def build_distilbert(root: Path) -> None:
               "hidden_dim": 3072, "n_layers": 6, "n_heads": 12, "max_position_embeddings": 512, "activation": "gelu",
               "dropout": 0.1, "attention_dropout": 0.1, "sinusoidal_pos_embds": False, "initializer_range": 0.02, "pad_token_id": 0}
     _write_json(path / "config.json", config)
-    (path / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    _write_json(path / "tokenizer_config.json", {"do_lower_case": True, "model_max_length": 512, "tokenizer_class": "DistilBertTokenizer"})
+    write_uncased_wordpiece(path, vocab, "DistilBertTokenizer")
     state = encoder_state(config, seed=6, scale=WEIGHT_SCALE["full"])
     save_file({k: v.contiguous() for k, v in state.items()}, str(path / "model.safetensors"), metadata={"format": "pt"})
 
