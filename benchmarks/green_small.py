@@ -4,7 +4,10 @@ against the teacher on held-out pairs.
     python benchmarks/green_small.py                       # pairs, training, final evaluation, results
     python benchmarks/green_small.py --out DIR -- --max_train_samples 120 --final_eval_splits validation   # a variant
     python benchmarks/green_small.py --out DIR --read --results FILE   # read a run's generations as they stand
+    python benchmarks/green_small.py --pretrain --out DIR --results FILE -- --final_eval_splits validation   # two stages
 
+0. With --pretrain: stage 1, domain-adaptive pretraining (configs/green/pretrain/small.yaml) on the training split's
+   reports into OUT/pretrain (a complete run is reused), and stage 2 starts from its final/.
 1. Pairs: `radmetrics data pairs` on the bundled IU corpus with every heuristic (leak-free split), with the teacher
    explanation of --explanation (default summary), into OUT/pairs unless already there.
 2. Training: the small recipe into OUT/sft (a complete run there is not retrained; a killed one resumes). Its final
@@ -33,6 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "configs" / "green" / "sft" / "small.yaml"
+PRETRAIN_CONFIG = ROOT / "configs" / "green" / "pretrain" / "small.yaml"
 TARGETS = {"parse_rate": 0.98, "green_score_tau_b": 0.6}
 EXAMPLES = 3
 
@@ -101,6 +105,18 @@ def throughput(run_dir: Path) -> dict:
             "loss_first_logged": losses[0] if losses else None, "loss_last_logged": losses[-1] if losses else None}
 
 
+def pretrain_summary(pretrain_dir: Path) -> dict | None:
+    """Stage 1's held-out perplexities and throughput, when the run had one."""
+    from radmetrics.training.run_dir import EVAL_RESULTS
+
+    if not (pretrain_dir / EVAL_RESULTS).is_file():
+        return None
+    manifest = json.loads((pretrain_dir / "radmetrics_run.json").read_text(encoding="utf-8"))
+    return {"config": str(PRETRAIN_CONFIG.relative_to(ROOT)), "base_model_source": manifest["data_provenance"].get("base_model_source"),
+            "documents": manifest["data_provenance"].get("train_documents"),
+            **json.loads((pretrain_dir / EVAL_RESULTS).read_text(encoding="utf-8")), **throughput(pretrain_dir)}
+
+
 def generated_pairs(run_dir: Path, splits) -> int:
     return sum(len(read_generations(run_dir / f"{split}_generations.jsonl")) for split in splits)
 
@@ -122,6 +138,8 @@ def main() -> None:
                         help="the programmatic teacher's explanation in the pairs built into OUT/pairs")
     parser.add_argument("--read", action="store_true", help="only read the run in OUT/sft as it stands (no training or "
                         "evaluation): the held-out splits it has generations for, e.g. of an evaluation stopped early")
+    parser.add_argument("--pretrain", action="store_true", help="first pretrain on the training reports "
+                        "(configs/green/pretrain/small.yaml) into OUT/pretrain, reused when complete, and fine-tune from it")
     parser.add_argument("sft_overrides", nargs=argparse.REMAINDER, help="after --: extra green/sft recipe arguments")
     args = parser.parse_args()
     overrides = args.sft_overrides[1:] if args.sft_overrides[:1] == ["--"] else args.sft_overrides
@@ -130,6 +148,9 @@ def main() -> None:
     run_dir = out / "sft"
     if not args.read:
         build_pairs(out / "pairs", args.explanation)
+        if args.pretrain:
+            pretrain_dir = load_recipe("green/pretrain").main(["--config", str(PRETRAIN_CONFIG), "--output_dir", str(out / "pretrain")])
+            overrides = ["--model_name_or_path", str(pretrain_dir / "final"), *overrides]
         run_dir = load_recipe("green/sft").main(["--config", str(CONFIG), "--pairs_dir", str(out / "pairs"),
                                                  "--output_dir", str(run_dir), *overrides])
     manifest = json.loads((run_dir / "radmetrics_run.json").read_text(encoding="utf-8"))
@@ -141,6 +162,7 @@ def main() -> None:
     constant = teacher_medians(data["train"])  # what the recipe's final evaluation used
     records = {r["id"]: r for split in ("validation", "test") for r in data[split]}
     results = {"model": config["model_name_or_path"], "base_model_source": manifest["data_provenance"].get("base_model_source"),
+               "pretrain": pretrain_summary(out / "pretrain"),
                "constant": constant._asdict(), "targets": TARGETS,
                "splits": {split: split_results(run_dir, split, records, constant) for split in splits},
                "teacher_explanation": pairs_explanation(out / "pairs"),

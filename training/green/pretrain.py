@@ -25,7 +25,13 @@ from radmetrics.inference.loading.hub import default_dtype, inference_device
 
 from ..config import RecipeParser
 from ..encoder_recipe import build_once, start_run, train_and_finish
-from .causal_lm import CausalLMArguments, attention_implementation, build_causal_lm, build_causal_tokenizer
+from .causal_lm import (
+    CausalLMArguments,
+    attention_implementation,
+    base_model_source,
+    build_causal_lm,
+    build_causal_tokenizer,
+)
 
 COMPONENT = "green"
 
@@ -137,6 +143,8 @@ def main(argv: list[str] | None = None):
     model_args, data_args, training_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
     data, provenance = load_corpus(data_args, training_args.output_dir)
     tokenizer = build_causal_tokenizer(model_args, data["train"]["text"], training_args.output_dir)
+    if source := base_model_source(model_args.model_name_or_path):  # None for the tiny model
+        provenance["base_model_source"] = source
     run_dir = start_run(COMPONENT, "green/pretrain", model_args, data_args, training_args, provenance)
 
     def tokenize(batch):

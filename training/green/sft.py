@@ -43,6 +43,7 @@ from .causal_lm import (
     TINY,
     CausalLMArguments,
     attention_implementation,
+    base_model_source,
     build_causal_lm,
     build_causal_tokenizer,
 )
@@ -226,11 +227,8 @@ def main(argv: list[str] | None = None):
             provenance[f"{split}_dropped_over_max_length"] = before - len(conversations[split])
     if data_args.train_draw != "shuffled":  # what the draw left after the drop over max_length
         provenance["train_significant_bins"] = significant_bins(c[0]["content"] for c in conversations["train"]["completion"])
-    if model_args.model_name_or_path != TINY:
-        from radmetrics.inference.loading.gguf import read_gguf_source
-        from radmetrics.inference.loading.hub import resolve_model_path
-
-        provenance["base_model_source"] = read_gguf_source(resolve_model_path(model_args.model_name_or_path)) or "as published"
+    if source := base_model_source(model_args.model_name_or_path):  # None for the tiny model
+        provenance["base_model_source"] = source
     run_dir = start_run(COMPONENT, "green/sft", model_args, data_args, training_args, provenance, (peft_args, loss_args))
 
     quantization, peft_config = None, None
