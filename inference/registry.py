@@ -20,11 +20,21 @@ class MetricSpec:
     judged_by_llm: bool = False  # needs an LLM endpoint (Scorer(endpoint=...), --endpoint)
     endpoint_replaces_components: bool = False  # an endpoint can stand in for the required components (GREEN)
     accepts_grounded: bool = False  # also scores grounded reports (lists of {"text", "boxes"})
+    # (option, name): with the option set, the metric computes that dependency's part with a model of its own, so
+    # neither the dependency metric nor the component kind of that name is needed (RadCliQ's radgraph_model)
+    replaced_by_options: tuple[tuple[str, str], ...] = ()
 
-    def missing_components(self, components, endpoint: bool = False) -> list[str]:
+    def replaced(self, options: dict | None) -> set[str]:
+        return {name for option, name in self.replaced_by_options if (options or {}).get(option)}
+
+    def dependencies(self, options: dict | None = None) -> list[str]:
+        return [d for d in self.depends_on if d not in self.replaced(options)]
+
+    def missing_components(self, components, endpoint: bool = False, options: dict | None = None) -> list[str]:
         if endpoint and self.endpoint_replaces_components:
             return []
-        return [c for c in self.requires_components if not any(a in components for a in c.split("|"))]
+        needed = [c for c in self.requires_components if c not in self.replaced(options)]
+        return [c for c in needed if not any(a in components for a in c.split("|"))]
 
     def load(self):
         module, cls = self.target.split(":")
@@ -46,7 +56,8 @@ REGISTRY: dict[str, MetricSpec] = {
                    ("radgraph_simple", "radgraph_partial", "radgraph_complete", "radgraph_radcliq"), requires_components=("radgraph",)),
         MetricSpec("ratescore", f"{_M}.ratescore.metric:RaTEScore", ("ratescore",), requires_components=("rate_ner|rate_ner_iob|rate_ner_span",)),
         MetricSpec("radcliq", f"{_M}.radcliq.metric:RadCliQ", ("radcliq_v0", "radcliq_v1"), requires_components=("radgraph", "chexbert"),
-                   depends_on=("radgraph", "bertscore", "chexbert", "bleu2")),
+                   depends_on=("radgraph", "bertscore", "chexbert", "bleu2"),
+                   replaced_by_options=(("radgraph_model", "radgraph"), ("bertscore_model", "bertscore"))),
         MetricSpec("green", f"{_M}.green.metric:Green",
                    ("green", "green_significant_errors", "green_insignificant_errors", "green_matched_findings"),
                    requires_components=("green",), endpoint_replaces_components=True),
@@ -71,8 +82,9 @@ def key_owner() -> dict[str, str]:
     return {key: spec.name for spec in REGISTRY.values() for key in spec.keys}
 
 
-def resolve(names: list[str] | None) -> list[MetricSpec]:
-    """Metric or score-key names -> specs in registry order (dependencies included). None = every metric."""
+def resolve(names: list[str] | None, metric_options: dict | None = None) -> list[MetricSpec]:
+    """Metric or score-key names -> specs in registry order (dependencies included, less those that a metric's
+    options replace). None = every metric."""
     if not names:
         return list(REGISTRY.values())
     owners = key_owner()
@@ -87,7 +99,8 @@ def resolve(names: list[str] | None) -> list[MetricSpec]:
             raise UnknownMetricError(f"unknown metric {name!r}; known metrics and score keys: {', '.join(known)}")
     pending = list(wanted)
     while pending:
-        for dep in REGISTRY[pending.pop()].depends_on:
+        name = pending.pop()
+        for dep in REGISTRY[name].dependencies((metric_options or {}).get(name)):
             if dep not in wanted:
                 wanted.add(dep)
                 pending.append(dep)

@@ -37,7 +37,7 @@ class MetricReward:
     def __init__(self, key: str, components: dict | None = None, options: dict | None = None,
                  reference_column: str = "reference", sign: float | None = None, unscorable_margin: float = 1.0,
                  endpoint=None, llm_cache=None):
-        from .registry import key_owner, resolve
+        from .registry import key_owner
         from .scorer import Scorer
 
         owner = key_owner().get(key)
@@ -47,7 +47,7 @@ class MetricReward:
         self._scorer = Scorer([key], components, {owner: options or {}}, n_bootstrap=0, endpoint=endpoint, llm_cache=llm_cache)
         self._upstream: dict = {}
         self._metrics = []
-        for spec in resolve([key]):
+        for spec in self._scorer.specs:
             metric_options = dict(self._scorer.metric_options.get(spec.name, {}))
             if spec.judged_by_llm or spec.endpoint_replaces_components:
                 metric_options = {"endpoint": endpoint, "llm_cache": self._scorer.llm_cache, **metric_options}

@@ -117,16 +117,17 @@ class Scorer:
     def __init__(self, metrics: list[str] | None = None, components: dict | None = None,
                  metric_options: dict | None = None, n_bootstrap: int = 1000, seed: int = 0,
                  endpoint=None, llm_cache: str | Path | None = None):
-        self.specs = resolve(metrics)
-        self.components = dict(components or {})
         self.metric_options = metric_options or {}
+        self.specs = resolve(metrics, self.metric_options)
+        self.components = dict(components or {})
         self.n_bootstrap, self.seed = n_bootstrap, seed
         self.endpoint, self.llm_cache = endpoint, llm_cache or default_llm_cache()
         judged = [s.name for s in self.specs if s.judged_by_llm]
         if judged and endpoint is None:
             raise MissingComponentError(f"{', '.join(judged)} {'is' if len(judged) == 1 else 'are'} judged by an LLM: "
                                         "pass endpoint=... (radmetrics score --endpoint YAML)")
-        missing = {s.name: s.missing_components(self.components, endpoint is not None) for s in self.specs}
+        missing = {s.name: s.missing_components(self.components, endpoint is not None, self.metric_options.get(s.name))
+                   for s in self.specs}
         missing = {k: v for k, v in missing.items() if v}
         if missing:
             text = "; ".join(f"{m} needs {', '.join(c)}" for m, c in missing.items())

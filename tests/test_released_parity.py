@@ -96,7 +96,8 @@ def test_radgraph_annotations_and_rewards_reproduce_radgraph(released, pairs, mo
 def test_radcliq_options_give_it_models_of_its_own(released, pairs):
     """RadEval's keys in one process: `radgraph_*` from RadGraph-XL and `bertscore` from one encoder, RadCliQ from the
     original RadGraph and another BERTScore setting (options radgraph_model, bertscore_model), each equal to a run that
-    gives RadCliQ those sub-scores as the run's own keys."""
+    gives RadCliQ those sub-scores as the run's own keys. Asked for alone, RadCliQ with both options computes neither
+    replaced metric and needs no radgraph component."""
     from radmetrics.inference.scorer import Scorer
 
     rrg = lookalikes.snapshot(released, lookalikes.RRG)
@@ -104,14 +105,18 @@ def test_radcliq_options_give_it_models_of_its_own(released, pairs):
     bases = {kind: base(released, lookalikes.RADGRAPH_BASES[kind]) for kind in model}
     chexbert = {"base_model": base(released, "bert-base-uncased")}
 
-    def score(radgraph, bertscore, radcliq=None):
+    def score(radgraph, bertscore, radcliq=None, metrics=("radgraph", "bertscore", "radcliq")):
         options = {"chexbert": chexbert, "radgraph": {"base_model": bases[radgraph]}, "bertscore": bertscore, "radcliq": radcliq or {}}
-        result = Scorer(["radcliq"], {"chexbert": str(rrg / "chexbert.pth"), "radgraph": model[radgraph]}, options,
-                        n_bootstrap=0)(*pairs)
-        return {key: [row[key] for row in result.per_sample] for key in ("radgraph_partial", "bertscore", "radcliq_v1")}
+        components = {"chexbert": str(rrg / "chexbert.pth"), **({"radgraph": model[radgraph]} if "radgraph" in metrics else {})}
+        scorer = Scorer(list(metrics), components, options, n_bootstrap=0)
+        result = scorer(*pairs)
+        return {"metrics": [spec.name for spec in scorer.specs],
+                **{key: [row[key] for row in result.per_sample] for key in ("radgraph_partial", "bertscore", "radcliq_v1") if key in result.per_sample[0]}}
 
-    own = score("radgraph-xl", {"idf": False}, {"radgraph_model": model["radgraph"], "radgraph_base_model": bases["radgraph"],
-                                                "bertscore_model": "default"})
+    radcliq_own = {"radgraph_model": model["radgraph"], "radgraph_base_model": bases["radgraph"], "bertscore_model": "default"}
+    own = score("radgraph-xl", {"idf": False}, radcliq_own)
+    alone = score("radgraph-xl", {"idf": False}, radcliq_own, metrics=["radcliq"])
+    assert alone["metrics"] == ["bleu2", "chexbert", "radcliq"] and alone["radcliq_v1"] == own["radcliq_v1"]
     as_keys = score("radgraph", {"idf": True})  # RadCliQ's BERTScore setting on the bundled encoder: layer 5, idf, rescaled
     xl = score("radgraph-xl", {"idf": False})
     assert own["radgraph_partial"] == xl["radgraph_partial"] and own["bertscore"] == xl["bertscore"]
@@ -220,9 +225,14 @@ def test_empty_candidates_score_as_the_reference_packages_score_them(released):
     assert green.prompt_ids(references, candidates) == fixture("radeval")["outputs"]["empty_candidate_green_prompt_ids"]
 
 
-def test_released_green_refuses_a_prompt_other_than_greens(released, pairs):
+def test_released_green_refuses_a_prompt_other_than_greens(released, pairs, monkeypatch):
+    from radmetrics.inference.metrics.green import released as released_green
     from radmetrics.inference.scorer import Scorer
 
+    def load(*args, **kwargs):
+        raise AssertionError("the model loaded before the prompt was refused")
+
+    monkeypatch.setattr(released_green.ReleasedGreen, "__init__", load)
     scorer = Scorer(["green"], {"green": base(released, "StanfordAIMI/GREEN-RadLlama2-7b")},
                     {"green": {"prompt": "short", "summary": False}}, n_bootstrap=0)
     with pytest.raises(ValueError, match="released GREEN model, which reads GREEN's prompt only"):

@@ -56,6 +56,25 @@ def test_missing_component_is_named(monkeypatch):
         Scorer(["needs_chexbert"])
 
 
+def test_radcliq_options_replace_the_metrics_they_stand_in_for():
+    """RadCliQ's radgraph_model / bertscore_model compute those features with models of its own: the run then skips
+    the radgraph and bertscore metrics (unless asked for) and needs no radgraph component."""
+    from radmetrics.inference.registry import REGISTRY, resolve
+
+    def names(metrics, options=None):
+        return [spec.name for spec in resolve(metrics, options)]
+
+    assert names(["radcliq"]) == ["bleu2", "bertscore", "chexbert", "radgraph", "radcliq"]
+    assert names(["radcliq"], {"radcliq": {"bertscore_model": "m"}}) == ["bleu2", "chexbert", "radgraph", "radcliq"]
+    assert names(["radcliq"], {"radcliq": {"radgraph_model": "m", "bertscore_model": "m"}}) == ["bleu2", "chexbert", "radcliq"]
+    assert names(["radcliq", "bertscore"], {"radcliq": {"bertscore_model": "m"}}) == ["bleu2", "bertscore", "chexbert", "radgraph", "radcliq"]
+    assert names(["radcliq"], {"bertscore": {"bertscore_model": "m"}}) == names(["radcliq"])  # another metric's options
+    radcliq = REGISTRY["radcliq"]
+    assert radcliq.missing_components({"chexbert": "c"}) == ["radgraph"]
+    assert radcliq.missing_components({"chexbert": "c"}, options={"radgraph_model": "m"}) == []
+    assert radcliq.missing_components({}, options={"radgraph_model": "m"}) == ["chexbert"]
+
+
 def test_report_files(tmp_path):
     (tmp_path / "r.txt").write_text("a\nb\n")
     assert read_reports(tmp_path / "r.txt") == (["a", "b"], None)

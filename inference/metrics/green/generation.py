@@ -61,4 +61,9 @@ def load_green_model(path: str):
 
     directory, manifest = load_manifest(path, "green")
     model, tokenizer = load_causal_lm(directory, min_vocab=50)
-    return model, tokenizer, manifest.get("training_config", {}).get("prompt", "green")
+    return model, tokenizer, trained_prompt(manifest)
+
+
+def trained_prompt(manifest: dict) -> str:
+    """The prompt an export was trained with ("green" for exports that predate the option)."""
+    return manifest.get("training_config", {}).get("prompt", "green")

@@ -23,21 +23,25 @@ from .format import parse_green_response
 NAN = float("nan")
 
 
-def released_green(path: str, trust_remote_code: bool, batch_size: int):
-    """A `ReleasedGreen` for a released model or a converted one (its manifest names the release); None for
-    radmetrics' own exports."""
+def released_source(path: str) -> tuple[str, str] | None:
+    """(directory, name) of a released GREEN model or a converted one (its manifest names the release); None for
+    radmetrics' own exports. Reads no weights, so a wrong option is refused before the model loads."""
     from ...loading.checkpoint import load_manifest
     from ...loading.released import ARTEFACTS, fetch, identify
-    from .released import ReleasedGreen
 
     local = fetch(path)
     if identify("green", local) == "export":
         directory, manifest = load_manifest(local, "green")
-        if "released" not in manifest:
-            return None
-        return ReleasedGreen(str(directory), manifest["released"]["source"], trust_remote_code, batch_size)
-    name = ARTEFACTS[path].repo_id if path in ARTEFACTS else str(path)
-    return ReleasedGreen(str(local), name, trust_remote_code, batch_size)
+        return (str(directory), manifest["released"]["source"]) if "released" in manifest else None
+    return str(local), ARTEFACTS[path].repo_id if path in ARTEFACTS else str(path)
+
+
+def released_green(path: str, trust_remote_code: bool, batch_size: int):
+    """A `ReleasedGreen` for a released model or a converted one; None for radmetrics' own exports."""
+    from .released import ReleasedGreen
+
+    source = released_source(path)
+    return None if source is None else ReleasedGreen(*source, trust_remote_code, batch_size)
 
 
 class Green(Metric):
@@ -50,23 +54,26 @@ class Green(Metric):
 
     def _responses(self, references, candidates) -> tuple[list[str | None], list[str | None], dict]:
         """(responses, errors, meta): from the local component, else through the LLM engine."""
-        from .generation import generate_green_responses, green_messages, load_green_model
+        from ...loading.checkpoint import load_manifest
+        from .generation import generate_green_responses, green_messages, load_green_model, trained_prompt
+        from .released import ReleasedGreen
 
         if "green" in self.components:
-            released = self.loaded("released", lambda: released_green(self.components["green"],
-                                                                        self.options.get("trust_remote_code", False),
-                                                                        self.options.get("batch_size", 8)),
-                                   self.components["green"], self.options.get("trust_remote_code", False), self.options.get("batch_size", 8))
-            if released is not None:
+            path = self.components["green"]
+            trust, batch_size = self.options.get("trust_remote_code", False), self.options.get("batch_size", 8)
+            source = self.loaded("source", lambda: released_source(path), path)
+            if source is not None:
                 if self.options.get("prompt", "green") != "green":
-                    raise ValueError(f"green option prompt={self.options['prompt']!r}: {self.components['green']} is a released "
+                    raise ValueError(f"green option prompt={self.options['prompt']!r}: {path} is a released "
                                      "GREEN model, which reads GREEN's prompt only")
+                released = self.loaded("released", lambda: ReleasedGreen(*source, trust, batch_size), path, trust, batch_size)
                 texts, errors = released.responses(references, candidates, self.options.get("progress", True))
                 return texts, errors, {}
-            model, tokenizer, prompt = self.loaded("model", lambda: load_green_model(self.components["green"]), self.components["green"])
+            prompt = trained_prompt(load_manifest(path, "green")[1])
             if self.options.get("prompt", prompt) != prompt:
-                raise ValueError(f"green option prompt={self.options['prompt']!r}: the export {self.components['green']} was "
+                raise ValueError(f"green option prompt={self.options['prompt']!r}: the export {path} was "
                                  f"trained with the {prompt!r} prompt, which scoring uses")
+            model, tokenizer, _ = self.loaded("model", lambda: load_green_model(path), path)
             texts = generate_green_responses(model, tokenizer, references, candidates, self.options.get("batch_size", 8),
                                              self.options.get("max_new_tokens", 512), self.options.get("progress", True),
                                              prompt=prompt)

@@ -11,7 +11,8 @@ those two features, as RadEval 2.2.1 does: its `radgraph` key is RadGraph-XL and
 distilbert-base-uncased, while its RadCliQ-v1 uses the original RadGraph and distilroberta-base (CXR-Report-Metric's
 setting: layer 5, idf over the references, rescaled). `radgraph_model=radgraph bertscore_model=distilroberta-base`
 beside `radgraph=radgraph-xl` computes RadEval's keys in one process; each model is loaded once per process, shared
-with any metric that uses it.
+with any metric that uses it. With an option set, the run does not compute the metric it replaces (nor needs a
+`radgraph` component, for `radgraph_model`) unless that metric is asked for itself.
 """
 
 from __future__ import annotations
@@ -36,9 +37,8 @@ class RadCliQ(Metric):
 
         owners = key_owner()
         params = load_constants(self.options["constants"]) if self.options.get("constants") else None
-        features = {key: self.upstream[owners[key]].per_sample[key] for key in FEATURES}
-        features.update(self.own_features(references, candidates))
-        features = [features[key] for key in FEATURES]
+        own = self.own_features(references, candidates)
+        features = [own[key] if key in own else self.upstream[owners[key]].per_sample[key] for key in FEATURES]
         return MetricOutput({"radcliq_v0": [float(v) for v in radcliq_v0(*features)],
                              "radcliq_v1": [float(v) for v in radcliq_v1(*features, params=params)]})
 
