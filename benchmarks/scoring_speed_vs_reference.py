@@ -26,8 +26,8 @@
    writes benchmarks/results/scoring_speed_vs_reference[_cuda].json and prints a table.
 
 The ratio compares warm calls: model loading is paid once per process and is reported apart (first call). Side `bf16` is
-radmetrics itself with option precision=bf16 (bfloat16 autocast; on the `all` row RadCliQ's own RadGraph and
-BERTScore stay in fp32, as `radcliq` has no precision option): its ratio is bf16 time / fp32 time (side / radmetrics,
+radmetrics itself with option precision=bf16 (bfloat16 autocast, on the `all` row RadCliQ's own RadGraph and BERTScore
+included): its ratio is bf16 time / fp32 time (side / radmetrics,
 as for the others), and instead of equality it records how much the values move (CheXbert labels that differ, reports
 whose RadGraph graph or RaTE-NER entities differ, the largest score difference).
 """
@@ -128,7 +128,9 @@ def radmetrics_side(root: Path, metric: str, pairs: list[dict], precision: str =
 
     names = list(ALL) if metric == "all" else [metric]
     components, options = scorer_setup(root, metric)
-    encoders = [n for n in (RADCLIQ_PARTS if metric == "radcliq" else names) if n != "radcliq"]  # precision: the encoder metrics
+    own_models = any(options.get("radcliq", {}).get(o) for o in ("radgraph_model", "bertscore_model"))  # the `all` row's RadCliQ
+    # precision: the encoder metrics, and RadCliQ where it runs models of its own
+    encoders = [n for n in (RADCLIQ_PARTS if metric == "radcliq" else names) if n != "radcliq" or own_models]
     refs, hyps = [p["ref"] for p in pairs], [p["hyp"] for p in pairs]
     start = time.perf_counter()
     scorer = Scorer(names, components, {**{n: options[n] for n in names}, **{n: {**options[n], "precision": precision} for n in encoders}},

@@ -117,6 +117,8 @@ def test_radcliq_options_give_it_models_of_its_own(released, pairs):
     own = score("radgraph-xl", {"idf": False}, radcliq_own)
     alone = score("radgraph-xl", {"idf": False}, radcliq_own, metrics=["radcliq"])
     assert alone["metrics"] == ["bleu2", "chexbert", "radcliq"] and alone["radcliq_v1"] == own["radcliq_v1"]
+    bf16 = score("radgraph-xl", {"idf": False}, {**radcliq_own, "precision": "bf16"}, metrics=["radcliq"])
+    assert 0 < max(abs(a - b) for a, b in zip(bf16["radcliq_v1"], own["radcliq_v1"])) < 0.5  # its own models ran in bf16
     as_keys = score("radgraph", {"idf": True})  # RadCliQ's BERTScore setting on the bundled encoder: layer 5, idf, rescaled
     xl = score("radgraph-xl", {"idf": False})
     assert own["radgraph_partial"] == xl["radgraph_partial"] and own["bertscore"] == xl["bertscore"]

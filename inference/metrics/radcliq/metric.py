@@ -12,7 +12,8 @@ distilbert-base-uncased, while its RadCliQ-v1 uses the original RadGraph and dis
 setting: layer 5, idf over the references, rescaled). `radgraph_model=radgraph bertscore_model=distilroberta-base`
 beside `radgraph=radgraph-xl` computes RadEval's keys in one process; each model is loaded once per process, shared
 with any metric that uses it. With an option set, the run does not compute the metric it replaces (nor needs a
-`radgraph` component, for `radgraph_model`) unless that metric is asked for itself.
+`radgraph` component, for `radgraph_model`) unless that metric is asked for itself. Option `precision` ("bf16") runs
+those own models under bfloat16 autocast, as the encoder metrics' option does; it is refused without them.
 """
 
 from __future__ import annotations
@@ -30,6 +31,13 @@ class RadCliQ(Metric):
     higher_is_better = {"radcliq_v0": False, "radcliq_v1": False}
     reference = "RadCliQ (Yu et al. 2023; rajpurkarlab/CXR-Report-Metric constants)"
     requires_components = ("radgraph", "chexbert")
+    runs_encoder = True  # its own models only (radgraph_model, bertscore_model): option `precision` applies to them
+
+    def __init__(self, components=None, upstream=None, **options):
+        super().__init__(components, upstream, **options)
+        if options.get("precision", "fp32") != "fp32" and not (options.get("radgraph_model") or options.get("bertscore_model")):
+            raise ValueError("radcliq option precision applies to its own models (radgraph_model, bertscore_model), which are "
+                             "not set: set precision on the metrics whose keys it combines (radgraph, bertscore, chexbert)")
 
     def compute(self, references, candidates):
         from ...registry import key_owner
