@@ -229,6 +229,8 @@ def precision_changes(metric: str, ours: dict, theirs: dict) -> dict:
                        ratescore_reports_differing=differing(ours["rate_reference_entities"] + ours["rate_candidate_entities"],
                                                              theirs["rate_reference_entities"] + theirs["rate_candidate_entities"]),
                        ratescore_largest_difference=largest(ours["scores"], theirs["scores"]))
+    if "radcliq_v1" in ours:
+        changes.update(radcliq_v1_largest_difference=largest(ours["radcliq_v1"], theirs["radcliq_v1"]))
     return changes
 
 
