@@ -69,7 +69,7 @@ class Green(Metric):
                 released = self.loaded("released", lambda: ReleasedGreen(*source, trust, batch_size), path, trust, batch_size)
                 texts, errors = released.responses(references, candidates, self.options.get("progress", True))
                 return texts, errors, {}
-            prompt = trained_prompt(load_manifest(path, "green")[1])
+            prompt = self.loaded("prompt", lambda: trained_prompt(load_manifest(path, "green")[1]), path)  # read once, before any weights
             if self.options.get("prompt", prompt) != prompt:
                 raise ValueError(f"green option prompt={self.options['prompt']!r}: the export {path} was "
                                  f"trained with the {prompt!r} prompt, which scoring uses")
