@@ -287,6 +287,16 @@ def worker_command(side: str, metric: str, root: Path, work: Path, out: Path, de
             "--pairs", str(pairs), "--out", str(out), "--device", device]
 
 
+def pairs_description(pairs: list[dict]) -> dict:
+    """What radmetrics' cost follows: it runs each distinct report once per call, so its time grows with the distinct
+    reports and their words, while a side that runs every report grows with the pairs."""
+    texts = [text for pair in pairs for text in (pair["ref"], pair["hyp"])]
+    distinct = set(texts)
+    return {"pairs": len(pairs), "distinct_reports": len(distinct),
+            "words_in_distinct_reports": sum(len(text.split()) for text in distinct),
+            "words_in_all_reports": sum(len(text.split()) for text in texts)}
+
+
 def lookalikes_ready(directory: Path) -> Path:
     """`directory` with every full-size look-alike: those its marker does not name are built (each takes a minute or
     two) and added to it."""
@@ -317,6 +327,8 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help=argparse.SUPPRESS)  # internal: the worker profiles a third call
     parser.add_argument("--out", type=Path)
     parser.add_argument("--results", type=Path, help="default: benchmarks/results/scoring_speed_vs_reference[_cuda].json")
+    parser.add_argument("--describe-pairs", action="store_true",
+                        help="print the --pairs pairs' distinct reports and words (what radmetrics' cost follows) and exit")
     args = parser.parse_args()
     if args.worker:
         pairs = json.loads(args.pairs_file.read_text(encoding="utf-8"))
@@ -326,8 +338,11 @@ def main() -> None:
     from parity.make_fixtures import environment
     from scoring_speed_vs_radeval import benchmark_pairs
 
-    root = lookalikes_ready(args.lookalikes)
     pairs = benchmark_pairs(args.pairs)
+    if args.describe_pairs:
+        print(json.dumps(pairs_description(pairs), indent=1))
+        return
+    root = lookalikes_ready(args.lookalikes)
     sides = {"radmetrics": None}
     for metric in args.metrics:
         for kind in args.sides:
@@ -340,7 +355,7 @@ def main() -> None:
     results = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, "
                           f"{'a CUDA GPU' if args.device == 'cuda' else 'no GPU used'}",
                "command": "python benchmarks/scoring_speed_vs_reference.py " + " ".join(sys.argv[1:]),
-               "pairs": len(pairs), "pairs_source": "bundled IU X-ray reports, each against another report (seed 0; past the corpus size, seeds 1, 2, ...)",
+               "pairs": len(pairs), "pairs_described": pairs_description(pairs), "pairs_source": "bundled IU X-ray reports, each against another report (seed 0; past the corpus size, seeds 1, 2, ...)",
                "lookalikes": "tests/parity/lookalikes.py build_full (published sizes, random weights, calibrated heads)",
                "metrics": {}}
     with tempfile.TemporaryDirectory() as work:
