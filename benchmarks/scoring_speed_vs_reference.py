@@ -3,6 +3,7 @@
     python benchmarks/scoring_speed_vs_reference.py [--pairs 1000] [--metrics chexbert radgraph ratescore bertscore radcliq all]
                                                     [--sides package radeval bf16] [--device cpu|cuda] [--lookalikes DIR]
                                                     [--envs DIR] [--results FILE]
+    python benchmarks/scoring_speed_vs_reference.py --pairs N --describe-pairs   # what N pairs hold, nothing run
 
 1. builds (once, in --lookalikes, default checkpoints/lookalikes_full, ~3 GB) random-weight look-alikes of the released
    artefacts at their published sizes (tests/parity/lookalikes.py `build_full`): CheXbert (bert-base, 110 M parameters),
