@@ -25,6 +25,9 @@
    object again), peak resident memory, entities found, and whether the values equal radmetrics' (classes and entities
    exactly, scores to 1e-5), and for radmetrics where a third call spends its time (cProfile, after the timed calls);
    writes benchmarks/results/scoring_speed_vs_reference[_cuda].json and prints a table.
+   With --device cuda every side runs on the GPU (torch's first; --device cpu hides it), and radmetrics also scores the
+   first --check-pairs pairs on the CPU: the row's `gpu_against_cpu` counts the labels, graphs and entities that differ
+   between the two and the largest score difference.
 
 The ratio compares warm calls: model loading is paid once per process and is reported apart (first call). Side `bf16` is
 radmetrics itself with option precision=bf16 (bfloat16 autocast, on the `all` row RadCliQ's own RadGraph and BERTScore
@@ -120,11 +123,15 @@ def radmetrics_values(result) -> dict:
     return json.loads(json.dumps(values))
 
 
-def radmetrics_side(root: Path, metric: str, pairs: list[dict], precision: str = "fp32", profile: bool = False) -> dict:
+def radmetrics_side(root: Path, metric: str, pairs: list[dict], precision: str = "fp32", profile: bool = False,
+                    check_pairs: int = 0) -> dict:
     """radmetrics' own side, run in a fresh process by the driver (`--worker`). The first and warm calls are timed as the
-    reference sides time theirs; with `profile`, a third call then runs under cProfile for `warm_profile`."""
+    reference sides time theirs; with `profile`, a third call then runs under cProfile for `warm_profile`; with
+    `check_pairs`, a last call scores the first that many pairs for `check_values` (which the driver compares with the
+    CPU's)."""
     import torch
 
+    from radmetrics.inference.loading.hub import inference_device
     from radmetrics.inference.scorer import Scorer
 
     names = list(ALL) if metric == "all" else [metric]
@@ -141,14 +148,20 @@ def radmetrics_side(root: Path, metric: str, pairs: list[dict], precision: str =
     start = time.perf_counter()
     again = radmetrics_values(scorer(refs, hyps))
     warm = time.perf_counter() - start
+    device = inference_device()
     result = {"first_call_seconds": first, "warm_seconds": warm, "values": values, "warm_values_equal": again == values,
-              "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "torch_threads": torch.get_num_threads()}
+              "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "torch_threads": torch.get_num_threads(),
+              "device": torch.cuda.get_device_name(0) if device.startswith("cuda") else "cpu"}
+    if device.startswith("cuda"):
+        result["peak_gpu_memory_mib"] = torch.cuda.max_memory_allocated() / 2**20
     if profile:
         profiler = cProfile.Profile()
         profiler.enable()
         scorer(refs, hyps)
         profiler.disable()
         result["warm_profile"] = profile_rows(profiler)
+    if check_pairs:
+        result["check_values"] = radmetrics_values(scorer(refs[:check_pairs], hyps[:check_pairs]))
     return result
 
 
@@ -204,7 +217,8 @@ def value_checks(metric: str, side: str, ours: dict, theirs: dict) -> dict:
 
 
 def precision_changes(metric: str, ours: dict, theirs: dict) -> dict:
-    """How far bf16 values (`theirs`) moved from fp32 (`ours`): items that differ and the largest score difference."""
+    """How far `theirs` moved from `ours` (bf16 values from fp32 ones, the GPU's from the CPU's): items that differ and
+    the largest score difference."""
 
     def largest(a: list, b: list) -> float:
         return max((abs(x - y) for x, y in zip(a, b) if x is not None and y is not None), default=0.0)
@@ -253,9 +267,12 @@ def run(command: list[str], env: dict, out: Path) -> dict:
     return json.loads(out.read_text(encoding="utf-8"))
 
 
-def prepare_work(work: Path, root: Path, pairs: list[dict]) -> Path:
-    """A scratch folder for the side processes: the pairs, and an XDG cache where f1chexbert finds the look-alike."""
+def prepare_work(work: Path, root: Path, pairs: list[dict], check_pairs: int = 0) -> Path:
+    """A scratch folder for the side processes: the pairs (and the first `check_pairs` of them apart), and an XDG cache
+    where f1chexbert finds the look-alike."""
     (work / "pairs.json").write_text(json.dumps(pairs), encoding="utf-8")
+    if check_pairs:
+        (work / "check_pairs.json").write_text(json.dumps(pairs[:check_pairs]), encoding="utf-8")
     (work / "xdg").mkdir(exist_ok=True)
     for source in ("chexbert",):  # f1chexbert 0.0.2 reads XDG_CACHE_HOME/chexbert/chexbert.pth
         if not (work / "xdg" / source).exists():
@@ -276,14 +293,16 @@ def worker_settings(root: Path, work: Path, side: str, metric: str) -> dict:
 
 
 def worker_command(side: str, metric: str, root: Path, work: Path, out: Path, device: str = "cpu", python=None,
-                   profile: bool = False) -> list[str]:
-    """One side's process for `metric` on work/pairs.json: radmetrics (or radmetrics in bf16) through this script's
-    --worker (`profile`: a profiled third call after the timed ones; off where whole processes are timed), a reference
-    side through speed_reference_worker.py with that side's `python`."""
-    pairs = work / "pairs.json"
+                   profile: bool = False, check_pairs: int = 0, pairs_name: str = "pairs.json") -> list[str]:
+    """One side's process for `metric` on work/`pairs_name`: radmetrics (or radmetrics in bf16) through this script's
+    --worker (`profile`: a profiled third call after the timed ones; off where whole processes are timed; `check_pairs`:
+    then the first that many pairs' values), a reference side through speed_reference_worker.py with that side's
+    `python`."""
+    pairs = work / pairs_name
     if side in ("radmetrics", "bf16"):
         return [sys.executable, str(Path(__file__).resolve()), "--worker", metric, "--precision", "bf16" if side == "bf16" else "fp32",
-                "--lookalikes", str(root), "--pairs-file", str(pairs), "--out", str(out), *(["--profile"] if profile else [])]
+                "--lookalikes", str(root), "--pairs-file", str(pairs), "--out", str(out), *(["--profile"] if profile else []),
+                *(["--check-pairs", str(check_pairs)] if check_pairs else [])]
     return [str(python), str(HERE / "speed_reference_worker.py"), "--side", side, "--metric", metric, "--root", str(root),
             "--pairs", str(pairs), "--out", str(out), "--device", device]
 
@@ -296,6 +315,14 @@ def pairs_description(pairs: list[dict]) -> dict:
     return {"pairs": len(pairs), "distinct_reports": len(distinct),
             "words_in_distinct_reports": sum(len(text.split()) for text in distinct),
             "words_in_all_reports": sum(len(text.split()) for text in texts)}
+
+
+def cuda_device_name() -> str:
+    import torch
+
+    if not torch.cuda.is_available():
+        raise SystemExit("--device cuda: torch sees no CUDA GPU")
+    return torch.cuda.get_device_name(0)
 
 
 def lookalikes_ready(directory: Path) -> Path:
@@ -319,7 +346,11 @@ def main() -> None:
     parser.add_argument("--metrics", nargs="+", choices=[*METRICS, "all"], default=[*METRICS, "all"])
     parser.add_argument("--sides", nargs="*", choices=["package", "radeval", "bf16"], default=["package", "radeval"],
                         help="the sides beside radmetrics' own (none: radmetrics alone, e.g. to see how its cost grows)")
-    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                        help="cuda: radmetrics runs on the GPU (it picks one when torch sees it) and so do the reference sides")
+    parser.add_argument("--check-pairs", type=int, default=50,
+                        help="with --device cuda: radmetrics also scores the first N pairs on the CPU (CUDA hidden), and the "
+                             "row records how the GPU's values differ (0: no check)")
     parser.add_argument("--lookalikes", type=Path, default=REPO / "checkpoints" / "lookalikes_full")
     parser.add_argument("--envs", type=Path, default=REPO / ".venv-ref")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # internal: radmetrics' side in a fresh process
@@ -333,7 +364,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.worker:
         pairs = json.loads(args.pairs_file.read_text(encoding="utf-8"))
-        args.out.write_text(json.dumps(radmetrics_side(args.lookalikes, args.worker, pairs, args.precision, args.profile)), encoding="utf-8")
+        args.out.write_text(json.dumps(radmetrics_side(args.lookalikes, args.worker, pairs, args.precision, args.profile,
+                                                       args.check_pairs)), encoding="utf-8")
         return
 
     from parity.make_fixtures import environment
@@ -343,6 +375,10 @@ def main() -> None:
     if args.describe_pairs:
         print(json.dumps(pairs_description(pairs), indent=1))
         return
+    if args.device == "cpu":
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # every side's process inherits it: radmetrics would pick a GPU it sees
+    gpu = cuda_device_name() if args.device == "cuda" else None
+    check = args.check_pairs if gpu else 0
     root = lookalikes_ready(args.lookalikes)
     sides = {"radmetrics": None}
     for metric in args.metrics:
@@ -353,18 +389,24 @@ def main() -> None:
                 sides["bf16"] = None
             elif metric in PACKAGE:
                 sides[PACKAGE[metric]] = environment(args.envs, ENVIRONMENT[PACKAGE[metric]])
-    results = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, "
-                          f"{'a CUDA GPU' if args.device == 'cuda' else 'no GPU used'}",
+    results = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, {gpu or 'no GPU used'}",
                "command": "python benchmarks/scoring_speed_vs_reference.py " + " ".join(sys.argv[1:]),
                "pairs": len(pairs), "pairs_described": pairs_description(pairs), "pairs_source": "bundled IU X-ray reports, each against another report (seed 0; past the corpus size, seeds 1, 2, ...)",
                "lookalikes": "tests/parity/lookalikes.py build_full (published sizes, random weights, calibrated heads)",
                "metrics": {}}
     with tempfile.TemporaryDirectory() as work:
-        work = prepare_work(Path(work), root, pairs)
+        work = prepare_work(Path(work), root, pairs, check)
         for metric in args.metrics:
             row = {}
             out = work / f"radmetrics_{metric}.json"
-            row["radmetrics"] = run(worker_command("radmetrics", metric, root, work, out, profile=True), worker_environment(root, work, "radmetrics", metric), out)
+            row["radmetrics"] = run(worker_command("radmetrics", metric, root, work, out, profile=True, check_pairs=check),
+                                    worker_environment(root, work, "radmetrics", metric), out)
+            if check:
+                out = work / f"cpu_{metric}.json"
+                cpu = run(worker_command("radmetrics", metric, root, work, out, pairs_name="check_pairs.json"),
+                          {**worker_environment(root, work, "radmetrics", metric), "CUDA_VISIBLE_DEVICES": ""}, out)
+                row["radmetrics"]["gpu_against_cpu"] = {"pairs": check, "cpu_device": cpu["device"],
+                                                        **precision_changes(metric, cpu["values"], row["radmetrics"].pop("check_values"))}
             if "bf16" in sides:
                 out = work / f"bf16_{metric}.json"
                 row["bf16"] = run(worker_command("bf16", metric, root, work, out), worker_environment(root, work, "bf16", metric), out)
@@ -395,7 +437,7 @@ def main() -> None:
             ratio = f"{found['warm_over_radmetrics']:.2f}" if side != "radmetrics" else "1"
             print(f"| {metric} | {found.get('version', 'radmetrics')} | {found['first_call_seconds']:.1f} | {found['warm_seconds']:.1f} | "
                   f"{ratio} | {found['peak_rss_mib']:.0f} | {found['entities_found'] if found['entities_found'] is not None else '-'} | "
-                  f"{found.get('values_equal_radmetrics', found.get('bf16_changes', '-'))} |")
+                  f"{found.get('values_equal_radmetrics', found.get('bf16_changes', found.get('gpu_against_cpu', '-')))} |")
     print(f"\nwrote {path}")
 
 
