@@ -173,6 +173,18 @@ def test_ratescore_sentences_entities_and_scores_reproduce_ratescore(ratescore_p
     assert untied(short) == pytest.approx(untied(expected["scores_short"]), abs=1e-5)
 
 
+def test_ratescore_splits_each_distinct_report_once(ratescore_pipeline, pairs, monkeypatch):
+    from radmetrics.inference.metrics.ratescore.rush import RushSplitter
+
+    references, candidates = pairs
+    expected = ratescore_pipeline.entities([*references, *candidates])
+    split, sentences = [], RushSplitter.sentences
+    monkeypatch.setattr(RushSplitter, "sentences", lambda self, text: split.append(text) or sentences(self, text))
+    repeated = [*references, *candidates, *references]
+    assert ratescore_pipeline.entities(repeated) == [*expected, *expected[:len(references)]]
+    assert sorted(split) == sorted(set(repeated))
+
+
 def test_ratescore_empty_report_bug_is_an_option(ratescore_pipeline):
     from parity.make_fixtures import inputs
 

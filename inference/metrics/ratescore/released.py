@@ -98,7 +98,9 @@ class RaTEScorePipeline:
         from .rush import rush_splitter
 
         splitter, torch = rush_splitter(), self._torch
-        sentences = [splitter.sentences(report) for report in reports]
+        # RuSH is pure Python and, on a GPU, most of the call: each distinct report (they repeat) is split once
+        by_report = {report: splitter.sentences(report) for report in dict.fromkeys(reports)}
+        sentences = [by_report[report] for report in reports]
         distinct = list(dict.fromkeys(s for report in sentences for s in report))  # reports repeat their sentences
         encoded = [self.ner_tokenizer(s, max_length=512, truncation=True) for s in distinct]
         per_sentence: dict[str, list[tuple[str, str]]] = {}
