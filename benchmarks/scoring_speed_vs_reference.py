@@ -24,7 +24,8 @@
 4. records each side's first call (constructing the scorer, which loads the model, then scoring), warm call (the same
    object again), peak resident memory, entities found, and whether the values equal radmetrics' (classes and entities
    exactly, scores to 1e-5), and for radmetrics where a third call spends its time (cProfile, after the timed calls);
-   writes benchmarks/results/scoring_speed_vs_reference[_cuda].json and prints a table.
+   writes benchmarks/results/scoring_speed_vs_reference[_cuda].json (after each metric, with "complete" false until the
+   last) and prints a table.
    With --device cuda every side runs on the GPU (torch's first; --device cpu hides it), and radmetrics also scores the
    first --check-pairs pairs on the CPU: the row's `gpu_against_cpu` counts the labels, graphs and entities that differ
    between the two and the largest score difference.
@@ -335,7 +336,9 @@ def lookalikes_ready(directory: Path) -> Path:
     missing = [name for name in lookalikes.FULL_ARTEFACTS if name not in built]
     if missing:
         print(f"building full-size look-alikes in {directory}: {' '.join(missing)}", file=sys.stderr, flush=True)
+        start = time.perf_counter()
         lookalikes.build_full(directory, missing)
+        print(f"built in {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
         marker.write_text(" ".join([*built, *missing]) + "\n", encoding="utf-8")
     return directory
 
@@ -379,6 +382,8 @@ def main() -> None:
         os.environ["CUDA_VISIBLE_DEVICES"] = ""  # every side's process inherits it: radmetrics would pick a GPU it sees
     gpu = cuda_device_name() if args.device == "cuda" else None
     check = args.check_pairs if gpu else 0
+    suffix = "_cuda" if args.device == "cuda" else ""
+    path = args.results or HERE / "results" / f"scoring_speed_vs_reference{suffix}.json"
     root = lookalikes_ready(args.lookalikes)
     sides = {"radmetrics": None}
     for metric in args.metrics:
@@ -427,9 +432,8 @@ def main() -> None:
                     found["first_call_over_radmetrics"] = found["first_call_seconds"] / row["radmetrics"]["first_call_seconds"]
             results["metrics"][metric] = row
             print(json.dumps({metric: row}, indent=1), file=sys.stderr, flush=True)
-    suffix = "_cuda" if args.device == "cuda" else ""
-    path = args.results or HERE / "results" / f"scoring_speed_vs_reference{suffix}.json"
-    path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+            results["complete"] = metric == args.metrics[-1]
+            path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")  # after each metric: a run stopped early keeps its rows
     print(f"{len(pairs)} pairs, {results['machine']}\n\n| metric | side | first call s | warm s | warm ratio (side / radmetrics) "
           "| peak RSS MiB | entities | values equal radmetrics |\n|---|---|---|---|---|---|---|---|")
     for metric, row in results["metrics"].items():
