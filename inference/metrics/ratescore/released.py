@@ -98,7 +98,7 @@ class RaTEScorePipeline:
         from .rush import rush_splitter
 
         splitter, torch = rush_splitter(), self._torch
-        # RuSH is pure Python and, on a GPU, most of the call: each distinct report (they repeat) is split once
+        # RuSH is pure Python, a large part of the call on a GPU: each distinct report (they repeat) is split once
         by_report = {report: splitter.sentences(report) for report in dict.fromkeys(reports)}
         sentences = [by_report[report] for report in reports]
         distinct = list(dict.fromkeys(s for report in sentences for s in report))  # reports repeat their sentences
