@@ -5,8 +5,8 @@
 #                                                        # (default: all, in that order)
 #
 # Each step runs under its own time limit, so one that fails or hangs leaves the others their time. Its output goes to
-# OUT/gpu_benchmarks.log, its results file is copied into OUT as soon as it is written, and a line per step says how it
-# ended. Uses $PYTHON (default python3), which must have radmetrics and its scoring and training dependencies installed.
+# OUT/gpu_benchmarks.log, its results file is copied into OUT when the step ends if the step wrote it (a step stopped
+# early keeps what it wrote; a file left from an earlier run is not copied), and a line per step says how it ended. Uses $PYTHON (default python3), which must have radmetrics and its scoring and training dependencies installed.
 #   scoring      benchmarks/scoring_speed_vs_reference.py --device cuda: CheXbert, RadGraph-XL, RaTEScore and BERTScore
 #                on full-size look-alikes (built first, on the CPU) at 1,000 pairs, radmetrics alone, each checked
 #                against the CPU on 50 pairs
@@ -32,7 +32,7 @@ run_step() {  # NAME LIMIT_S RESULTS_FILE COMMAND...
   echo "=== $name: $*" >> "$log"
   timeout --kill-after=10 "$limit" "$@" >> "$log" 2>&1
   rc=$?
-  [ -n "$results" ] && [ -f "$results" ] && cp "$results" "$out/"
+  if [ -n "$results" ] && [ -f "$results" ] && [ "$(stat -c %Y "$results")" -ge "$start" ]; then cp "$results" "$out/"; fi
   echo "=== $name: exit $rc after $(( $(date +%s) - start )) s (limit $limit s)" | tee -a "$log"
 }
 
