@@ -256,10 +256,11 @@ def load_released_radgraph(path: str | Path, base_model: str | None = None) -> t
 class RadGraphDyGIE:
     """A released RadGraph model over report text -> the radgraph package's annotation dicts."""
 
-    def __init__(self, model: DyGIEModel, tokenizer):
+    def __init__(self, model: DyGIEModel, tokenizer, batch_size: int = 32):
         from ...loading.hub import inference_device
 
         self.model, self.tokenizer = model.eval().to(inference_device()), tokenizer
+        self.batch_size = batch_size  # reports of equal wordpiece length per encoder call
         ids = tokenizer("a")["input_ids"]
         bare = tokenizer("a", add_special_tokens=False)["input_ids"]
         at = ids.index(bare[0])
@@ -326,12 +327,21 @@ class RadGraphDyGIE:
         vectors[(counts == 0).expand(vectors.shape)] = 0
         return vectors
 
-    def predict(self, words: list[str]) -> tuple[list[list], list[list]]:
-        """(entities [start, end, label], relations [s1, e1, s2, e2, label]) of one report's words."""
+    def _encode(self, indexed: list[list[int]]) -> list[torch.Tensor]:
+        """Each report's wordpiece states. Reports of one length share an encoder call with no padding, so every
+        report's states are those of a call on it alone, as the reference runs it; longer than a segment, one by one."""
+        if not indexed[0]:
+            return [torch.zeros(0, self.model.encoder.config.hidden_size, device=self.model.device) for _ in indexed]
+        if len(indexed[0]) > self.model.config.segment_length:
+            return [self._wordpiece_embeddings(ids) for ids in indexed]
+        tensor = torch.tensor(indexed, device=self.model.device)
+        return list(self.model.encoder(input_ids=tensor, attention_mask=torch.ones_like(tensor).float()).last_hidden_state)
+
+    def predict(self, words: list[str], pieces: torch.Tensor, offsets: list[tuple[int, int]]) -> tuple[list[list], list[list]]:
+        """(entities [start, end, label], relations [s1, e1, s2, e2, label]) of one report's words, from its
+        wordpiece states."""
         config = self.model.config
-        ids, offsets = self._wordpieces(words)
-        pieces = self._wordpiece_embeddings(ids) if ids else torch.zeros(0, self.model.encoder.config.hidden_size)
-        vectors = self._word_vectors(pieces, offsets) if len(pieces) else torch.zeros(len(words), pieces.size(-1))
+        vectors = self._word_vectors(pieces, offsets) if len(pieces) else torch.zeros(len(words), pieces.size(-1), device=pieces.device)
         spans = torch.tensor([(s, e) for s in range(len(words)) for e in range(s, min(s + config.max_span_width, len(words)))],
                              device=self.model.device)
         embedded = self.model.span_embeddings(vectors, spans)
@@ -347,11 +357,20 @@ class RadGraphDyGIE:
         """One annotation per report; each distinct report text is run once (repeated reports share the dict)."""
         from tqdm.auto import tqdm
 
-        found: dict[str, dict] = {}
-        with torch.inference_mode():
-            for report in tqdm(list(dict.fromkeys(reports)), desc="radgraph", unit="report", disable=not progress):
-                words = radgraph_words(report, self.model.config.dataset)
-                found[report] = annotation_dict(words, *self.predict(words)) if words else annotation_dict([], [], [])
+        from ...models.batching import equal_length_batches
+
+        distinct = list(dict.fromkeys(reports))
+        words = [radgraph_words(report, self.model.config.dataset) for report in distinct]
+        found = {report: annotation_dict([], [], []) for report, w in zip(distinct, words) if not w}
+        todo = [i for i, w in enumerate(words) if w]
+        indexed = [self._wordpieces(words[i]) for i in todo]
+        with torch.inference_mode(), tqdm(total=len(distinct), desc="radgraph", unit="report", disable=not progress) as bar:
+            bar.update(len(found))
+            for batch in equal_length_batches([len(ids) for ids, _ in indexed], self.batch_size):
+                for n, pieces in zip(batch, self._encode([indexed[n][0] for n in batch])):
+                    report_words = words[todo[n]]
+                    found[distinct[todo[n]]] = annotation_dict(report_words, *self.predict(report_words, pieces, indexed[n][1]))
+                bar.update(len(batch))
         return [found[r] for r in reports]
 
 
