@@ -6,7 +6,8 @@
 #
 # Each step runs under its own time limit, so one that fails or hangs leaves the others their time. Its output goes to
 # OUT/gpu_benchmarks.log, its results file is copied into OUT when the step ends if the step wrote it (a step stopped
-# early keeps what it wrote; a file left from an earlier run is not copied), and a line per step says how it ended. Uses $PYTHON (default python3), which must have radmetrics and its scoring and training dependencies installed.
+# early keeps what it wrote; a file left from an earlier run is not copied), and a line per step says how it ended.
+# Uses $PYTHON (default python3), which must have radmetrics and its scoring and training dependencies installed.
 #   scoring      benchmarks/scoring_speed_vs_reference.py --device cuda: CheXbert, RadGraph-XL, RaTEScore and BERTScore
 #                on full-size look-alikes (built first, on the CPU) at 1,000 pairs, radmetrics alone, each checked
 #                against the CPU on 50 pairs
