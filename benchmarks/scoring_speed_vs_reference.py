@@ -2,7 +2,7 @@
 
     python benchmarks/scoring_speed_vs_reference.py [--pairs 1000] [--metrics chexbert radgraph ratescore bertscore radcliq all]
                                                     [--sides package radeval bf16] [--device cpu|cuda] [--lookalikes DIR]
-                                                    [--envs DIR] [--results FILE]
+                                                    [--envs DIR] [--results FILE] [--no-profile]
     python benchmarks/scoring_speed_vs_reference.py --pairs N --describe-pairs   # what N pairs hold, nothing run
 
 1. builds (once, in --lookalikes, default checkpoints/lookalikes_full, ~3 GB) random-weight look-alikes of the released
@@ -23,7 +23,8 @@
    RadGraph-XL, BERTScore on distilbert-base-uncased, RadCliQ-v1 on the original RadGraph and distilroberta-base);
 4. records each side's first call (constructing the scorer, which loads the model, then scoring), warm call (the same
    object again), peak resident memory, entities found, and whether the values equal radmetrics' (classes and entities
-   exactly, scores to 1e-5), and for radmetrics where a third call spends its time (cProfile, after the timed calls);
+   exactly, scores to 1e-5), and for radmetrics where a third call spends its time (cProfile, after the timed calls;
+   not with --no-profile);
    writes benchmarks/results/scoring_speed_vs_reference[_cuda].json (after each metric, with "complete" false until the
    last) and prints a table.
    With --device cuda every side runs on the GPU (torch's first; --device cpu hides it), and radmetrics also scores the
@@ -354,6 +355,9 @@ def main() -> None:
     parser.add_argument("--check-pairs", type=int, default=50,
                         help="with --device cuda: radmetrics also scores the first N pairs on the CPU (CUDA hidden), and the "
                              "row records how the GPU's values differ (0: no check)")
+    parser.add_argument("--no-profile", action="store_true",
+                        help="skip radmetrics' profiled third call (with cProfile, pure-Python work such as RaTEScore's "
+                             "sentence splitter takes several times its timed cost)")
     parser.add_argument("--lookalikes", type=Path, default=REPO / "checkpoints" / "lookalikes_full")
     parser.add_argument("--envs", type=Path, default=REPO / ".venv-ref")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # internal: radmetrics' side in a fresh process
@@ -404,7 +408,7 @@ def main() -> None:
         for metric in args.metrics:
             row = {}
             out = work / f"radmetrics_{metric}.json"
-            row["radmetrics"] = run(worker_command("radmetrics", metric, root, work, out, profile=True, check_pairs=check),
+            row["radmetrics"] = run(worker_command("radmetrics", metric, root, work, out, profile=not args.no_profile, check_pairs=check),
                                     worker_environment(root, work, "radmetrics", metric), out)
             if check:
                 out = work / f"cpu_{metric}.json"
