@@ -278,13 +278,20 @@ class RadGraphDyGIE:
         directory, _ = load_manifest(path, "radgraph_dygie")
         return cls(DyGIEModel.from_pretrained(directory), load_tokenizer(directory, min_vocab=50))
 
-    def _wordpieces(self, words: list[str]) -> tuple[list[int], list[tuple[int, int]]]:
-        """The indexer: token ids (chunked and framed) and each word's inclusive wordpiece offsets."""
+    def _piece_table(self, reports: list[list[str]]) -> dict[str, list[int]]:
+        """Each distinct word's wordpieces, from one batched tokenizer call: the reference tokenizes word by word, and
+        reports share most of their words (74,049 words of 1,475 IU reports took 6 of RadGraph's 17 s on an H200)."""
+        distinct = list(dict.fromkeys(word for words in reports for word in words))
+        normalized = [word[1:] if word in ("/.", "/?") else word for word in distinct]  # the DyGIE reader's _normalize_word
+        return dict(zip(distinct, self.tokenizer(normalized, add_special_tokens=False)["input_ids"])) if distinct else {}
+
+    def _wordpieces(self, words: list[str], table: dict[str, list[int]]) -> tuple[list[int], list[tuple[int, int]]]:
+        """The indexer: token ids (chunked and framed) and each word's inclusive wordpiece offsets (`table`: each
+        word's pieces, from `_piece_table`)."""
         config = self.model.config
         ids, offsets = [], []
         for word in words:
-            word = word[1:] if word in ("/.", "/?") else word  # the DyGIE reader's _normalize_word
-            pieces = self.tokenizer(word, add_special_tokens=False)["input_ids"]
+            pieces = table[word]
             start = len(self.start_ids) + len(ids)
             offsets.append((start, start + len(pieces) - 1) if pieces else (-1, -1))
             ids.extend(pieces)
@@ -363,7 +370,8 @@ class RadGraphDyGIE:
         words = [radgraph_words(report, self.model.config.dataset) for report in distinct]
         found = {report: annotation_dict([], [], []) for report, w in zip(distinct, words) if not w}
         todo = [i for i, w in enumerate(words) if w]
-        indexed = [self._wordpieces(words[i]) for i in todo]
+        table = self._piece_table([words[i] for i in todo])
+        indexed = [self._wordpieces(words[i], table) for i in todo]
         with torch.inference_mode(), tqdm(total=len(distinct), desc="radgraph", unit="report", disable=not progress) as bar:
             bar.update(len(found))
             for batch in equal_length_batches([len(ids) for ids, _ in indexed], self.batch_size):
