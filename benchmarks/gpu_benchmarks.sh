@@ -1,25 +1,27 @@
 #!/usr/bin/env bash
 # The GPU benchmarks and the gpu-marked tests, one after another, on a machine with one CUDA GPU.
 #
-#   bash benchmarks/gpu_benchmarks.sh OUT [STEP ...]     # STEP: scoring radcliq green-small tests green-7b sft-phi-2
+#   bash benchmarks/gpu_benchmarks.sh OUT [STEP ...]     # STEP: lookalikes scoring radcliq green-small tests green-7b
+#                                                        #       sft-phi-2
 #                                                        # (default: all, in that order)
 #
 # Each step runs under its own time limit, so one that fails or hangs leaves the others their time. Its output goes to
 # OUT/gpu_benchmarks.log, its results file is copied into OUT when the step ends if the step wrote it (a step stopped
 # early keeps what it wrote; a file left from an earlier run is not copied), and a line per step says how it ended.
 # Uses $PYTHON (default python3), which must have radmetrics and its scoring and training dependencies installed.
-#   scoring      benchmarks/scoring_speed_vs_reference.py --device cuda: CheXbert, RadGraph-XL, RaTEScore and BERTScore
-#                on full-size look-alikes (built first, on the CPU) at 1,000 pairs, radmetrics alone, each checked
-#                against the CPU on 50 pairs
-#   radcliq      the same for RadCliQ-v1, into its own results file
+#   lookalikes   builds the full-size look-alikes on the CPU (86 s on the H200 machine's 16 cores), so that the timed
+#                steps' limits do not include it
+#   scoring      benchmarks/scoring_speed_vs_reference.py --device cuda --no-profile: CheXbert, RadGraph-XL, RaTEScore and
+#                BERTScore on those look-alikes at 1,000 pairs, radmetrics alone, each checked against the CPU on 50 pairs
+#   radcliq      the same for RadCliQ-v1, into its own results file, with radmetrics' profile of a third call
 #   green-small  benchmarks/green_scoring_throughput.py --shape smollm2-135m: GREEN small's generation reports/s
 #   tests        pytest -m gpu tests/test_gpu.py (flash-attn and bitsandbytes tests skip where those are missing)
-#   green-7b     the same throughput on a 7B-shaped Llama
+#   green-7b     the same throughput on a 7B-shaped Llama (batch 64: 128 runs out of the H200's 140 GB)
 #   sft-phi-2    benchmarks/sft_throughput.py --shape phi-2: GREEN SFT tokens/s and MFU
 set -uo pipefail
 out="${1:?usage: bash benchmarks/gpu_benchmarks.sh OUT [STEP ...]}"
 shift
-[ $# -gt 0 ] || set -- scoring radcliq green-small tests green-7b sft-phi-2
+[ $# -gt 0 ] || set -- lookalikes scoring radcliq green-small tests green-7b sft-phi-2
 python="${PYTHON:-python3}"
 mkdir -p "$out"
 log="$out/gpu_benchmarks.log"
@@ -43,8 +45,11 @@ run_step() {  # NAME LIMIT_S RESULTS_FILE COMMAND...
 
 for step in "$@"; do
   case $step in
-    scoring) run_step scoring 540 benchmarks/results/scoring_speed_vs_reference_cuda.json \
-               "$python" benchmarks/scoring_speed_vs_reference.py --device cuda --sides --pairs 1000 \
+    lookalikes) run_step lookalikes 240 "" "$python" -c "import sys; sys.path.insert(0, 'benchmarks')
+from scoring_speed_vs_reference import REPO, lookalikes_ready
+lookalikes_ready(REPO / 'checkpoints' / 'lookalikes_full')" ;;
+    scoring) run_step scoring 300 benchmarks/results/scoring_speed_vs_reference_cuda.json \
+               "$python" benchmarks/scoring_speed_vs_reference.py --device cuda --sides --pairs 1000 --no-profile \
                --metrics chexbert radgraph ratescore bertscore ;;
     radcliq) run_step radcliq 240 benchmarks/results/scoring_speed_vs_reference_cuda_radcliq.json \
                "$python" benchmarks/scoring_speed_vs_reference.py --device cuda --sides --pairs 1000 --metrics radcliq \
@@ -53,9 +58,9 @@ for step in "$@"; do
                "$python" benchmarks/green_scoring_throughput.py --shape smollm2-135m --pairs 256 --batch-size 64 ;;
     tests) run_step tests 100 "" "$python" -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu.py ;;
     green-7b) run_step green-7b 120 benchmarks/results/green_scoring_throughput_7b.json \
-               "$python" benchmarks/green_scoring_throughput.py --shape 7b --pairs 128 --batch-size 32 ;;
+               "$python" benchmarks/green_scoring_throughput.py --shape 7b --pairs 128 --batch-size 64 ;;
     sft-phi-2) run_step sft-phi-2 150 benchmarks/results/sft_throughput_phi-2.json \
                "$python" benchmarks/sft_throughput.py --shape phi-2 ;;
-    *) echo "unknown step $step (scoring radcliq green-small tests green-7b sft-phi-2)" >&2; exit 2 ;;
+    *) echo "unknown step $step (lookalikes scoring radcliq green-small tests green-7b sft-phi-2)" >&2; exit 2 ;;
   esac
 done

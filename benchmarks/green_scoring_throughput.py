@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import time
@@ -62,6 +63,7 @@ def ceiling_reports_per_second(model, prompt_tokens: float, new_tokens: int) -> 
 
 
 def main() -> None:
+    os.environ.setdefault("PYTORCH_ALLOC_CONF", "expandable_segments:True")  # a 7B KV cache grown by torch.cat fragments
     import torch
 
     from radmetrics.data_builders.corpora import iu_xray_corpus
