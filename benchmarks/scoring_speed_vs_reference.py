@@ -304,7 +304,7 @@ def worker_command(side: str, metric: str, root: Path, work: Path, out: Path, de
     if side in ("radmetrics", "bf16"):
         return [sys.executable, str(Path(__file__).resolve()), "--worker", metric, "--precision", "bf16" if side == "bf16" else "fp32",
                 "--lookalikes", str(root), "--pairs-file", str(pairs), "--out", str(out), *(["--profile"] if profile else []),
-                *(["--check-pairs", str(check_pairs)] if check_pairs else [])]
+                "--check-pairs", str(check_pairs)]  # always: the option's default, 50, is the driver's
     return [str(python), str(HERE / "speed_reference_worker.py"), "--side", side, "--metric", metric, "--root", str(root),
             "--pairs", str(pairs), "--out", str(out), "--device", device]
 
