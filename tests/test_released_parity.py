@@ -87,9 +87,12 @@ def test_radgraph_annotations_and_rewards_reproduce_radgraph(released, pairs, mo
     batch_sizes = []  # reports of equal wordpiece length share an encoder call; the reference runs one at a time
     extractor.model.encoder.register_forward_hook(lambda _, args, kwargs, out: batch_sizes.append(len(kwargs["input_ids"])),
                                                   with_kwargs=True)
+    tokenize, tokenizer_calls = extractor.tokenizer, []  # radgraph tokenizes word by word; here, one call a run
+    extractor.tokenizer = lambda *args, **kwargs: tokenizer_calls.append(args) or tokenize(*args, **kwargs)
     references, candidates = pairs
     ref_graphs, hyp_graphs = extractor.annotations(references), extractor.annotations(candidates)
     assert max(batch_sizes) > 1
+    assert len(tokenizer_calls) == 2
     assert [compact(a) for a in ref_graphs] == expected["reference_annotations"]
     assert [compact(a) for a in hyp_graphs] == expected["candidate_annotations"]
     rewards = np.array([radgraph_f1(h, r, "all", case="reference") for h, r in zip(hyp_graphs, ref_graphs)])
