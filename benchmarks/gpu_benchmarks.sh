@@ -9,7 +9,7 @@
 # OUT/gpu_benchmarks.log, its results file is copied into OUT when the step ends if the step wrote it (a step stopped
 # early keeps what it wrote; a file left from an earlier run is not copied), and a line per step says how it ended.
 # Uses $PYTHON (default python3), which must have radmetrics and its scoring and training dependencies installed.
-#   lookalikes   builds the full-size look-alikes on the CPU (86 s on the H200 machine's 16 cores), so that the timed
+#   lookalikes   builds the full-size look-alikes on the CPU (86 s on 8 of the H200 machine's cores), so that the timed
 #                steps' limits do not include it
 #   scoring      benchmarks/scoring_speed_vs_reference.py --device cuda --no-profile: CheXbert, RadGraph-XL, RaTEScore and
 #                BERTScore on those look-alikes at 1,000 pairs, radmetrics alone, each checked against the CPU on 50 pairs

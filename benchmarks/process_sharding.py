@@ -45,12 +45,14 @@ METRICS = ("radgraph", "ratescore", "bertscore")
 def run_together(commands: list[tuple[list[str], dict, Path]]) -> tuple[float, list[dict]]:
     """Start every (command, environment, out) at once; (seconds until the last ends, each one's result)."""
     start = time.perf_counter()
-    running = [(subprocess.Popen(command, env=env, cwd=out.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True), out)
-               for command, env, out in commands]
+    running = []
+    for command, env, out in commands:  # stderr to a file: a pipe read only after an earlier process ends could fill
+        with out.with_suffix(".log").open("w", encoding="utf-8") as log:
+            running.append((subprocess.Popen(command, env=env, cwd=out.parent, stdout=subprocess.DEVNULL, stderr=log), out))
     results = []
     for process, out in running:
-        _, stderr = process.communicate()
-        if process.returncode != 0:
+        if process.wait() != 0:
+            stderr = out.with_suffix(".log").read_text(encoding="utf-8")
             raise RuntimeError(f"a worker failed (exit {process.returncode}):\n{stderr[-4000:]}")
         results.append(json.loads(out.read_text(encoding="utf-8")))
     return time.perf_counter() - start, results
