@@ -3,10 +3,8 @@
     import evaluate
     from radmetrics.inference.evaluate_modules import module_path
 
-    rouge = evaluate.load(module_path("rougeL"))
-    rouge.compute(predictions=generated, references=references)          # {"rougeL": ...}, the Scorer's value
-    radgraph = evaluate.load(module_path("radgraph"), components={"radgraph": "exports/radgraph"})
-    green = evaluate.load(module_path("green"), components={"green": "exports/green"}, options={"max_new_tokens": 256})
+    metric = evaluate.load(module_path(NAME), components={KIND: PATH})  # NAME: any of `radmetrics score --list`
+    metric.compute(predictions=generated, references=references)       # {key: value}: the Scorer's values
 
 `module_path(name)` writes the module once under RADMETRICS_CACHE (default ~/.cache/radmetrics) and returns its
 folder; `write_evaluate_modules(DIR)` writes all of them, each in the layout of a Hub Space (`NAME/NAME.py`, a
@@ -23,33 +21,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .registry import REGISTRY
-
-CITATIONS = {
-    "bleu": """@inproceedings{papineni2002bleu, title={BLEU: a Method for Automatic Evaluation of Machine Translation},
-  author={Papineni, Kishore and Roukos, Salim and Ward, Todd and Zhu, Wei-Jing}, booktitle={ACL}, year={2002}}""",
-    "rouge": """@inproceedings{lin2004rouge, title={ROUGE: A Package for Automatic Evaluation of Summaries}, author={Lin, Chin-Yew},
-  booktitle={Text Summarization Branches Out}, year={2004}}""",
-    "bertscore": """@inproceedings{zhang2020bertscore, title={BERTScore: Evaluating Text Generation with BERT},
-  author={Zhang, Tianyi and Kishore, Varsha and Wu, Felix and Weinberger, Kilian Q. and Artzi, Yoav}, booktitle={ICLR}, year={2020}}""",
-    "chexbert": """@inproceedings{smit2020chexbert, title={CheXbert: Combining Automatic Labelers and Expert Annotations for Accurate
-  Radiology Report Labeling Using BERT}, author={Smit, Akshay and Jain, Saahil and Rajpurkar, Pranav and Pareek, Anuj and Ng, Andrew Y.
-  and Lungren, Matthew P.}, booktitle={EMNLP}, year={2020}}""",
-    "radgraph": """@inproceedings{jain2021radgraph, title={RadGraph: Extracting Clinical Entities and Relations from Radiology Reports},
-  author={Jain, Saahil and others}, booktitle={NeurIPS Datasets and Benchmarks}, year={2021}}""",
-    "radcliq": """@article{yu2023evaluating, title={Evaluating progress in automatic chest X-ray radiology report generation},
-  author={Yu, Feiyang and others}, journal={Patterns}, volume={4}, number={9}, year={2023}}""",
-    "ratescore": """@inproceedings{zhao2024ratescore, title={RaTEScore: A Metric for Radiology Report Generation},
-  author={Zhao, Weike and Wu, Chaoyi and Zhang, Xiaoman and Zhang, Ya and Wang, Yanfeng and Xie, Weidi}, booktitle={EMNLP}, year={2024}}""",
-    "green": """@inproceedings{ostmeier2024green, title={GREEN: Generative Radiology Report Evaluation and Error Notation},
-  author={Ostmeier, Sophie and others}, booktitle={Findings of EMNLP}, year={2024}}""",
-    "fineradscore": """@inproceedings{huang2024fineradscore, title={FineRadScore: A Radiology Report Line-by-Line Evaluation Technique
-  Generating Corrections with Severity Scores}, author={Huang, Alyssa and Banerjee, Oishi and Wu, Kay and Pontes Reis, Eduardo and
-  Rajpurkar, Pranav}, booktitle={Machine Learning for Healthcare}, year={2024}}""",
-    "radfact": """@article{bannur2024maira2, title={MAIRA-2: Grounded Radiology Report Generation}, author={Bannur, Shruthi and others},
-  journal={arXiv:2406.04449}, year={2024}}""",
-}
-CITATION_OF_METRIC = {"bleu2": "bleu", "bleu4": "bleu", "rougeL": "rouge"}
+from .registry import metrics
 
 SCRIPT = '''"""radmetrics `{name}` as an `evaluate` module (written by radmetrics.inference.evaluate_modules)."""
 
@@ -59,8 +31,15 @@ RadmetricsMetric = evaluate_module_class("{name}")
 '''
 
 
+def _metric(name: str):
+    registry = metrics()
+    if name not in registry:
+        raise ValueError(f"no radmetrics metric {name!r}; metrics: {', '.join(registry)}")
+    return registry[name]
+
+
 def _description(name: str) -> str:
-    spec = REGISTRY[name]
+    spec = _metric(name)
     needs = f" Needs the component(s) {', '.join(spec.requires_components)} (`components={{kind: path}}`)." if spec.requires_components else ""
     llm = " Judged by an LLM: pass `endpoint` (an endpoint YAML, see configs/llm/)." if spec.judged_by_llm else ""
     return (f"radmetrics `{name}`: score keys {', '.join(spec.keys)}, the values `radmetrics score --metrics {name}` gives "
@@ -72,9 +51,7 @@ def evaluate_module_class(name: str):
     import datasets
     import evaluate
 
-    if name not in REGISTRY:
-        raise ValueError(f"no radmetrics metric {name!r}; metrics: {', '.join(REGISTRY)}")
-    spec = REGISTRY[name]
+    spec = _metric(name)
 
     class RadmetricsMetric(evaluate.Metric):
         def __init__(self, *args, components: dict | None = None, options: dict | None = None, endpoint=None, **kwargs):
@@ -85,7 +62,7 @@ def evaluate_module_class(name: str):
         def _info(self):
             return evaluate.MetricInfo(
                 description=_description(name),
-                citation=CITATIONS[CITATION_OF_METRIC.get(name, name)],
+                citation=spec.citation,
                 inputs_description="predictions: generated reports (str); references: reference reports (str). Optional compute "
                                    "arguments: components, options, endpoint, bootstrap (resamples for a 95% interval, 0 = none).",
                 features=datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
@@ -113,7 +90,7 @@ def evaluate_module_class(name: str):
 
 
 def metric_card(name: str) -> str:
-    spec = REGISTRY[name]
+    spec = _metric(name)
     needed = [kind.split("|")[0] for kind in spec.requires_components]
     load_arguments = ", components={" + ", ".join(f'"{k}": "exports/{k}"' for k in needed) + "}" if needed else ""
     if spec.judged_by_llm:
@@ -146,15 +123,14 @@ Returns {', '.join(f'`{k}`' for k in spec.keys)} (with `bootstrap=N`, each key's
 ## Citation
 
 ```bibtex
-{CITATIONS[CITATION_OF_METRIC.get(name, name)]}
+{spec.citation}
 ```
 """
 
 
 def write_evaluate_module(name: str, out_dir: str | os.PathLike) -> Path:
     """`out_dir/name/` holding `name.py`, a README metric card and requirements.txt (a Hub Space's layout)."""
-    if name not in REGISTRY:
-        raise ValueError(f"no radmetrics metric {name!r}; metrics: {', '.join(REGISTRY)}")
+    _metric(name)
     folder = Path(out_dir) / name
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{name}.py").write_text(SCRIPT.format(name=name), encoding="utf-8")
@@ -164,7 +140,7 @@ def write_evaluate_module(name: str, out_dir: str | os.PathLike) -> Path:
 
 
 def write_evaluate_modules(out_dir: str | os.PathLike) -> list[Path]:
-    return [write_evaluate_module(name, out_dir) for name in REGISTRY]
+    return [write_evaluate_module(name, out_dir) for name in metrics()]
 
 
 def module_path(name: str) -> str:

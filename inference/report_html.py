@@ -1,12 +1,10 @@
 """`report.html`: one self-contained page per scoring run (no server, no network, no external script or font).
 
 It shows the summary with intervals, each key's distribution (an SVG histogram drawn here), and a per-sample table
-that sorts (click a header), filters (text in either report or the id; a key's range, e.g. `rougeL<0.3`) and pages
+that sorts (click a header), filters (text in either report or the id; a key's range, e.g. `KEY<0.3`) and pages
 through 100 rows at a time, so 10,000 pairs stay quick to open. A row opens its pair: both reports and each metric's
-detail drawn for a person (GREEN's errors by category, RadGraph entities coloured matched / unmatched in both reports,
-RaTEScore's entities, CheXbert's differing labels, FineRadScore's corrections, RadFact's evidence). Details are
-compacted before they are embedded (entity lists, counts, texts cut at `MAX_TEXT` characters) to keep the file small.
-`radmetrics compare` adds both systems side by side with the paired differences; `meta-eval` adds its scatter plots.
+detail as its metric class's `display_detail` draws it (notes, entities coloured matched or not, tables, texts), cut
+to keep the file small. `radmetrics compare` adds both systems side by side with the paired differences; `meta-eval` adds its scatter plots.
 """
 
 from __future__ import annotations
@@ -18,56 +16,22 @@ import math
 from pathlib import Path
 
 from .json_io import strict
+from .metrics.display import cut, json_detail
 
-MAX_TEXT = 2000
 BINS = 20
-CHEXBERT_CONDITIONS = ("Enlarged Cardiomediastinum", "Cardiomegaly", "Lung Opacity", "Lung Lesion", "Edema", "Consolidation",
-                       "Pneumonia", "Atelectasis", "Pneumothorax", "Pleural Effusion", "Pleural Other", "Fracture",
-                       "Support Devices", "No Finding")
-
-
-def _cut(text) -> str:
-    text = text if isinstance(text, str) else json.dumps(text)
-    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + " …"
-
-
-def _graph_entities(annotation: dict) -> list[tuple[str, str]]:
-    from .metrics.radgraph.annotation import short_label
-
-    return [(str(e.get("tokens", "")).lower(), short_label(e.get("label", ""))) for e in (annotation or {}).get("entities", {}).values()]
-
-
-def _matched(mine: list, theirs: list) -> list:
-    """[text, label, matched]: an entity is matched when the other report has one with the same text and label (RadGraph F1's
-    entity match at its partial level)."""
-    other = set(map(tuple, theirs))
-    return [[text, label, (text, label) in other] for text, label in mine]
 
 
 def compact_detail(metric: str, detail: dict | None):
-    """What the page needs of one metric's per-pair detail."""
+    """What the page shows of one metric's per-pair detail: the metric class's `display_detail` (see metrics/display.py
+    for the parts), or the error when the pair was not scored."""
+    from .registry import metrics
+
     if not isinstance(detail, dict):
         return None
     if "error" in detail:
-        return {"error": _cut(detail["error"]), **({"response": _cut(detail["response"])} if detail.get("response") else {})}
-    if metric == "radgraph":
-        ref, cand = _graph_entities(detail.get("reference_annotation")), _graph_entities(detail.get("candidate_annotation"))
-        return {"reference": _matched(ref, cand), "candidate": _matched(cand, ref)}
-    if metric == "ratescore":
-        def entities(items):
-            return [[str(e[0]), str(e[1])] if isinstance(e, (list, tuple)) else [str(e), ""] for e in items or []]
-
-        ref, cand = entities(detail.get("reference_entities")), entities(detail.get("candidate_entities"))
-        return {"reference": _matched([tuple(e) for e in ref], cand), "candidate": _matched([tuple(e) for e in cand], ref)}
-    if metric == "chexbert":
-        ref, cand = detail.get("reference_labels") or [], detail.get("candidate_labels") or []
-        return {"differing": [[name, r, c] for name, r, c in zip(CHEXBERT_CONDITIONS, ref, cand) if r != c]}
-    if metric == "fineradscore":
-        return {"corrections": detail.get("corrections", []), "corrected_report": _cut(detail.get("corrected_report", ""))}
-    if metric == "green":
-        return {k: detail[k] for k in ("significant", "insignificant", "matched") if k in detail} | {"response": _cut(detail.get("response", ""))}
-    text = json.dumps(strict(detail), default=str)
-    return json.loads(text) if len(text) <= MAX_TEXT else {"text": _cut(text)}
+        return {"error": cut(detail["error"]), **({"response": cut(detail["response"])} if detail.get("response") else {})}
+    cls = metrics().get(metric)
+    return strict(cls.display_detail(detail) if cls is not None else json_detail(detail))
 
 
 def histogram_svg(values: list[float], key: str) -> str:
@@ -115,7 +79,7 @@ def page(title: str, body: str, data: dict | None = None) -> str:
 def sample_data(per_sample: list[dict], keys: list[str], references, candidates, details: dict, directions: dict) -> dict:
     compacted = {metric: [compact_detail(metric, d) for d in rows] for metric, rows in (details or {}).items() if rows}
     return {"keys": keys, "higher_is_better": {k: directions.get(k, True) for k in keys},
-            "rows": [{"id": row["id"], "values": [row.get(k) for k in keys], "reference": _cut(ref), "candidate": _cut(cand),
+            "rows": [{"id": row["id"], "values": [row.get(k) for k in keys], "reference": cut(ref), "candidate": cut(cand),
                       "details": {m: d[i] for m, d in compacted.items() if d[i] is not None}}
                      for i, (row, ref, cand) in enumerate(zip(per_sample, references, candidates))]}
 
@@ -152,7 +116,7 @@ def write_compare_report(out: Path, names: tuple[str, str], comparison: dict, re
     per_sample = [{"id": result.per_sample[i]["id"].removesuffix(" (A)"),
                    **{f"{k} ({names[0]})": result.per_sample[i].get(k) for k in result.summary},
                    **{f"{k} ({names[1]})": result.per_sample[n + i].get(k) for k in result.summary}} for i in range(n)]
-    candidates = [f"{names[0]}: {_cut(x)}\n\n{names[1]}: {_cut(y)}" for x, y in zip(system_a, system_b)]
+    candidates = [f"{names[0]}: {cut(x)}\n\n{names[1]}: {cut(y)}" for x, y in zip(system_a, system_b)]
     directions = {f"{k} ({tag})": result.higher_is_better[k] for k in result.summary for tag in names}
     body = f"<h2>{a} against {b}</h2><p>{n} pairs; each key over the pairs both systems scored.</p>{table}{SAMPLES_SECTION}"
     path = Path(out) / "report.html"
@@ -215,29 +179,22 @@ function draw() {
   document.querySelectorAll('#samples th').forEach(th => th.textContent = th.textContent.replace(/ [▲▼]$/, '') +
     (+th.dataset.k === sortKey ? (desc ? ' ▼' : ' ▲') : ''));
 }
-const CATS = {a: 'false report of a finding', b: 'missing a finding', c: 'wrong location', d: 'wrong severity', e: 'comparison not in the reference', f: 'omitted comparison'};
 function chips(list) { return list.length ? list.map(([t, l, hit]) => `<span class="chip ${hit ? 'hit' : 'miss'}">${esc(t)} <small>${esc(l)}</small></span>`).join('') : '<i>none</i>'; }
-function detail(metric, d) {
+function table(t) { return (t.caption ? `<p>${esc(t.caption)}</p>` : '') + '<table><tr>' + t.columns.map(c => `<th>${esc(c)}</th>`).join('') +
+  '</tr>' + t.rows.map(r => '<tr>' + r.map(v => `<td>${esc(v === null ? '' : v)}</td>`).join('') + '</tr>').join('') + '</table>'; }
+function detail(d) {
   if (d.error) return `<p class="warn">not scored: ${esc(d.error)}</p>` + (d.response ? `<pre>${esc(d.response)}</pre>` : '');
-  if (metric === 'radgraph' || metric === 'ratescore') return `<p>entities (green: also in the other report with the same label; red: not)</p>
-    <div class="reports"><div><b>reference</b><br>${chips(d.reference)}</div><div><b>candidate</b><br>${chips(d.candidate)}</div></div>`;
-  if (metric === 'green') {
-    const rows = 'abcdef'.split('').map((c, i) => `<tr><td>(${c}) ${CATS[c]}</td><td>${d.significant[i]}</td><td>${d.insignificant[i]}</td></tr>`).join('');
-    return `<table><tr><th>category</th><th>significant</th><th>insignificant</th></tr>${rows}</table><p>matched findings: ${d.matched}</p><pre>${esc(d.response)}</pre>`;
-  }
-  if (metric === 'chexbert') return d.differing.length ? '<table><tr><th>condition</th><th>reference</th><th>candidate</th></tr>' +
-    d.differing.map(([n, r, c]) => `<tr><td>${esc(n)}</td><td>${r}</td><td>${c}</td></tr>`).join('') + '</table>' : '<p>same labels</p>';
-  if (metric === 'fineradscore' && d.corrections) return '<table><tr><th>line</th><th>correction</th><th>severity</th><th>comment</th></tr>' +
-    d.corrections.map(c => `<tr><td>${c.line === null ? 'inserted' : c.line}</td><td>${esc(c.correction)}</td><td>${esc(c.severity)} (${c.score})</td><td>${esc(c.comments)}</td></tr>`).join('') + '</table>' +
-    (d.corrected_report ? `<p>corrected report:</p><pre>${esc(d.corrected_report)}</pre>` : '');
-  return `<pre>${esc(JSON.stringify(d, null, 1))}</pre>`;
+  return (d.notes || []).map(n => `<p>${esc(n)}</p>`).join('') +
+    (d.entities ? `<div class="reports"><div><b>reference</b><br>${chips(d.entities.reference)}</div><div><b>candidate</b><br>${chips(d.entities.candidate)}</div></div>` : '') +
+    (d.tables || []).map(table).join('') +
+    (d.texts || []).map(t => (t.caption ? `<p>${esc(t.caption)}:</p>` : '') + `<pre>${esc(t.text)}</pre>`).join('');
 }
 body.onclick = e => {
   const tr = e.target.closest('tr'); if (!tr) return; const r = rows[+tr.dataset.i], box = document.getElementById('detail');
   box.hidden = false;
   box.innerHTML = `<h2>${esc(r.id)}</h2><div class="reports"><div><b>reference</b><pre>${esc(r.reference)}</pre></div>` +
     `<div><b>candidate</b><pre>${esc(r.candidate)}</pre></div></div>` +
-    Object.entries(r.details).map(([m, d]) => `<h3>${esc(m)}</h3>${detail(m, d)}`).join('');
+    Object.entries(r.details).map(([m, d]) => `<h3>${esc(m)}</h3>${detail(d)}`).join('');
   box.scrollIntoView();
 };
 document.getElementById('filter').oninput = apply;

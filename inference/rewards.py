@@ -37,7 +37,7 @@ class MetricReward:
     def __init__(self, key: str, components: dict | None = None, options: dict | None = None,
                  reference_column: str = "reference", sign: float | None = None, unscorable_margin: float = 1.0,
                  endpoint=None, llm_cache=None):
-        from .registry import key_owner
+        from .registry import build_metric, key_owner
         from .scorer import Scorer
 
         owner = key_owner().get(key)
@@ -48,11 +48,9 @@ class MetricReward:
         self._upstream: dict = {}
         self._metrics = []
         for spec in self._scorer.specs:
-            metric_options = dict(self._scorer.metric_options.get(spec.name, {}))
-            if spec.judged_by_llm or spec.endpoint_replaces_components:
-                metric_options = {"endpoint": endpoint, "llm_cache": self._scorer.llm_cache, **metric_options}
-            self._metrics.append(spec.load()(components=self._scorer.components, upstream=self._upstream,
-                                             progress=False, **metric_options))
+            self._metrics.append(build_metric(spec, self._scorer.components, self._upstream,
+                                              self._scorer.metric_options.get(spec.name), endpoint, self._scorer.llm_cache,
+                                              progress=False))
         higher = self._metrics[-1].higher_is_better[key]
         self.key, self.owner, self.reference_column = key, owner, reference_column
         self.sign = (1.0 if higher else -1.0) if sign is None else float(sign)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .registry import resolve
+from .registry import build_metric, resolve
 from .stats import bootstrap_ci
 
 
@@ -138,10 +138,8 @@ class Scorer:
         outputs, docs, directions = {}, {}, {}
         empty = sum(is_empty_report(c) for c in candidates)
         for spec in self.specs:
-            options = self.metric_options.get(spec.name, {})
-            if spec.judged_by_llm or spec.endpoint_replaces_components:
-                options = {"endpoint": self.endpoint, "llm_cache": self.llm_cache, **options}
-            metric = spec.load()(components=self.components, upstream=outputs, **options)
+            metric = build_metric(spec, self.components, outputs, self.metric_options.get(spec.name), self.endpoint,
+                                  self.llm_cache)
             outputs[spec.name] = metric(list(references), list(candidates))
             docs[spec.name] = metric.reference
             directions.update({key: metric.higher_is_better[key] for key in spec.keys})

@@ -38,16 +38,18 @@ def test_score_cli_writes_a_self_contained_report(tmp_path):
     assert data["rows"][3]["candidate"] == HYPS[3]  # the text survives its own </script>
 
 
-def test_details_are_drawn_per_metric():
+def test_details_are_drawn_as_each_metric_declares():
     annotation = {"entities": {"1": {"tokens": "Effusion", "label": "OBS-DP"}, "2": {"tokens": "left", "label": "ANAT-DP"}}}
     other = {"entities": {"1": {"tokens": "effusion", "label": "OBS-DP"}}}
     graph = compact_detail("radgraph", {"reference_annotation": annotation, "candidate_annotation": other})
-    assert graph == {"reference": [["effusion", "OBS-DP", True], ["left", "ANAT-DP", False]], "candidate": [["effusion", "OBS-DP", True]]}
+    assert graph["entities"] == {"reference": [["effusion", "OBS-DP", True], ["left", "ANAT-DP", False]],
+                                 "candidate": [["effusion", "OBS-DP", True]]}
     green = compact_detail("green", {"response": "x", "significant": [1, 0, 0, 0, 0, 0], "insignificant": [0] * 6, "matched": 2})
-    assert green["significant"][0] == 1 and green["matched"] == 2
+    assert green["tables"][0]["rows"][0][1:] == [1, 0] and green["notes"] == ["matched findings: 2"]
     assert compact_detail("green", {"response": "garbled", "error": "unparsable"}) == {"error": "unparsable", "response": "garbled"}
     chexbert = compact_detail("chexbert", {"reference_labels": [0] * 13 + [1], "candidate_labels": [0, 1] + [0] * 12})
-    assert chexbert == {"differing": [["Cardiomegaly", 0, 1], ["No Finding", 1, 0]]}
+    assert chexbert["tables"][0]["rows"] == [["Cardiomegaly", 0, 1], ["No Finding", 1, 0]]
+    assert compact_detail("not_a_metric", {"x": 1})["texts"][0]["text"] == '{\n "x": 1\n}'
 
 
 def test_ten_thousand_pairs_stay_small(monkeypatch):

@@ -49,9 +49,12 @@ def test_bad_input_is_named():
 
 def test_missing_component_is_named(monkeypatch):
     from radmetrics.inference import registry
+    from radmetrics.inference.metrics.base import Metric
 
-    spec = registry.MetricSpec("needs_chexbert", "x:y", ("k",), requires_components=("chexbert",))
-    monkeypatch.setitem(registry.REGISTRY, "needs_chexbert", spec)
+    class NeedsCheXbert(Metric):
+        name, keys, requires_components = "needs_chexbert", ("k",), ("chexbert",)
+
+    monkeypatch.setitem(registry.REGISTRY, "needs_chexbert", NeedsCheXbert)
     with pytest.raises(MissingComponentError, match="needs_chexbert needs chexbert"):
         Scorer(["needs_chexbert"])
 
@@ -73,7 +76,7 @@ def test_radcliq_options_replace_the_metrics_they_stand_in_for():
     assert radcliq.missing_components({"chexbert": "c"}) == ["radgraph"]
     assert radcliq.missing_components({"chexbert": "c"}, options={"radgraph_model": "m"}) == []
     assert radcliq.missing_components({}, options={"radgraph_model": "m"}) == ["chexbert"]
-    RadCliQ = radcliq.load()
+    RadCliQ = radcliq
     with pytest.raises(ValueError, match="precision applies to its own models"):
         RadCliQ(precision="bf16")  # nothing of its own to run in bf16
     assert RadCliQ(precision="bf16", bertscore_model="m").options["precision"] == "bf16"

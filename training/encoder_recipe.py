@@ -14,6 +14,7 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
+from .logs import configure_logging, logger
 from .run_dir import (
     is_complete,
     last_complete_checkpoint,
@@ -220,9 +221,10 @@ def train_and_finish(trainer, tokenizer, run_dir: Path, evaluate, every_rank: bo
     (encoders: seconds). With `every_rank`, every rank calls `evaluate(final)` on its own device and is expected to
     take its share of the held-out data (`rank_and_world`, `gather_to_all`): a 7B GREEN model generating for the
     test split would otherwise keep every other rank waiting past the process-group timeout."""
+    configure_logging()
     final = run_dir / "final"
     if is_complete(final):
-        print(f"{final} is complete; nothing to train (delete it or use a new output_dir to train again)")
+        logger.info("%s is complete; nothing to train (delete it or use a new output_dir to train again)", final)
         return read_eval_results(run_dir)
     trainer.add_callback(CompletionMarker())
     if trainer.args.include_num_input_tokens_seen in (False, "no"):
@@ -230,17 +232,17 @@ def train_and_finish(trainer, tokenizer, run_dir: Path, evaluate, every_rank: bo
     trainer.add_callback(ThroughputLogger(sequence_length))
     resume = last_complete_checkpoint(run_dir)
     if resume:
-        print(f"resuming from {resume}")
+        logger.info("resuming from %s", resume)
     processes = trainer.accelerator.num_processes
-    print(f"training on {processes} process(es)"
-          + (" with DeepSpeed" if trainer.is_deepspeed_enabled else ""))
+    logger.info("training on %d process(es)%s", processes, " with DeepSpeed" if trainer.is_deepspeed_enabled else "")
     stop = None
     if os.environ.get("RADMETRICS_REQUEUE_MARKER"):
         stop = SaveAndStopOnRequest(os.environ["RADMETRICS_REQUEUE_MARKER"])
         trainer.add_callback(stop)
     trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     if stop is not None and stop.requested:
-        print(f"saved checkpoint-{trainer.state.global_step} and stopped as the launcher asked; the requeued job resumes from it")
+        logger.info("saved checkpoint-%d and stopped as the launcher asked; the requeued job resumes from it",
+                    trainer.state.global_step)
         close_process_group()
         return {}
     trainer.save_model(str(final))
@@ -259,7 +261,7 @@ def train_and_finish(trainer, tokenizer, run_dir: Path, evaluate, every_rank: bo
     if is_main_process():
         write_eval_results(run_dir, {**results, **selected_checkpoint(trainer)})
         mark_complete(final)
-        print({k: round(v, 4) for k, v in results.items() if isinstance(v, float)})
+        logger.info("%s", {k: round(v, 4) for k, v in results.items() if isinstance(v, float)})
     close_process_group()
     return results
 

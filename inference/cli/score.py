@@ -178,8 +178,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.list:
         for spec in REGISTRY.values():
-            needs = f"  (needs: {', '.join(spec.requires_components)})" if spec.requires_components else ""
-            print(f"{spec.name}: {', '.join(spec.keys)}{needs}")
+            print(describe_metric(spec))
         return 0
     if not (args.refs and args.hyps and args.out):
         raise SystemExit("radmetrics score: --refs, --hyps and --out are required")
@@ -192,6 +191,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"radmetrics score: warning: {warning}", file=sys.stderr)
     print_llm_totals(result)
     return 0
+
+
+def describe_metric(spec) -> str:
+    """A metric for `score --list`: its keys, what it needs, what it reproduces and its options with their defaults."""
+    needs = [*spec.requires_components, *(("an LLM endpoint",) if spec.judged_by_llm else ())]
+    lines = [f"{spec.name}: {', '.join(spec.keys)}{f'  (needs: {chr(44).join(needs)})' if needs else ''}",
+             f"    reproduces: {spec.reference}"]
+    lines.extend(f"    --option {spec.name}.{name}={option.default!r}: {option.help}"
+                 f"{'' if option.changes_values else ' (does not change values)'}"
+                 for name, option in spec.declared_options().items())
+    return "\n".join(lines)
 
 
 def print_llm_totals(result) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -47,31 +48,88 @@ class MetricOutput:
         return float(np.mean(scored)) if len(scored) else float("nan")
 
 
+@dataclass(frozen=True)
+class Option:
+    """A metric option: its default, whether a change of it can change the scores (score signatures pin those), and a
+    line of help for `radmetrics score --list`."""
+
+    default: Any = None
+    changes_values: bool = True
+    help: str = ""
+
+
+PRECISION = Option("fp32", True, "fp32 (the reference's values) or bf16 (autocast, faster, values change)")
+
+
 class Metric:
-    """Subclasses set `name`, `keys`, `higher_is_better`, `reference`, and implement `compute`."""
+    """One metric: everything the rest of radmetrics needs to know about it is declared here.
+
+    Subclasses set `name`, `keys`, `higher_is_better`, `reference` (what it reproduces), `citation` (BibTeX), `options`
+    ({name: Option}), and the requirements below, and implement `compute`; `display_detail` says how report.html shows
+    one pair's detail. The registry discovers subclasses (`metrics/<name>/metric.py`, or a plugin's entry point in the
+    `radmetrics.metrics` group) and reads the rest from the class: no other file names a metric.
+    """
 
     name: str = ""
     keys: tuple[str, ...] = ()
     higher_is_better: dict[str, bool] = {}
     reference: str = ""
-    option_names: tuple[str, ...] = ()  # the options the metric reads; any other is refused
-    requires_components: tuple[str, ...] = ()  # component kinds that must be loaded
+    citation: str = ""
+    options: dict[str, Option] = {}  # on an instance: the given options over these defaults
+    requires_components: tuple[str, ...] = ()  # component kinds that must be loaded; "a|b": either will do
     requires_extras: tuple[str, ...] = ()  # pip extras whose packages must be importable
+    depends_on: tuple[str, ...] = ()  # metrics whose per-sample scores this one combines (computed first)
+    judged_by_llm: bool = False  # needs an LLM endpoint (Scorer(endpoint=...), --endpoint)
+    endpoint_replaces_components: bool = False  # an endpoint can stand in for the required components (GREEN)
+    accepts_grounded: bool = False  # also scores grounded reports (lists of {"text", "boxes"})
+    # (option, name): with the option set, the metric computes that dependency's part with a model of its own, so
+    # neither the dependency metric nor the component kind of that name is needed (RadCliQ's radgraph_model)
+    replaced_by_options: tuple[tuple[str, str], ...] = ()
     runs_encoder: bool = False  # an encoder forward does the work: option `precision` applies
 
     RUN_OPTIONS = ("endpoint", "llm_cache", "progress")  # set by the Scorer, not by users
     PRECISIONS = ("fp32", "bf16")
 
     def __init__(self, components: dict | None = None, upstream: dict | None = None, **options):
-        accepted = (*self.option_names, *(("precision",) if self.runs_encoder else ()))
-        unknown = sorted(set(options) - set(accepted) - set(self.RUN_OPTIONS))
+        declared = self.declared_options()
+        unknown = sorted(set(options) - set(declared) - set(self.RUN_OPTIONS))
         if unknown:
-            raise ValueError(f"metric {self.name} has no option {', '.join(unknown)}; its options: {', '.join(accepted) or 'none'}")
+            raise ValueError(f"metric {self.name} has no option {', '.join(unknown)}; its options: {', '.join(declared) or 'none'}")
         if options.get("precision", "fp32") not in self.PRECISIONS:
             raise ValueError(f"metric {self.name} option precision={options['precision']!r}: expected one of {self.PRECISIONS}")
         self.components = components or {}
         self.upstream = upstream if upstream is not None else {}  # MetricOutputs of metrics computed earlier in the run
-        self.options = options
+        self.given_options = dict(options)
+        self.options = {**{name: option.default for name, option in declared.items()}, **options}
+
+    @classmethod
+    def declared_options(cls) -> dict[str, Option]:
+        """The class's options, with `precision` for metrics that run an encoder."""
+        return {**cls.options, **({"precision": PRECISION} if cls.runs_encoder else {})}
+
+    @classmethod
+    def replaced(cls, options: dict | None) -> set[str]:
+        return {name for option, name in cls.replaced_by_options if (options or {}).get(option)}
+
+    @classmethod
+    def dependencies(cls, options: dict | None = None) -> list[str]:
+        return [d for d in cls.depends_on if d not in cls.replaced(options)]
+
+    @classmethod
+    def missing_components(cls, components, endpoint: bool = False, options: dict | None = None) -> list[str]:
+        if endpoint and cls.endpoint_replaces_components:
+            return []
+        needed = [c for c in cls.requires_components if c not in cls.replaced(options)]
+        return [c for c in needed if not any(a in components for a in c.split("|"))]
+
+    @classmethod
+    def display_detail(cls, detail: dict) -> dict | None:
+        """What report.html shows of one pair's detail (never an error detail: the page shows those itself), as
+        `display` parts: {"notes": [str], "entities": {"reference": [[text, label, matched]], "candidate": [...]},
+        "tables": [{"caption", "columns", "rows"}], "texts": [{"caption", "text"}]}. The default: the detail as JSON."""
+        from .display import json_detail
+
+        return json_detail(detail)
 
     def loaded(self, name: str, build, *inputs):
         """`build()` once per process for this metric, `name` and `inputs` (everything `build` reads: component paths,

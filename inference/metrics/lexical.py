@@ -19,7 +19,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .base import Metric, MetricOutput
+from .base import Metric, MetricOutput, Option
+
+BLEU_CITATION = """@inproceedings{papineni2002bleu, title={BLEU: a Method for Automatic Evaluation of Machine Translation},
+  author={Papineni, Kishore and Roukos, Salim and Ward, Todd and Zhu, Wei-Jing}, booktitle={ACL}, year={2002}}"""
 
 
 def _ngrams(tokens: Sequence[str], n: int) -> Counter:
@@ -52,6 +55,7 @@ class Bleu2RadCliQ(Metric):
     keys = ("bleu2",)
     higher_is_better = {"bleu2": True}
     reference = "RadCliQ BLEU-2 (Yu et al. 2023; CXR-Report-Metric prep_reports + fast_bleu bigram)"
+    citation = BLEU_CITATION
 
     def compute(self, references, candidates):
         scores = [sentence_bleu_method1(radcliq_bleu_tokens(r), radcliq_bleu_tokens(c), 2) for r, c in zip(references, candidates)]
@@ -91,6 +95,7 @@ class Bleu4Corpus(Metric):
     keys = ("bleu4",)
     higher_is_better = {"bleu4": True}
     reference = "corpus BLEU-4 as RadEval reports it (pycocoevalcap BleuScorer, option='closest')"
+    citation = BLEU_CITATION
 
     def compute(self, references, candidates):
         stats = np.stack([_coco_stats(r, c) for r, c in zip(references, candidates)]) if references else np.zeros((0, 10))
@@ -100,13 +105,15 @@ class Bleu4Corpus(Metric):
 
 class RougeL(Metric):
     name = "rougeL"
-    option_names = ("use_stemmer",)
+    options = {"use_stemmer": Option(True, True, "Porter stemming of both reports (RadEval's setting)")}
     keys = ("rougeL",)
     higher_is_better = {"rougeL": True}
     reference = "ROUGE-L F (rouge_score, use_stemmer=True as in RadEval)"
+    citation = """@inproceedings{lin2004rouge, title={ROUGE: A Package for Automatic Evaluation of Summaries}, author={Lin, Chin-Yew},
+  booktitle={Text Summarization Branches Out}, year={2004}}"""
 
     def compute(self, references, candidates):
         from rouge_score import rouge_scorer
 
-        scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=self.options.get("use_stemmer", True))
+        scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=self.options["use_stemmer"])
         return MetricOutput({"rougeL": [scorer.score(r, c)["rougeL"].fmeasure for r, c in zip(references, candidates)]})

@@ -16,7 +16,7 @@ import warnings
 from importlib.resources import files
 from pathlib import Path
 
-from ..base import Metric, MetricOutput
+from ..base import Metric, MetricOutput, Option
 
 DEFAULT_LAYER = 5  # of 6: the depth bert-score recommends for 6-layer distilled models (distilroberta-base: 5)
 DEFAULT_BASELINE = Path(str(files("radmetrics.inference").joinpath("resources", "bertscore_baseline_all-MiniLM-L6-v2.tsv")))
@@ -31,35 +31,46 @@ def _is_default(model: str) -> bool:
 class BertScore(Metric):
     name = "bertscore"
     runs_encoder = True
-    option_names = ("model", "rescale_with_baseline", "baseline_path", "num_layers", "idf", "batch_size", "device")
+    options = {
+        "model": Option("default", True, "a local directory, a Hub id, or default (the bundled all-MiniLM-L6-v2)"),
+        "rescale_with_baseline": Option(True, True, "rescale F1 with the model's baseline"),
+        "baseline_path": Option(None, True, "a baseline TSV (default: bert-score's for its models, radmetrics' for MiniLM)"),
+        "num_layers": Option(None, True, f"the layer whose states are compared (default: {DEFAULT_LAYER} for MiniLM, "
+                                         "else bert-score's for the model)"),
+        "idf": Option(False, True, "idf weights from the call's references, as CXR-Report-Metric"),
+        "batch_size": Option(64, False, "sentences per forward"),
+        "device": Option(None, False, "torch device (default: bert-score's choice)"),
+    }
     keys = ("bertscore",)
     higher_is_better = {"bertscore": True}
     reference = "BERTScore F1 (bert-score package; baseline rescaling; RadCliQ: distilroberta-base layer 5)"
+    citation = """@inproceedings{zhang2020bertscore, title={BERTScore: Evaluating Text Generation with BERT},
+  author={Zhang, Tianyi and Kishore, Varsha and Wu, Felix and Weinberger, Kilian Q. and Artzi, Yoav}, booktitle={ICLR}, year={2020}}"""
 
     def scorer(self):
         from bert_score import BERTScorer
 
         from ...loading.hub import resolve_model_path
 
-        model = self.options.get("model", "default")
-        rescale = self.options.get("rescale_with_baseline", True)
-        baseline = self.options.get("baseline_path")
+        model = self.options["model"]
+        rescale = self.options["rescale_with_baseline"]
+        baseline = self.options["baseline_path"]
         if rescale and baseline is None and _is_default(model):
             baseline = str(DEFAULT_BASELINE)
         return with_prefix_space(BERTScorer(
             model_type=resolve_model_path(model),
-            num_layers=self.options.get("num_layers", DEFAULT_LAYER if _is_default(model) else None),
-            idf=self.options.get("idf", False),
+            num_layers=self.options["num_layers"] or (DEFAULT_LAYER if _is_default(model) else None),
+            idf=self.options["idf"],
             rescale_with_baseline=rescale,
             baseline_path=baseline,
             lang="en",
-            batch_size=self.options.get("batch_size", 64),
-            device=self.options.get("device"),
+            batch_size=self.options["batch_size"],
+            device=self.options["device"],
         ))
 
     def compute(self, references, candidates):
         scorer = self.loaded("scorer", self.scorer, sorted((k, v) for k, v in self.options.items() if k not in self.RUN_OPTIONS))
-        if self.options.get("idf"):
+        if self.options["idf"]:
             # idf weights from this call's references, as CXR-Report-Metric computes them, on the model loaded once
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", "Overwriting the previous importance weights")

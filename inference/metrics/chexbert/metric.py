@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import Metric, MetricOutput
+from ..base import Metric, MetricOutput, Option
 
 F1_KEYS = tuple(f"chexbert_f1_{n}_{kind}" for n in (14, 5) for kind in ("micro", "macro", "weighted"))
 
@@ -18,22 +18,39 @@ F1_KEYS = tuple(f"chexbert_f1_{n}_{kind}" for n in (14, 5) for kind in ("micro",
 class CheXbert(Metric):
     name = "chexbert"
     runs_encoder = True
-    option_names = ("uncertain_as_positive", "base_model")
+    options = {
+        "uncertain_as_positive": Option(True, True, "an uncertain label counts as positive (f1chexbert, RadEval)"),
+        "base_model": Option(None, False, "where a released model's config and tokenizer are (default: its Hub id)"),
+    }
     keys = (*F1_KEYS, "chexbert_similarity")
     higher_is_better = dict.fromkeys((*F1_KEYS, "chexbert_similarity"), True)
     reference = "CheXbert labels (Smit et al. 2020) F1 as f1chexbert/RadEval; vector similarity as CXR-Report-Metric"
+    citation = """@inproceedings{smit2020chexbert, title={CheXbert: Combining Automatic Labelers and Expert Annotations for Accurate
+  Radiology Report Labeling Using BERT}, author={Smit, Akshay and Jain, Saahil and Rajpurkar, Pranav and Pareek, Anuj and Ng, Andrew Y.
+  and Lungren, Matthew P.}, booktitle={EMNLP}, year={2020}}"""
     requires_components = ("chexbert",)
+
+    @classmethod
+    def display_detail(cls, detail):
+        from ...loading.components import CHEXPERT_CONDITIONS
+        from ..display import table
+
+        ref, cand = detail.get("reference_labels") or [], detail.get("candidate_labels") or []
+        differing = [[name, r, c] for name, r, c in zip(CHEXPERT_CONDITIONS, ref, cand) if r != c]
+        if not differing:
+            return {"notes": ["same labels"]}
+        return {"tables": [table("labels that differ", ["condition", "reference", "candidate"], differing)]}
 
     def compute(self, references, candidates):
         from .f1 import chexbert_f1
         from .runner import CheXbertRunner
 
-        runner = self.loaded("runner", lambda: CheXbertRunner.from_component(self.components["chexbert"], self.options.get("base_model")),
-                             self.components["chexbert"], self.options.get("base_model"))
+        runner = self.loaded("runner", lambda: CheXbertRunner.from_component(self.components["chexbert"], self.options["base_model"]),
+                             self.components["chexbert"], self.options["base_model"])
         labels, embeddings = runner.labels_and_embeddings([*references, *candidates])  # one pass: shared reports run once
         n = len(references)
         ref_labels, ref_emb, hyp_labels, hyp_emb = labels[:n], embeddings[:n], labels[n:], embeddings[n:]
-        uncertain = self.options.get("uncertain_as_positive", True)
+        uncertain = self.options["uncertain_as_positive"]
         per_pair = [chexbert_f1([r], [h], uncertain) for r, h in zip(ref_labels, hyp_labels)]
         per_sample = {key: [scores[key] for scores in per_pair] for key in F1_KEYS}
         similarity = (ref_emb * hyp_emb).sum(1) / (np.linalg.norm(ref_emb, axis=1) * np.linalg.norm(hyp_emb, axis=1)).clip(1e-12)

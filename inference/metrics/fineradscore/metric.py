@@ -9,7 +9,7 @@ categories, and the corrected report. Options: `endpoint`, `llm_cache`, `max_rep
 from __future__ import annotations
 
 from ...llm.engine import LLMTask
-from ..base import Metric, MetricOutput
+from ..base import Metric, MetricOutput, Option
 from .judge import (
     MAX_REPROMPTS,
     apply_corrections,
@@ -22,15 +22,33 @@ from .judge import (
 
 class FineRadScore(Metric):
     name = "fineradscore"
-    option_names = ("max_reprompts", "layout")
+    options = {
+        "max_reprompts": Option(MAX_REPROMPTS, True, "re-asks after an unparsable answer (the paper's 5)"),
+        "layout": Option("gpt4", True, "the authors' chat layout: gpt4 or claude3"),
+    }
     keys = ("fineradscore_sum", "fineradscore_max")
     higher_is_better = {"fineradscore_sum": False, "fineradscore_max": False}
     reference = "FineRadScore (Huang et al., MLHC 2024; rajpurkarlab/FineRadScore prompt and line numbering, section 6.4 severities)"
+    citation = """@inproceedings{huang2024fineradscore, title={FineRadScore: A Radiology Report Line-by-Line Evaluation Technique
+  Generating Corrections with Severity Scores}, author={Huang, Alyssa and Banerjee, Oishi and Wu, Kay and Pontes Reis, Eduardo and
+  Rajpurkar, Pranav}, booktitle={Machine Learning for Healthcare}, year={2024}}"""
+    judged_by_llm = True
+
+    @classmethod
+    def display_detail(cls, detail):
+        from ..display import cut, table
+
+        if not detail.get("corrections") and not detail.get("corrected_report"):
+            return {"notes": ["no correction"]}
+        rows = [["inserted" if c.get("line") is None else c.get("line"), c.get("correction"), f"{c.get('severity')} ({c.get('score')})",
+                 c.get("comments")] for c in detail.get("corrections", [])]
+        return {"tables": [table("corrections", ["line", "correction", "severity", "comment"], rows)],
+                "texts": [{"caption": "corrected report", "text": cut(detail.get("corrected_report", ""))}]}
 
     def compute(self, references, candidates):
-        engine = self.llm_engine(self.options.get("max_reprompts", MAX_REPROMPTS))
+        engine = self.llm_engine(self.options["max_reprompts"])
         lines_of = [candidate_lines(c) for c in candidates]
-        layout = self.options.get("layout", "gpt4")
+        layout = self.options["layout"]
         tasks = [LLMTask(f"fineradscore-{i}", fineradscore_messages(reference, candidate, layout),
                          lambda text, n=len(lines): parse_corrections(text, n))
                  for i, (reference, candidate, lines) in enumerate(zip(references, candidates, lines_of))]

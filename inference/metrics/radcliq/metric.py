@@ -18,7 +18,7 @@ those own models under bfloat16 autocast, as the encoder metrics' option does; i
 
 from __future__ import annotations
 
-from ..base import Metric, MetricOutput
+from ..base import Metric, MetricOutput, Option
 
 # CXR-Report-Metric's BERTScorer (bert-score's default layer for distilroberta-base), on `bertscore_model`
 RADCLIQ_BERTSCORE = {"num_layers": 5, "idf": True, "rescale_with_baseline": True}
@@ -26,11 +26,20 @@ RADCLIQ_BERTSCORE = {"num_layers": 5, "idf": True, "rescale_with_baseline": True
 
 class RadCliQ(Metric):
     name = "radcliq"
-    option_names = ("constants", "radgraph_model", "radgraph_base_model", "bertscore_model")
+    options = {
+        "constants": Option(None, True, "RadCliQ-v1 constants refitted by meta-eval fit-radcliq (default: the published)"),
+        "radgraph_model": Option(None, True, "a RadGraph model of RadCliQ's own for its RadGraph feature"),
+        "radgraph_base_model": Option(None, False, "where radgraph_model's config and tokenizer are"),
+        "bertscore_model": Option(None, True, "a BERTScore model of RadCliQ's own (layer 5, idf, rescaled)"),
+    }
     keys = ("radcliq_v0", "radcliq_v1")
     higher_is_better = {"radcliq_v0": False, "radcliq_v1": False}
     reference = "RadCliQ (Yu et al. 2023; rajpurkarlab/CXR-Report-Metric constants)"
+    citation = """@article{yu2023evaluating, title={Evaluating progress in automatic chest X-ray radiology report generation},
+  author={Yu, Feiyang and others}, journal={Patterns}, volume={4}, number={9}, year={2023}}"""
     requires_components = ("radgraph", "chexbert")
+    depends_on = ("radgraph", "bertscore", "chexbert", "bleu2")
+    replaced_by_options = (("radgraph_model", "radgraph"), ("bertscore_model", "bertscore"))
     runs_encoder = True  # its own models only (radgraph_model, bertscore_model): option `precision` applies to them
 
     def __init__(self, components=None, upstream=None, **options):
@@ -44,7 +53,7 @@ class RadCliQ(Metric):
         from .composite import FEATURES, load_constants, radcliq_v0, radcliq_v1
 
         owners = key_owner()
-        params = load_constants(self.options["constants"]) if self.options.get("constants") else None
+        params = load_constants(self.options["constants"]) if self.options["constants"] else None
         own = self.own_features(references, candidates)
         features = [own[key] if key in own else self.upstream[owners[key]].per_sample[key] for key in FEATURES]
         return MetricOutput({"radcliq_v0": [float(v) for v in radcliq_v0(*features)],
@@ -55,13 +64,13 @@ class RadCliQ(Metric):
         from ..bertscore.metric import BertScore
         from ..radgraph.metric import RadGraph
 
-        if self.options.get("radgraph_base_model") and not self.options.get("radgraph_model"):
+        if self.options["radgraph_base_model"] and not self.options["radgraph_model"]:
             raise ValueError("radcliq option radgraph_base_model is the base model of radgraph_model: set radgraph_model too")
         features = {}
-        if self.options.get("radgraph_model"):
-            radgraph = RadGraph({"radgraph": self.options["radgraph_model"]}, base_model=self.options.get("radgraph_base_model"))
+        if self.options["radgraph_model"]:
+            radgraph = RadGraph({"radgraph": self.options["radgraph_model"]}, base_model=self.options["radgraph_base_model"])
             features["radgraph_radcliq"] = radgraph(references, candidates).per_sample["radgraph_radcliq"]
-        if self.options.get("bertscore_model"):
+        if self.options["bertscore_model"]:
             bertscore = BertScore(model=self.options["bertscore_model"], **RADCLIQ_BERTSCORE)
             features["bertscore"] = bertscore(references, candidates).per_sample["bertscore"]
         return features

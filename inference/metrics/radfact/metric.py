@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...llm.engine import LLMTask
-from ..base import Metric, MetricOutput
+from ..base import Metric, MetricOutput, Option
 from .judge import (
     EvidencedPhrase,
     Phrase,
@@ -34,13 +34,20 @@ def _key(kind: str, part: str) -> str:
 
 class RadFact(Metric):
     name = "radfact"
-    option_names = ("nli_shots",)
+    options = {
+        "max_reprompts": Option(3, True, "re-asks after an unparsable answer"),
+        "nli_shots": Option(None, True, "few-shot entailment examples (default: all of RadFact's)"),
+    }
     keys = tuple(_key(kind, part) for kind in KINDS for part in ("precision", "recall", "f1"))
     higher_is_better = dict.fromkeys(keys, True)
     reference = "RadFact (Bannur et al. 2024, MAIRA-2; microsoft/RadFact metric/radfact.py)"
+    citation = """@article{bannur2024maira2, title={MAIRA-2: Grounded Radiology Report Generation}, author={Bannur, Shruthi and others},
+  journal={arXiv:2406.04449}, year={2024}}"""
+    judged_by_llm = True
+    accepts_grounded = True
 
     def compute(self, references, candidates):
-        engine = self.llm_engine(self.options.get("max_reprompts", 3))
+        engine = self.llm_engine(self.options["max_reprompts"])
         errors: dict[int, list[str]] = {}
         sides = self._phrases(engine, {"candidate": candidates, "reference": references}, errors)
         tasks, owners = [], []
@@ -51,7 +58,7 @@ class RadFact(Metric):
                 premise = [p.text for p in sides[other][i]]
                 for j, phrase in enumerate(sides[side][i]):
                     if premise:  # nothing can be entailed by an empty report: no question to ask
-                        tasks.append(LLMTask(f"nli-{side}-{i}-{j}", nli_messages(premise, phrase.text, self.options.get("nli_shots")),
+                        tasks.append(LLMTask(f"nli-{side}-{i}-{j}", nli_messages(premise, phrase.text, self.options["nli_shots"]),
                                              lambda text, ref=premise: parse_entailment(text, ref)))
                         owners.append((i, side, j))
         verdicts = {}

@@ -10,7 +10,7 @@ Options: `case` ("insensitive" default, "reference" = radgraph 0.1.18, "sensitiv
 
 from __future__ import annotations
 
-from ..base import Metric, MetricOutput
+from ..base import Metric, MetricOutput, Option
 
 
 def radgraph_extractor(path: str, base_model: str | None = None):
@@ -31,20 +31,38 @@ LEVEL_KEYS = ("radgraph_simple", "radgraph_partial", "radgraph_complete")
 class RadGraph(Metric):
     name = "radgraph"
     runs_encoder = True
-    option_names = ("case", "base_model")
+    options = {
+        "case": Option("insensitive", True, "entity text comparison: insensitive, reference (radgraph 0.1.18) or sensitive"),
+        "base_model": Option(None, False, "where a released model's config and tokenizer are (default: its Hub id)"),
+    }
     keys = (*LEVEL_KEYS, "radgraph_radcliq")
     higher_is_better = dict.fromkeys(keys, True)
     reference = "RadGraph F1 (Delbrouck et al. 2022; radgraph==0.1.18 F1RadGraph) and RadCliQ's radgraph_combined (Yu et al. 2023)"
+    citation = """@inproceedings{jain2021radgraph, title={RadGraph: Extracting Clinical Entities and Relations from Radiology Reports},
+  author={Jain, Saahil and others}, booktitle={NeurIPS Datasets and Benchmarks}, year={2021}}"""
     requires_components = ("radgraph",)
+
+    @classmethod
+    def display_detail(cls, detail):
+        """Entities coloured matched or not: matched when the other report has one of the same text and label (RadGraph
+        F1's entity match at its partial level)."""
+        from ..display import entity_display
+        from .annotation import short_label
+
+        def entities(annotation):
+            return [(str(e.get("tokens", "")).lower(), short_label(e.get("label", "")))
+                    for e in (annotation or {}).get("entities", {}).values()]
+
+        return entity_display(entities(detail.get("reference_annotation")), entities(detail.get("candidate_annotation")))
 
     def compute(self, references, candidates):
         from .f1 import radgraph_f1, radgraph_radcliq
 
-        extractor = self.loaded("extractor", lambda: radgraph_extractor(self.components["radgraph"], self.options.get("base_model")),
-                                self.components["radgraph"], self.options.get("base_model"))
+        extractor = self.loaded("extractor", lambda: radgraph_extractor(self.components["radgraph"], self.options["base_model"]),
+                                self.components["radgraph"], self.options["base_model"])
         graphs = extractor.annotations([*references, *candidates])  # one pass: shared reports run once
         ref_graphs, hyp_graphs = graphs[:len(references)], graphs[len(references):]
-        case = self.options.get("case", "insensitive")
+        case = self.options["case"]
         per_sample: dict[str, list[float]] = {key: [] for key in self.keys}
         for hyp, ref in zip(hyp_graphs, ref_graphs):
             for key, value in zip(LEVEL_KEYS, radgraph_f1(hyp, ref, level="all", case=case)):
