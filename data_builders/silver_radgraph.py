@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import re
 
+from radmetrics.inference.entity_lexicon import Atom, find_atoms
 from radmetrics.inference.sentences import tokenize
-
-from .entity_lexicon import Atom, find_atoms
 
 STATUS_LABEL = {"present": "OBS-DP", "uncertain": "OBS-U", "absent": "OBS-DA"}
 HEADS = ("abnormality", "disease", "normal")

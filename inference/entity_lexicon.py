@@ -1,10 +1,11 @@
-"""Word-level clinical entity atoms for the silver RaTE-NER and RadGraph-style labelers.
+"""Word-level clinical entity atoms for the silver RaTE-NER and RadGraph-style labelers (data_builders) and the
+semantic GREEN teacher's significance rule.
 
 A sentence is tokenised the way RadGraph tokenises (words, numbers and punctuation apart) and each
 lexicon hit becomes an `Atom`: an anatomy term, a location modifier ("left", "lower"), an abnormality
 head ("effusion", "opacity"), a disease head ("pneumonia"), a normal descriptor ("clear", "in situ")
 or a severity/size modifier ("small", "moderate"). Each atom carries the presence status of its clause
-(present / uncertain / absent) from the same cue-and-scope matcher the CheXpert-style rule labeler uses.
+(present / uncertain / absent) from the cue-and-scope matcher the CheXpert-style rule labeler uses (negation.py).
 The two taggers compose atoms differently: RaTE-NER merges "small left pleural effusion" into one
 ABNORMALITY span, RadGraph keeps "small" (OBS), "left" and "pleural" (ANAT) apart and links them.
 The lexicons are silver-quality by design; `radmetrics data silver` measures the RadGraph output
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .rule_labeler import classify_mention
+from .negation import classify_mention
 
 ANATOMY = """
 lung lungs pulmonary pleural pleura heart cardiac cardiomediastinal mediastinal mediastinum hilar hilum hila
