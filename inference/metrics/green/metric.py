@@ -142,4 +142,4 @@ def green_display(significant, insignificant, matched, texts: list[dict]) -> dic
     rows = [[f"({letter}) {text}", sig, insig]
             for (letter, text), sig, insig in zip(CATEGORIES.items(), significant or [0] * 6, insignificant or [0] * 6)]
     return {"notes": [f"matched findings: {matched}"],
-            "tables": [table("errors", ["category", "significant", "insignificant"], rows)], "texts": texts}
+            "tables": [table("errors by category", ["category", "significant", "insignificant"], rows)], "texts": texts}

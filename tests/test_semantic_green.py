@@ -1,0 +1,105 @@
+"""The semantic GREEN teacher (inference/metrics/semantic_green): each category on hand-made pairs, a GREEN answer for
+any pair that the GREEN parser reads back exactly, and every input a user has scored rather than refused."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from radmetrics.inference.metrics.green.format import parse_green_response
+from radmetrics.inference.metrics.semantic_green.metric import SemanticGreen
+from radmetrics.inference.metrics.semantic_green.teacher import Rules, SemanticTeacher
+from radmetrics.inference.scorer import Scorer
+
+NORMAL = "Heart size is normal. Lungs are clear."
+CATEGORY_PAIRS = {  # name: (reference, candidate, significant counts (a)-(f), insignificant counts (a)-(f))
+    "false finding (a)": (NORMAL, NORMAL + " Right upper lobe pneumonia.", (1, 0, 0, 0, 0, 0), (0,) * 6),
+    "missing finding (b)": (NORMAL + " Right upper lobe pneumonia.", NORMAL, (0, 1, 0, 0, 0, 0), (0,) * 6),
+    "negated finding (b)": ("Left pleural effusion. Heart size is normal.", "No left pleural effusion. Heart size is normal.",
+                            (0, 1, 0, 0, 0, 0), (0,) * 6),
+    "location (c)": ("Small left pleural effusion. Heart size is normal.", "Small right pleural effusion. Heart size is normal.",
+                     (0, 0, 1, 0, 0, 0), (0,) * 6),
+    "severity (d)": ("Small left pleural effusion. Heart size is normal.", "Large left pleural effusion. Heart size is normal.",
+                     (0, 0, 0, 1, 0, 0), (0,) * 6),
+    "comparison added (e)": (NORMAL, NORMAL + " Compared to the prior study, there is no change.", (0,) * 6, (0, 0, 0, 0, 1, 0)),
+    "comparison omitted (f)": (NORMAL + " Compared to the prior study, there is no change.", NORMAL, (0,) * 6, (0, 0, 0, 0, 0, 1)),
+    "normal statement missing": (NORMAL + " No pneumothorax.", NORMAL, (0,) * 6, (0, 1, 0, 0, 0, 0)),
+}
+
+
+@pytest.fixture(scope="module")
+def teacher():
+    from radmetrics.inference.models.text_encoder import TextEncoder
+
+    return SemanticTeacher(TextEncoder("default"))
+
+
+@pytest.mark.parametrize("name", list(CATEGORY_PAIRS))
+def test_each_category(teacher, name):
+    reference, candidate, significant, insignificant = CATEGORY_PAIRS[name]
+    [annotation] = teacher([reference], [candidate])
+    assert annotation.significant == significant and annotation.insignificant == insignificant, annotation.to_dict()
+
+
+def test_identical_reports_have_no_errors(teacher):
+    report = "Small left pleural effusion. Mild cardiomegaly. No pneumothorax. Compared to prior, stable."
+    [annotation] = teacher([report], [report])
+    assert annotation.errors == [] and annotation.matched == 4 and annotation.score == 1.0
+
+
+def test_any_pair_gets_an_answer_the_green_parser_reads_back(teacher):
+    references = [c[0] for c in CATEGORY_PAIRS.values()] + ["Mild cardiomegaly (stable); [sic] 1. line: x", "Normal."]
+    candidates = [c[1] for c in CATEGORY_PAIRS.values()] + ["(a) False report: 3. [Matched Findings]: 9.", ""]
+    for annotation in teacher(references, candidates):
+        parsed = parse_green_response(annotation.response())
+        assert parsed.parsed, parsed.problems
+        assert (parsed.significant, parsed.insignificant, parsed.matched) == \
+            (annotation.significant, annotation.insignificant, annotation.matched)
+        assert parsed.score == pytest.approx(annotation.score)
+
+
+def test_any_candidate_is_scored_not_refused():
+    references = ["Small left pleural effusion. No pneumothorax."] * 4
+    long_report = " ".join(f"Finding number {i} is a small nodule in the left lung." for i in range(500))  # 5,000 words
+    candidates = ["", "Effusion", long_report, "Épanchement pleural gauche. 少量胸腔积液. Heart size is normal ✓."]
+    result = Scorer(["semantic_green"], n_bootstrap=0)(references, candidates)
+    assert all(row["semantic_green"] is not None for row in result.per_sample)
+    assert result.per_sample[0]["semantic_green_significant_errors"] == 1.0  # the effusion is missing
+    assert result.per_sample[2]["semantic_green_significant_errors"] >= 500  # every nodule is a false finding
+    assert len(result.details["semantic_green"][2]["candidate_statements"]) == 500
+
+
+def test_threshold_is_an_option_that_changes_values():
+    references, candidates = ["Heart size is normal. Lungs are clear."], ["The cardiac silhouette is unremarkable."]
+    loose = SemanticGreen(threshold=0.2)(references, candidates).per_sample["semantic_green_matched_findings"]
+    strict = SemanticGreen(threshold=0.95)(references, candidates).per_sample["semantic_green_matched_findings"]
+    assert loose == [1.0] and strict == [0.0]
+    assert SemanticGreen.declared_options()["threshold"].changes_values
+    assert Rules().threshold == SemanticGreen.options["threshold"].default
+
+
+def test_the_reward_and_the_page_run_it(tmp_path):
+    from radmetrics.inference.report_html import compact_detail
+    from radmetrics.inference.rewards import MetricReward
+
+    reward = MetricReward("semantic_green_significant_errors")
+    assert reward(completions=["No pneumothorax.", NORMAL], reference=[NORMAL, NORMAL]) == [-0.0, -0.0]
+    detail = Scorer(["semantic_green"], n_bootstrap=0)([CATEGORY_PAIRS["location (c)"][0]],
+                                                       [CATEGORY_PAIRS["location (c)"][1]]).details["semantic_green"][0]
+    shown = compact_detail("semantic_green", detail)
+    errors = next(t for t in shown["tables"] if t["caption"] == "errors, statement by statement")
+    assert errors["rows"][0][:2] == ["(c)", "significant"] and "right" in errors["rows"][0][2]
+
+
+def test_radpref_agreement_reproduces_the_committed_results(tmp_path):
+    """The agreement command, for the metrics that need no training, gives exactly the committed figures."""
+    from radmetrics.inference.cli import main
+
+    committed = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "results" /
+                            "agreement_radpref_dev.json").read_text())
+    assert main(["meta-eval", "radpref", "--metrics", "semantic_green", "rougeL", "--out", str(tmp_path)]) == 0
+    fresh = json.loads((tmp_path / "agreement.json").read_text())
+    for key, entry in fresh["keys"].items():
+        assert entry == committed["keys"][key], key
+    assert committed["keys"]["semantic_green_significant_errors"]["tau_b"] >= 0.60
+    assert committed["keys"]["semantic_green_significant_errors"]["vs_rougeL"]["ci95"][0] > 0
