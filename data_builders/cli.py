@@ -18,8 +18,9 @@ DESCRIPTION = """Build data for the recipes. Subcommands:
            programmatic GREEN annotation; JSONL + HF dataset + dataset card
 
   inject-errors    LLM-written candidates (GREEN appendix A.4): sampled error categories, or a rephrasing
-  annotate         GREEN annotations of pairs by an LLM teacher (appendix A.1), validated by the GREEN parser;
-                   resumable (answers are cached; a rerun re-sends nothing already answered)
+  annotate         GREEN annotations of any pairs: by the semantic teacher (semantic_green: sentence matching and
+                   word rules that agree with radiologists, no LLM), or by an LLM teacher (appendix A.1, --endpoint),
+                   validated by the GREEN parser and resumable (answers are cached; a rerun re-sends nothing answered)
 
   pretrain-corpus  de-duplicated findings + impression text as an HF dataset (GREEN stage-1 pretraining)
 
@@ -30,11 +31,12 @@ DESCRIPTION = """Build data for the recipes. Subcommands:
 Examples: radmetrics data corpus --kind iu_xray --out outputs/corpus
           radmetrics data pairs --out outputs/pairs --per-heuristic 2000
           radmetrics data silver --out outputs/silver --labelers chexpert rate_ner radgraph
+          radmetrics data annotate --pairs my_pairs.jsonl --out outputs/teacher              (semantic teacher, no LLM)
           radmetrics data annotate --pairs outputs/pairs/train.jsonl --endpoint configs/llm/openai_gpt4o.yaml --out outputs/teacher"""
 
 
-def add_llm_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--endpoint", required=True, help="LLM endpoint YAML (see configs/llm/)")
+def add_llm_arguments(p: argparse.ArgumentParser, endpoint_required: bool = True) -> None:
+    p.add_argument("--endpoint", required=endpoint_required, help="LLM endpoint YAML (see configs/llm/)")
     p.add_argument("--llm-cache", help="SQLite answer cache (default: OUT/llm_cache.sqlite); rerun to resume")
     p.add_argument("--max-reprompts", type=int, default=2, help="re-prompts after an answer that fails validation")
     p.add_argument("--limit", type=int, default=None, help="at most this many items (in input order)")
@@ -68,17 +70,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     pairs.add_argument("--per-heuristic", type=int, default=None, help="pairs per heuristic (default: one per reference)")
     pairs.add_argument("--sentence-splitter", default="robust", choices=["robust", "fineradscore"])
     pairs.add_argument("--encoder", default="default", help="encoder for nearest-neighbour pairing (default: bundled MiniLM)")
+    pairs.add_argument("--teacher", default="programmatic", choices=["programmatic", "semantic"],
+                       help="who annotates: programmatic (each pair's edit log) or semantic (the semantic_green teacher, "
+                            "from the two texts alone; its explanation is its numbered walkthrough)")
     pairs.add_argument("--explanation", default="summary", choices=["summary", "walkthrough"],
-                       help="the teacher's [Explanation]: the counts only, or each sentence's verdict then the counts")
+                       help="the programmatic teacher's [Explanation]: the counts only, or each sentence's verdict then the counts")
     pairs.add_argument("--out", required=True, help="output directory")
     inject = sub.add_parser("inject-errors", help="LLM-written candidates with sampled GREEN error categories (appendix A.4)")
     add_corpus_arguments(inject)
     add_llm_arguments(inject)
     inject.add_argument("--max-errors", type=int, default=3, help="at most this many error categories per candidate")
     inject.add_argument("--out", required=True, help="output directory")
-    annotate = sub.add_parser("annotate", help="GREEN annotations by an LLM teacher (appendix A.1)")
-    annotate.add_argument("--pairs", required=True, nargs="+", help="pair JSONL files (from `data pairs` or `data inject-errors`)")
-    add_llm_arguments(annotate)
+    annotate = sub.add_parser("annotate", help="GREEN annotations of any pairs by the semantic or an LLM teacher")
+    annotate.add_argument("--pairs", required=True, nargs="+",
+                          help="pair JSONL files: `reference` and `candidate` per line; `id` and `split` kept when present")
+    annotate.add_argument("--teacher", choices=["semantic", "llm"], default=None,
+                          help="semantic (the semantic_green teacher, no LLM) or llm (appendix A.1, needs --endpoint); "
+                               "default: llm with --endpoint, else semantic")
+    annotate.add_argument("--encoder", default="default", help="the semantic teacher's sentence encoder")
+    add_llm_arguments(annotate, endpoint_required=False)
     annotate.add_argument("--out", required=True, help="output directory")
     pretrain = sub.add_parser("pretrain-corpus", help="de-duplicated report text as an HF dataset for causal-LM pretraining")
     add_corpus_arguments(pretrain)
@@ -125,9 +135,15 @@ def run(args: argparse.Namespace) -> int:
                             args.sentence_splitter, args.encoder)
         stats = write_pairs(pairs, args.out, {"corpus": args.kind, "path": args.path or "bundled", "split_by": args.split_by,
                                               "seed": args.seed, "sentence_splitter": args.sentence_splitter},
-                            args.explanation)
+                            args.explanation, args.teacher)
         print(json.dumps({k: stats[k] for k in ("pairs", "per_heuristic", "per_split")}, indent=2))
+    elif args.data_command == "annotate" and (args.teacher or ("llm" if args.endpoint else "semantic")) == "semantic":
+        if args.endpoint:
+            raise SystemExit("radmetrics data annotate: --endpoint is for --teacher llm; the semantic teacher needs no LLM")
+        annotate_semantic(args)
     elif args.data_command in ("inject-errors", "annotate"):
+        if not args.endpoint:
+            raise SystemExit(f"radmetrics data {args.data_command}: the LLM teacher needs --endpoint YAML (see configs/llm/)")
         run_llm_builder(args)
     elif args.data_command == "pretrain-corpus":
         from .pretrain_corpus import write_pretrain_corpus
@@ -148,14 +164,46 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def read_pairs(paths: list[str], limit: int | None) -> list[dict]:
+    from radmetrics.inference.report_io import read_jsonl_records
+
+    pairs = [record for path in paths for _, record in read_jsonl_records(path, ("reference", "candidate"))]
+    for n, pair in enumerate(pairs):
+        pair.setdefault("id", str(n))
+    return pairs[:limit]
+
+
+def write_annotations(records: list[dict], out) -> dict[str, int]:
+    """{split}.jsonl (and hf/) when the records have splits, else annotations.jsonl; the count per file."""
+    from .corpus_io import write_split_records
+
+    by_split: dict[str, list[dict]] = {}
+    for record in records:
+        by_split.setdefault(record.get("split") or "annotations", []).append(record)
+    if by_split:
+        write_split_records(by_split, out)
+    return {k: len(v) for k, v in by_split.items()}
+
+
+def annotate_semantic(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from .semantic_teacher import semantic_annotations
+
+    records = semantic_annotations(read_pairs(args.pairs, args.limit), args.encoder)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    per_file = write_annotations(records, out)
+    print(json.dumps({"written": len(records), "teacher": "semantic_green", "per_file": per_file}, indent=2))
+
+
 def run_llm_builder(args: argparse.Namespace) -> None:
     from pathlib import Path
 
     from radmetrics.inference.llm.endpoint import Endpoint
     from radmetrics.inference.llm.engine import LLMEngine
-    from radmetrics.inference.report_io import read_jsonl_records
 
-    from .corpus_io import assign_splits, write_split_records
+    from .corpus_io import assign_splits
     from .llm_teacher import annotate_pairs, inject_errors
 
     out = Path(args.out)
@@ -167,16 +215,11 @@ def run_llm_builder(args: argparse.Namespace) -> None:
                                         args.max_errors)
         records = [p.to_dict() for p in pairs]
     else:
-        pairs = [record for path in args.pairs for _, record in read_jsonl_records(path, ("id", "reference", "candidate", "split"))]
-        records, failures = annotate_pairs(pairs[: args.limit], engine)
-    by_split: dict[str, list[dict]] = {}
-    for record in records:
-        by_split.setdefault(record["split"], []).append(record)
-    if by_split:
-        write_split_records(by_split, out)
+        records, failures = annotate_pairs(read_pairs(args.pairs, args.limit), engine)
+    per_file = write_annotations(records, out)
     with open(out / "failures.jsonl", "w", encoding="utf-8") as fh:
         for failure in failures:
             fh.write(json.dumps(failure) + "\n")
     engine.write_manifest(out / "llm_manifest.json")
-    print(json.dumps({"written": len(records), "failed": len(failures), "per_split": {k: len(v) for k, v in by_split.items()},
+    print(json.dumps({"written": len(records), "failed": len(failures), "per_file": per_file,
                       "llm": {k: engine.totals.__dict__[k] for k in ("requests_sent", "cache_hits", "retries", "reprompts")}}, indent=2))

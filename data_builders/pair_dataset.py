@@ -67,6 +67,13 @@ reference reports of each split.
 """
 
 
+def pairs_teacher(out_dir: str | Path) -> str:
+    """The teacher that annotated the pairs in `out_dir`, from their card's provenance (cards written before it was
+    recorded are programmatic)."""
+    match = re.search(r'"teacher": "(\w+)"', (Path(out_dir) / "README.md").read_text(encoding="utf-8"))
+    return match.group(1) if match else "programmatic"
+
+
 def pairs_explanation(out_dir: str | Path) -> str:
     """The teacher explanation pairs in `out_dir` were written with, from their card's provenance (write_pairs records
     it; cards written before it did are summary)."""
@@ -74,12 +81,24 @@ def pairs_explanation(out_dir: str | Path) -> str:
     return match.group(1) if match else "summary"
 
 
-def write_pairs(pairs: list[PairRecord], out_dir: str | Path, provenance: dict, explanation: str = "summary") -> dict:
-    """Annotate `pairs` with the programmatic teacher (`explanation`: teacher.EXPLANATIONS) and write each split, the
-    statistics and a dataset card."""
+TEACHERS = ("programmatic", "semantic")
+
+
+def write_pairs(pairs: list[PairRecord], out_dir: str | Path, provenance: dict, explanation: str = "summary",
+                teacher: str = "programmatic") -> dict:
+    """Annotate `pairs` and write each split, the statistics and a dataset card. `teacher`: "programmatic" (the edit
+    log; `explanation`: teacher.EXPLANATIONS) or "semantic" (the semantic_green teacher, which reads only the two texts
+    and explains with its numbered walkthrough)."""
+    if teacher not in TEACHERS:
+        raise ValueError(f"teacher {teacher!r}: expected one of {', '.join(TEACHERS)}")
     out = Path(out_dir)
-    annotated = [programmatic_annotation(p, explanation) for p in pairs]
-    provenance = {**provenance, "teacher_explanation": explanation}
+    if teacher == "semantic":
+        from .semantic_teacher import semantic_annotations
+
+        annotated, explanation = semantic_annotations([p.to_dict() for p in pairs]), "walkthrough"
+    else:
+        annotated = [programmatic_annotation(p, explanation) for p in pairs]
+    provenance = {**provenance, "teacher": teacher, "teacher_explanation": explanation}
     by_split: dict[str, list[dict]] = {}
     for record in annotated:
         by_split.setdefault(record["split"], []).append(record)

@@ -103,3 +103,33 @@ def test_radpref_agreement_reproduces_the_committed_results(tmp_path):
         assert entry == committed["keys"][key], key
     assert committed["keys"]["semantic_green_significant_errors"]["tau_b"] >= 0.60
     assert committed["keys"]["semantic_green_significant_errors"]["vs_rougeL"]["ci95"][0] > 0
+
+
+def test_data_annotate_with_the_semantic_teacher_needs_no_endpoint_nor_split(tmp_path):
+    from radmetrics.inference.cli import main
+
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("\n".join(json.dumps({"reference": r, "candidate": c}) for r, c, _, _ in CATEGORY_PAIRS.values()) + "\n")
+    assert main(["data", "annotate", "--pairs", str(pairs), "--out", str(tmp_path / "out")]) == 0
+    records = [json.loads(line) for line in (tmp_path / "out" / "annotations.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in records] == [str(i) for i in range(len(CATEGORY_PAIRS))]
+    for record, (_, _, significant, insignificant) in zip(records, CATEGORY_PAIRS.values()):
+        parsed = parse_green_response(record["response"])
+        assert record["teacher"] == "semantic_green" and (parsed.significant, parsed.insignificant) == (significant, insignificant)
+    with pytest.raises(SystemExit, match="needs --endpoint"):
+        main(["data", "annotate", "--pairs", str(pairs), "--teacher", "llm", "--out", str(tmp_path / "llm")])
+
+
+def test_builder_pairs_annotated_by_the_semantic_teacher(tmp_path, iu_reports):
+    from radmetrics.data_builders.corpus_io import assign_splits
+    from radmetrics.data_builders.pair_dataset import pairs_teacher, write_pairs
+    from radmetrics.data_builders.pairs import build_pairs
+
+    reports = [r for r in iu_reports if r.text][:60]
+    pairs = build_pairs(reports, assign_splits(reports), ["remove_shuffle", "radgraph_permute"], 10)
+    write_pairs(pairs, tmp_path, {"corpus": "test"}, teacher="semantic")
+    assert pairs_teacher(tmp_path) == "semantic"
+    records = [json.loads(line) for split in ("train", "validation", "test") if (tmp_path / f"{split}.jsonl").is_file()
+               for line in (tmp_path / f"{split}.jsonl").read_text().splitlines()]
+    assert len(records) == len(pairs) and all(r["teacher"] == "semantic_green" for r in records)
+    assert all(parse_green_response(r["response"]).matched == r["counts"]["matched"] for r in records)

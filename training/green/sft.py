@@ -66,6 +66,9 @@ class GreenDataArguments:
     heuristics: list[str] = field(default_factory=lambda: ["random", "remove_shuffle", "radgraph_permute", "recombine"], metadata={
         "help": "pair heuristics when building pairs from the bundled corpus"})
     per_heuristic: int | None = field(default=None, metadata={"help": "pairs per heuristic when building them"})
+    teacher: str = field(default="programmatic", metadata={
+        "help": "who annotates the pairs built from the bundled corpus: programmatic (their edit logs) or semantic (the "
+                "semantic_green teacher, which agrees with radiologists: `radmetrics meta-eval radpref`)"})
     teacher_explanation: str = field(default="summary", metadata={
         "help": "the programmatic teacher's [Explanation] when building pairs: summary (the counts only) or walkthrough "
                 "(each sentence's verdict, then the counts; data_builders/teacher.py). With pairs_dir, build them with "
@@ -88,6 +91,8 @@ class GreenDataArguments:
     max_new_tokens: int = field(default=512, metadata={"help": "new-token budget of evaluation generations"})
 
     def __post_init__(self):
+        if self.teacher not in ("programmatic", "semantic"):
+            raise ValueError(f"teacher={self.teacher!r}: expected programmatic or semantic")
         if self.prompt not in PROMPTS:  # before the model loads, not inside the dataset map
             raise ValueError(f"prompt={self.prompt!r}: expected one of {', '.join(PROMPTS)}")
         if self.train_draw not in TRAIN_DRAWS:
@@ -143,14 +148,17 @@ def load_annotations(data_args: GreenDataArguments, output_dir: str):
             reports = iu_xray_corpus()
             splits = assign_splits(reports)
             pairs = build_pairs(reports, splits, data_args.heuristics, data_args.per_heuristic)
-            write_pairs(pairs, root, {"corpus": "iu_xray", "path": "bundled", "split_by": "text", "teacher": "programmatic"},
-                        data_args.teacher_explanation)
+            write_pairs(pairs, root, {"corpus": "iu_xray", "path": "bundled", "split_by": "text"},
+                        data_args.teacher_explanation, data_args.teacher)
 
         build_once(root, build)
-        from radmetrics.data_builders.pair_dataset import pairs_explanation
+        from radmetrics.data_builders.pair_dataset import pairs_explanation, pairs_teacher
 
+        if pairs_teacher(root) != data_args.teacher:
+            raise ValueError(f"{root} holds pairs annotated by the {pairs_teacher(root)} teacher, not {data_args.teacher}: "
+                             f"use another output_dir, or remove {root}")
         found = pairs_explanation(root)
-        if found != data_args.teacher_explanation:
+        if data_args.teacher == "programmatic" and found != data_args.teacher_explanation:
             raise ValueError(f"{root} holds pairs built with the {found} teacher explanation, not "
                              f"{data_args.teacher_explanation}: use another output_dir, or remove {root}")
     files = {split: str(root / f"{split}.jsonl") for split in ("train", "validation", "test")}
