@@ -36,21 +36,22 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "configs" / "green" / "sft" / "small.yaml"
+SEMANTIC_CONFIG = ROOT / "configs" / "green" / "sft" / "small_semantic.yaml"
 PRETRAIN_CONFIG = ROOT / "configs" / "green" / "pretrain" / "small.yaml"
 TARGETS = {"parse_rate": 0.98, "green_score_tau_b": 0.6}
 EXAMPLES = 3
 
 
-def build_pairs(pairs: Path, explanation: str) -> None:
-    from radmetrics.data_builders.pair_dataset import pairs_explanation
+def build_pairs(pairs: Path, explanation: str, teacher: str) -> None:
+    from radmetrics.data_builders.pair_dataset import pairs_explanation, pairs_teacher
     from radmetrics.inference.cli import main as radmetrics
 
     if (pairs / "train.jsonl").is_file():
-        if pairs_explanation(pairs) != explanation:
-            raise SystemExit(f"{pairs} holds pairs with the {pairs_explanation(pairs)} explanation, not {explanation}: "
-                             "use another --out")
+        if pairs_teacher(pairs) != teacher or (teacher == "programmatic" and pairs_explanation(pairs) != explanation):
+            raise SystemExit(f"{pairs} holds pairs of the {pairs_teacher(pairs)} teacher with the {pairs_explanation(pairs)} "
+                             f"explanation, not {teacher} / {explanation}: use another --out")
     else:
-        code = radmetrics(["data", "pairs", "--out", str(pairs), "--explanation", explanation])
+        code = radmetrics(["data", "pairs", "--out", str(pairs), "--explanation", explanation, "--teacher", teacher])
         if code:
             raise SystemExit(f"radmetrics data pairs failed ({code})")
 
@@ -117,6 +118,20 @@ def pretrain_summary(pretrain_dir: Path) -> dict | None:
             **json.loads((pretrain_dir / EVAL_RESULTS).read_text(encoding="utf-8")), **throughput(pretrain_dir)}
 
 
+def radpref_agreement(run_dir: Path, out: Path) -> dict:
+    """The trained model exported and scored on RadPref's development half beside ROUGE-L and the semantic teacher:
+    each key's tau-b against the radiologists (`radmetrics meta-eval radpref`)."""
+    from radmetrics.inference.cli import main as radmetrics
+
+    export = out / "export"
+    if not (export / "radmetrics.json").is_file() and radmetrics(["export", str(run_dir), "--out", str(export)]):
+        raise SystemExit("radmetrics export failed")
+    if radmetrics(["meta-eval", "radpref", "--components", str(export), "--metrics", "green", "rougeL", "semantic_green",
+                   "--out", str(out / "radpref")]):
+        raise SystemExit("radmetrics meta-eval radpref failed")
+    return json.loads((out / "radpref" / "agreement.json").read_text(encoding="utf-8"))["keys"]
+
+
 def generated_pairs(run_dir: Path, splits) -> int:
     return sum(len(read_generations(run_dir / f"{split}_generations.jsonl")) for split in splits)
 
@@ -124,7 +139,7 @@ def generated_pairs(run_dir: Path, splits) -> int:
 def main() -> None:
     import torch
 
-    from radmetrics.data_builders.pair_dataset import pairs_explanation
+    from radmetrics.data_builders.pair_dataset import pairs_explanation, pairs_teacher
     from radmetrics.inference.json_io import dumps
     from radmetrics.training.config import read_yaml
     from radmetrics.training.green.evaluation import teacher_medians
@@ -136,6 +151,11 @@ def main() -> None:
     parser.add_argument("--results", default=str(ROOT / "benchmarks" / "results" / "green_small.json"))
     parser.add_argument("--explanation", choices=["summary", "walkthrough"], default="summary",
                         help="the programmatic teacher's explanation in the pairs built into OUT/pairs")
+    parser.add_argument("--teacher", choices=["programmatic", "semantic"], default="programmatic",
+                        help="who annotates the pairs: the edit logs (small.yaml) or the semantic_green teacher "
+                             "(small_semantic.yaml, its numbered prompt)")
+    parser.add_argument("--radpref", action="store_true", help="also export the model and measure its agreement with "
+                        "radiologists on RadPref's development half (100 generations), beside ROUGE-L and the teacher")
     parser.add_argument("--read", action="store_true", help="only read the run in OUT/sft as it stands (no training or "
                         "evaluation): the held-out splits it has generations for, e.g. of an evaluation stopped early")
     parser.add_argument("--pretrain", action="store_true", help="first pretrain on the training reports "
@@ -144,14 +164,15 @@ def main() -> None:
     args = parser.parse_args()
     overrides = args.sft_overrides[1:] if args.sft_overrides[:1] == ["--"] else args.sft_overrides
     out = Path(args.out)
-    config = read_yaml(CONFIG)
+    config_path = SEMANTIC_CONFIG if args.teacher == "semantic" else CONFIG
+    config = read_yaml(config_path)
     run_dir = out / "sft"
     if not args.read:
-        build_pairs(out / "pairs", args.explanation)
+        build_pairs(out / "pairs", args.explanation, args.teacher)
         if args.pretrain:
             pretrain_dir = load_recipe("green/pretrain").main(["--config", str(PRETRAIN_CONFIG), "--output_dir", str(out / "pretrain")])
             overrides = ["--model_name_or_path", str(pretrain_dir / "final"), *overrides]
-        run_dir = load_recipe("green/sft").main(["--config", str(CONFIG), "--pairs_dir", str(out / "pairs"),
+        run_dir = load_recipe("green/sft").main(["--config", str(config_path), "--pairs_dir", str(out / "pairs"),
                                                  "--output_dir", str(run_dir), *overrides])
     manifest = json.loads((run_dir / "radmetrics_run.json").read_text(encoding="utf-8"))
     used = manifest["training_config"]
@@ -165,7 +186,9 @@ def main() -> None:
                "pretrain": pretrain_summary(out / "pretrain"),
                "constant": constant._asdict(), "targets": TARGETS,
                "splits": {split: split_results(run_dir, split, records, constant) for split in splits},
+               "config": str(config_path.relative_to(ROOT)), "teacher": pairs_teacher(out / "pairs"),
                "teacher_explanation": pairs_explanation(out / "pairs"),
+               "radpref_dev": radpref_agreement(run_dir, out) if args.radpref else None,
                "prompt": used.get("prompt", "green"),
                "train_draw": used.get("train_draw", "shuffled"), "count_token_weight": used.get("count_token_weight", 1.0),
                "training": {"pairs": len(data["train"]),

@@ -38,6 +38,9 @@ DEMO_GREEN_PROMPT = "green"
 # GREEN's prompt makes conversations of 950-1,300 tokens: the small config's 1280 (sized for the short prompt) dropped 2
 # of the 32 pairs, and the model trained on the other 30 looped (parse rate 0.12 on the 8 test pairs in one demo run).
 DEMO_GREEN_MAX_LENGTH = 1536
+# The small config's 4 conversations a step, one at a time: the activations of four 1,500-token conversations through
+# SmolLM2's 49,152-word head kept the demo's peak memory over 8 GiB (a 16 GB laptop's budget).
+DEMO_GREEN_ACCUMULATION = 4
 DEMO_GREEN_EVAL_PAIRS = 8  # test pairs the SFT run's final evaluation generates for
 DEMO_PAIRS = 50  # example pairs scored with every metric but GREEN
 DEMO_GREEN_SCORE_PAIRS = 8  # the first of them scored with GREEN: SmolLM2 generates about 0.12 reports/s on 2 cores
@@ -73,9 +76,9 @@ def stage_pairs(out: Path, state: dict) -> str:
 
     reports = state["reports"][:1000]
     pairs = build_pairs(reports, assign_splits(reports), per_heuristic=500)
-    stats = write_pairs(pairs, out / "pairs", {"corpus": "iu_xray", "reports": len(reports), "demo": True})
+    stats = write_pairs(pairs, out / "pairs", {"corpus": "iu_xray", "reports": len(reports), "demo": True}, teacher="semantic")
     state["pairs"] = pairs
-    return f"{stats['pairs']} pairs with programmatic GREEN annotations, per heuristic {stats['per_heuristic']}"
+    return f"{stats['pairs']} pairs with semantic-teacher GREEN annotations, per heuristic {stats['per_heuristic']}"
 
 
 def stage_silver(out: Path, state: dict) -> str:
@@ -148,7 +151,7 @@ def stage_chexbert(out: Path, state: dict) -> str:
 
 def stage_green(out: Path, state: dict) -> str:
     """GREEN SFT of SmolLM2-135M-Instruct (the small recipe: from the Hub cache, else its packaged GGUF) on the demo's
-    programmatic-teacher pairs, cut short (DEMO_GREEN_*): the pipeline runs end to end from a pretrained LLM, and the row
+    semantic-teacher pairs, cut short (DEMO_GREEN_*): the pipeline runs end to end from a pretrained LLM, and the row
     says whether the short run beats its constant, which the full small recipe (`benchmarks/green_small.py`) is measured on."""
     from radmetrics.training.export import export_run
     from radmetrics.training.green.evaluation import beats_constant
@@ -168,7 +171,8 @@ def green_sft_args(out: Path) -> list[str]:
             "--pairs_dir", str(out / "pairs"), "--max_train_samples", str(DEMO_GREEN_TRAIN_PAIRS),
             "--max_eval_samples", str(DEMO_GREEN_EVAL_PAIRS), "--final_eval_samples", str(DEMO_GREEN_EVAL_PAIRS),
             "--final_eval_splits", "test", "--save_strategy", "no", "--learning_rate", str(DEMO_GREEN_LEARNING_RATE),
-            "--lr_scheduler_type", "constant", "--prompt", DEMO_GREEN_PROMPT, "--max_length", str(DEMO_GREEN_MAX_LENGTH)]
+            "--lr_scheduler_type", "constant", "--prompt", DEMO_GREEN_PROMPT, "--max_length", str(DEMO_GREEN_MAX_LENGTH),
+            "--per_device_train_batch_size", "1", "--gradient_accumulation_steps", str(DEMO_GREEN_ACCUMULATION)]
 
 
 def significant_count_answers(run_dir: Path) -> Counter:
@@ -262,7 +266,7 @@ def stage_llm_judges(out: Path, state: dict) -> str:
 def stages() -> list[Stage]:
     return [
         Stage("data: corpus (IU X-ray, 80/10/10 by report)", stage_corpus),
-        Stage("data: report pairs + programmatic GREEN teacher", stage_pairs),
+        Stage("data: report pairs + semantic GREEN teacher", stage_pairs),
         Stage("data: silver CheXpert / RaTE-NER / RadGraph labels", stage_silver),
         Stage("data: GREEN annotations by the LLM teacher (20 pairs)", stage_llm_teacher, needs_endpoint=True),
         Stage(f"train+export: RaTE-NER IOB ({ENCODER_SCALES['rate_ner/iob']})", stage_rate_ner),

@@ -75,8 +75,10 @@ class GreenDataArguments:
                 "`radmetrics data pairs --explanation`"})
     max_report_words: int = field(default=MAX_REPORT_WORDS, metadata={"help": "each report is cut to this many words"})
     prompt: str = field(default="green", metadata={
-        "help": "the user turn: green (appendix A.1, as released GREEN models read it) or short (the two reports and one "
-                "line, `format.short_prompt`: about 400 tokens fewer per pair); the export records it and scoring uses it"})
+        "help": "the user turn: green (appendix A.1, as released GREEN models read it), short (the two reports and one "
+                "line, `format.short_prompt`: about 400 tokens fewer per pair) or numbered (short, with each report's "
+                "statements numbered as the semantic teacher's walkthrough names them); the export records it and scoring "
+                "uses it"})
     max_train_samples: int | None = field(default=None, metadata={"help": "truncate the training split (see train_draw)"})
     train_draw: str = field(default="shuffled", metadata={
         "help": "how max_train_samples pairs are drawn: shuffled (a seeded shuffle) or even_significant (equal shares of "

@@ -102,7 +102,21 @@ def short_prompt(reference: str, candidate: str) -> str:
             f"Candidate report: {candidate}\n")
 
 
-PROMPTS = {"green": green_prompt, "short": short_prompt}
+def numbered_prompt(reference: str, candidate: str) -> str:
+    """The short instruction with each report's statements numbered (R1, R2, ... and C1, C2, ...) as the semantic
+    teacher numbers them, so that a model distilled from it can name each decision as the teacher's walkthrough does
+    ("C1 matches R2. C2 (a) significant: ...") instead of counting sentences itself."""
+    from ..semantic_green.teacher import statements
+
+    def numbered(report: str, side: str) -> str:
+        return "\n".join(f"{side}{i}: {s}." for i, s in enumerate(statements(report), 1)) or "(empty)"
+
+    return (f"Compare the candidate radiology report with the reference report statement by statement and list its "
+            f"clinically significant and insignificant errors and the matched findings in GREEN's format.\n"
+            f"Reference report:\n{numbered(reference, 'R')}\nCandidate report:\n{numbered(candidate, 'C')}\n")
+
+
+PROMPTS = {"green": green_prompt, "short": short_prompt, "numbered": numbered_prompt}
 
 
 def _strip_period(text: str) -> str:

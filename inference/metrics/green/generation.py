@@ -23,7 +23,8 @@ def truncate_words(text: str, max_words: int = MAX_REPORT_WORDS) -> str:
 
 
 def green_messages(reference: str, candidate: str, max_words: int = MAX_REPORT_WORDS, prompt: str = "green") -> list[dict]:
-    """The user turn: `prompt` "green" (appendix A.1, what released GREEN models read) or "short" (`format.short_prompt`)."""
+    """The user turn: `prompt` "green" (appendix A.1, what released GREEN models read), "short" (`format.short_prompt`) or
+    "numbered" (`format.numbered_prompt`, the statements numbered as the semantic teacher numbers them)."""
     if prompt not in PROMPTS:
         raise ValueError(f"GREEN prompt {prompt!r}: expected one of {sorted(PROMPTS)}")
     return [{"role": "user", "content": PROMPTS[prompt](truncate_words(reference, max_words), truncate_words(candidate, max_words))}]

@@ -107,17 +107,16 @@ class Annotation:
         return render_green_response(self.walkthrough(), significant, insignificant, matched)
 
     def walkthrough(self) -> str:
-        """One short verdict per candidate statement, in order, then per reference statement the candidate lacks:
-        "C1 matches R2. C2 (a) significant. R3 (b) missing, significant." (statements numbered from 1)."""
+        """One short verdict per candidate statement, in order, then per reference statement the candidate lacks, then
+        the totals: "C1 matches R2. C2 (a) significant. C3 (c) significant vs R1. R3 (b) insignificant. ..." (statements
+        numbered from 1, as `format.numbered_prompt` numbers them). The reasons are in the annotation's errors."""
         by_candidate = {c: f"C{c + 1} matches R{r + 1}." for r, c, _ in self.matches}
         for e in self.errors:
             if e.candidate is not None:
-                versus = f" against R{e.reference + 1}" if e.reference is not None else ""
-                by_candidate[e.candidate] = (f"C{e.candidate + 1} ({e.category}) {_significance(e)}{versus}: "
-                                             f"{e.reason}.")
-        lines = [by_candidate.get(i, f"C{i + 1} matches nothing.") for i in range(len(self.candidate_statements))]
-        lines += [f"R{e.reference + 1} ({e.category}) {_significance(e)}: {e.reason}." for e in self.errors
-                  if e.candidate is None]
+                versus = f" vs R{e.reference + 1}" if e.reference is not None else ""
+                by_candidate[e.candidate] = f"C{e.candidate + 1} ({e.category}) {_significance(e)}{versus}."
+        lines = [by_candidate[i] for i in range(len(self.candidate_statements))]
+        lines += [f"R{e.reference + 1} ({e.category}) {_significance(e)}." for e in self.errors if e.candidate is None]
         counts = (f"{sum(self.significant)} significant and {sum(self.insignificant)} insignificant errors, "
                   f"{self.matched} matched findings.")
         return " ".join([*lines, counts])
