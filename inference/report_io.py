@@ -8,7 +8,8 @@ with classic Mac OS line endings and is split on "\r".
 Bad input is a `ReportFileError` naming the file and the line (or row, or record): a file that is not UTF-8, a line
 over `MAX_REPORT_CHARS` characters (most likely the wrong file), malformed CSV or JSON, a missing field, and a report
 that is null, not a string (or a grounded report), or empty where an empty one is not allowed (references). Ids, where the file carries them, must be present on every
-record and unique; `pair_reports` then pairs two files by id.
+record and unique; `pair_reports` then pairs two files by id (any field: `id_field`, `--id-field`), and refuses to pair
+a file with ids and one without.
 """
 
 from __future__ import annotations
@@ -109,14 +110,24 @@ def _ids(found: list, path: Path, where: list[str]) -> list[str] | None:
     return ids
 
 
-def read_reports(path: str | Path, field: str | None = None, id_field: str = "id",
-                 allow_empty: bool = False) -> tuple[list, list[str] | None]:
+def _refuse_missing_id_field(path: Path, id_field: str, columns) -> None:
+    raise ReportFileError(f"{path}: no id field {id_field!r}; its fields: {', '.join(sorted(map(str, columns)))} "
+                          "(pass --id-field, or --ref-id-field / --hyp-id-field, naming one of them)")
+
+
+def read_reports(path: str | Path, field: str | None = None, id_field: str | None = "id",
+                 allow_empty: bool = False, id_required: bool = False) -> tuple[list, list[str] | None]:
     """Returns (reports, ids or None). `allow_empty` for generated reports: an empty one is a model's real output and is
-    scored; an empty reference is a defect in the data and refused."""
+    scored; an empty reference is a defect in the data and refused. `id_field` None or "": no ids. `id_required` (the
+    user named the id field): a file without that field is refused, with its fields listed."""
     path = Path(path)
     text = _read_text(path)
     suffix = path.suffix.lower()
+    id_required = id_required and bool(id_field)
     if suffix == ".txt":
+        if id_required:
+            raise ReportFileError(f"{path}: a .txt file (one report per line) has no id field {id_field!r}; use a CSV, "
+                                  "JSONL or JSON file with ids, or pass --id-field '' to pair by position")
         return [_checked(line, path, f"line {n}", allow_empty=allow_empty) for n, line in enumerate(split_lines(text), 1)], None
     if suffix == ".csv":
         try:
@@ -127,7 +138,9 @@ def read_reports(path: str | Path, field: str | None = None, id_field: str = "id
             raise ReportFileError(f"{path}: no rows")
         where = [f"row {i + 2}" for i in range(len(rows))]
         reports = [_pick(r, field, path, w, allow_empty) for r, w in zip(rows, where)]
-        return reports, (_ids([r.get(id_field) for r in rows], path, where) if id_field in rows[0] else None)
+        if id_required and id_field not in rows[0]:
+            _refuse_missing_id_field(path, id_field, rows[0])
+        return reports, (_ids([r.get(id_field) for r in rows], path, where) if id_field and id_field in rows[0] else None)
     if suffix == ".jsonl":
         records = read_jsonl_records(path)
         where = [f"line {n}" for n, _ in records]
@@ -146,16 +159,25 @@ def read_reports(path: str | Path, field: str | None = None, id_field: str = "id
     for (_, record), w in zip(records, where):
         if isinstance(record, dict):
             reports.append(_pick(record, field, path, w, allow_empty))
-            ids.append(record.get(id_field))
+            ids.append(record.get(id_field) if id_field else None)
         else:
             reports.append(_checked(record, path, w, allow_empty=allow_empty))
             ids.append(None)
+    if id_required and not any(isinstance(r, dict) and id_field in r for _, r in records):
+        _refuse_missing_id_field(path, id_field, {k for _, r in records[:100] if isinstance(r, dict) for k in r})
     return reports, _ids(ids, path, where)
 
 
 def pair_reports(references: list, ref_ids: list[str] | None, candidates: list, cand_ids: list[str] | None,
                  names: tuple[str, str] = ("references", "candidates")) -> tuple[list, list, list[str] | None]:
-    """(references, candidates in the references' order, ids): by id when both files carry ids, else by position."""
+    """(references, candidates in the references' order, ids): by id when both files carry ids, by position when neither
+    does. When one file has ids and the other has none, pairing by position could silently pair the wrong reports:
+    refused."""
+    if (ref_ids is None) != (cand_ids is None):
+        has, lacks = (names[0], names[1]) if ref_ids is not None else (names[1], names[0])
+        raise ReportFileError(f"the {has} have ids but the {lacks} have none, so they cannot be paired by id; give both files "
+                              f"ids (--id-field, --ref-id-field / --hyp-id-field name the field), or pass --id-field '' to "
+                              "pair them by position")
     if ref_ids is not None and cand_ids is not None:
         known_refs, known_cands = set(ref_ids), set(cand_ids)  # built once: pairing is linear in the number of ids
         missing = [i for i in ref_ids if i not in known_cands]
@@ -169,4 +191,4 @@ def pair_reports(references: list, ref_ids: list[str] | None, candidates: list, 
     if len(references) != len(candidates):
         raise ReportFileError(f"{len(references)} {names[0]} but {len(candidates)} {names[1]}; without ids on both sides "
                               "they pair by position and must be as many")
-    return references, candidates, ref_ids or cand_ids
+    return references, candidates, None

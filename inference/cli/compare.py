@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .score import add_scoring_arguments, build_scorer, print_llm_totals
+from .score import add_report_field_arguments, add_scoring_arguments, build_scorer, print_llm_totals
 
 HELP = "compare two systems' reports on the same references: differences with paired bootstrap CIs and p-values"
 DESCRIPTION = """Scores system A's and system B's candidates against the same references (paired by id when the files
@@ -27,8 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--system-a", required=True, help="system A's candidate reports")
     parser.add_argument("--system-b", required=True, help="system B's candidate reports")
     parser.add_argument("--names", nargs=2, default=["A", "B"], help="names of the two systems in the table")
-    parser.add_argument("--ref-field", help="field/column of the references in CSV/JSON(L) files")
-    parser.add_argument("--hyp-field", help="field/column of the candidates in CSV/JSON(L) files")
+    add_report_field_arguments(parser)
     parser.add_argument("--permutations", type=int, default=10000, help="approximate-randomisation permutations")
     add_scoring_arguments(parser)
     parser.add_argument("--out", required=True)
@@ -56,12 +55,14 @@ def run(args: argparse.Namespace) -> int:
     from ..json_io import dumps
     from ..report_html import write_compare_report
     from ..report_io import pair_reports, read_reports
+    from .score import id_fields
 
-    refs, ref_ids = read_reports(args.refs, args.ref_field)
-    _, system_a, ids = pair_reports(refs, ref_ids, *read_reports(args.system_a, args.hyp_field, allow_empty=True),
-                                    ("references", "system A reports"))
-    _, system_b, _ = pair_reports(refs, ref_ids, *read_reports(args.system_b, args.hyp_field, allow_empty=True),
-                                  ("references", "system B reports"))
+    (ref_id, ref_named), (hyp_id, hyp_named) = id_fields(args)
+    refs, ref_ids = read_reports(args.refs, args.ref_field, ref_id, id_required=ref_named)
+    _, system_a, ids = pair_reports(refs, ref_ids, *read_reports(args.system_a, args.hyp_field, hyp_id, allow_empty=True,
+                                                                 id_required=hyp_named), ("references", "system A reports"))
+    _, system_b, _ = pair_reports(refs, ref_ids, *read_reports(args.system_b, args.hyp_field, hyp_id, allow_empty=True,
+                                                               id_required=hyp_named), ("references", "system B reports"))
     ids = ids or [str(i) for i in range(len(refs))]
     out = Path(args.out)
     result = build_scorer(args, out, n_bootstrap=0)(refs + refs, system_a + system_b, ids=[f"{i} (A)" for i in ids] + [f"{i} (B)" for i in ids])

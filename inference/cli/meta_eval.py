@@ -361,7 +361,8 @@ def agreement_table(report: dict) -> str:
     ordered = sorted(report["keys"].items(), key=lambda item: -np.nan_to_num(item[1]["tau_b"], nan=-2.0))
     for key, entry in ordered:
         versus = entry.get(f"vs_{baseline}")
-        difference = f"{versus['difference']:+.3f} [{versus['ci95'][0]:+.3f}, {versus['ci95'][1]:+.3f}]" if versus else ""
+        difference = "" if not versus else "n/a" if np.isnan(versus["difference"]) else \
+            f"{versus['difference']:+.3f} [{versus['ci95'][0]:+.3f}, {versus['ci95'][1]:+.3f}]"
         preference = entry["preference"]
         lines.append(f"| {key} | {_number(entry['tau_b'])} | {_interval(entry['ci95'])} | {difference} | "
                      f"{_number(preference['accuracy'])} ({preference['n']}) |")

@@ -41,6 +41,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def add_report_field_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ref-field", help="field/column of the references in CSV/JSON(L) files")
     parser.add_argument("--hyp-field", help="field/column of the candidates in CSV/JSON(L) files")
+    parser.add_argument("--id-field", help="field/column that pairs the two files (default: 'id' where present, e.g. "
+                                           "study_id for MIMIC; '' pairs by position)")
+    parser.add_argument("--ref-id-field", help="the references' id field, where it differs from --id-field")
+    parser.add_argument("--hyp-id-field", help="the candidates' id field, where it differs from --id-field")
+
+
+def id_fields(args: argparse.Namespace) -> tuple[tuple[str, bool], tuple[str, bool]]:
+    """((field, named by the user), ...) for the references and the candidates: a named field must exist."""
+    def pick(side: str | None) -> tuple[str, bool]:
+        if side is not None:
+            return side, True
+        if args.id_field is not None:
+            return args.id_field, True
+        return "id", False
+
+    return pick(args.ref_id_field), pick(args.hyp_id_field)
+
+
+def read_pairs_from_args(args: argparse.Namespace, hyps_path: str):
+    """(references, candidates, ids) of --refs and one candidates file, paired by the id fields the arguments name."""
+    from ..report_io import pair_reports, read_reports
+
+    (ref_id, ref_named), (hyp_id, hyp_named) = id_fields(args)
+    references = read_reports(args.refs, args.ref_field, ref_id, id_required=ref_named)
+    candidates = read_reports(hyps_path, args.hyp_field, hyp_id, allow_empty=True, id_required=hyp_named)
+    return pair_reports(*references, *candidates)
 
 
 def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
@@ -174,7 +200,6 @@ def metric_options(args: argparse.Namespace) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     from ..registry import REGISTRY
-    from ..report_io import pair_reports, read_reports
 
     if args.list:
         for spec in REGISTRY.values():
@@ -182,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not (args.refs and args.hyps and args.out):
         raise SystemExit("radmetrics score: --refs, --hyps and --out are required")
-    refs, hyps, ids = pair_reports(*read_reports(args.refs, args.ref_field), *read_reports(args.hyps, args.hyp_field, allow_empty=True))
+    refs, hyps, ids = read_pairs_from_args(args, args.hyps)
     out = Path(args.out)
     result = build_scorer(args, out)(refs, hyps, ids=ids)
     write_result(result, out, refs, hyps)
