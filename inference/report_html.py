@@ -51,6 +51,14 @@ def histogram_svg(values: list[float], key: str) -> str:
             f"<figcaption>{html.escape(key)} (n={len(finite)})</figcaption></figure>")
 
 
+def signatures_list(signatures: dict) -> str:
+    if not signatures:
+        return ""
+    items = "".join(f"<li><code>{html.escape(sig)}</code></li>" for sig in signatures.values())
+    return (f"<details open><summary>Signatures: everything that changes each value (compare scores only where they "
+            f"match)</summary><ul class=\"sigs\">{items}</ul></details>")
+
+
 def summary_table(summary: dict) -> str:
     def number(value):
         return "n/a" if value is None else f"{value:.4f}"
@@ -76,25 +84,35 @@ def page(title: str, body: str, data: dict | None = None) -> str:
             f"<body><h1>{html.escape(title)}</h1>{body}{payload}</body></html>")
 
 
-def sample_data(per_sample: list[dict], keys: list[str], references, candidates, details: dict, directions: dict) -> dict:
+def sample_data(per_sample: list[dict], keys: list[str], references, candidates, details: dict, directions: dict,
+                sort_key: str | None = None) -> dict:
+    """The page's data: per pair its values, texts and displayed details; `sort_key` (default: the first key) orders
+    the pair table worst first when the page opens."""
     compacted = {metric: [compact_detail(metric, d) for d in rows] for metric, rows in (details or {}).items() if rows}
-    return {"keys": keys, "higher_is_better": {k: directions.get(k, True) for k in keys},
+    sort_key = sort_key if sort_key in keys else (keys[0] if keys else None)
+    return {"keys": keys, "higher_is_better": {k: directions.get(k, True) for k in keys}, "sort_key": sort_key,
             "rows": [{"id": row["id"], "values": [row.get(k) for k in keys], "reference": cut(ref), "candidate": cut(cand),
                       "details": {m: d[i] for m, d in compacted.items() if d[i] is not None}}
                      for i, (row, ref, cand) in enumerate(zip(per_sample, references, candidates))]}
 
 
-def render_score_report(result, references, candidates, title: str = "radmetrics scores") -> str:
+def render_score_report(result, references, candidates, title: str = "radmetrics scores", baselines: str = "",
+                        sort_key: str | None = None) -> str:
+    """The summary with each key's signature, then the baselines (HTML, when computed), then the pairs with their texts
+    (worst first on `sort_key`), then the distributions."""
     keys = list(result.summary)
     distributions = "".join(histogram_svg([row.get(k) for row in result.per_sample], k) for k in keys)
-    body = (f"<h2>Summary</h2><p>{len(result.per_sample)} pairs; 95% percentile bootstrap intervals.</p>{summary_table(result.summary)}"
-            f'<h2>Distributions</h2><div class="hists">{distributions}</div>{SAMPLES_SECTION}')
-    return page(title, body, sample_data(result.per_sample, keys, references, candidates, result.details, result.higher_is_better))
+    body = (f"<h2>Summary</h2><p>{len(result.per_sample)} pairs; 95% percentile bootstrap intervals.</p>"
+            f"{summary_table(result.summary)}{signatures_list(getattr(result, 'signatures', {}))}{baselines}"
+            f'{SAMPLES_SECTION}<h2>Distributions</h2><div class="hists">{distributions}</div>')
+    return page(title, body, sample_data(result.per_sample, keys, references, candidates, result.details,
+                                         result.higher_is_better, sort_key))
 
 
-def write_score_report(result, out: Path, references, candidates) -> Path:
+def write_score_report(result, out: Path, references, candidates, baselines: str = "", sort_key: str | None = None) -> Path:
     path = Path(out) / "report.html"
-    path.write_text(render_score_report(result, references, candidates), encoding="utf-8")
+    path.write_text(render_score_report(result, references, candidates, baselines=baselines, sort_key=sort_key),
+                    encoding="utf-8")
     return path
 
 
@@ -135,7 +153,7 @@ def write_figures_report(out: Path, title: str, intro: str, figures: list[tuple[
     return path
 
 
-SAMPLES_SECTION = """<h2>Pairs</h2><p><input id="filter" size="50" placeholder="filter: words in a report or the id; or key<0.3, key>=1">
+SAMPLES_SECTION = """<h2>Pairs</h2><p>Worst first on the first key; click a header to sort, a row to open the pair.</p><p><input id="filter" size="50" placeholder="filter: words in a report or the id; or key<0.3, key>=1">
 <span id="count"></span> <button id="prev">◀</button> <span id="pageno"></span> <button id="next">▶</button></p>
 <table id="samples"><thead></thead><tbody></tbody></table><section id="detail" hidden></section>"""
 
@@ -144,7 +162,9 @@ td,th{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}t
 tbody tr:hover{background:#f7f7ff}.hists{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0}rect{fill:#4a78c2}
 .warn{color:#b00}.chip{display:inline-block;border-radius:3px;padding:1px 5px;margin:2px}.hit{background:#cdeccd}
 .miss{background:#f6c9c9}pre{white-space:pre-wrap;background:#fafafa;border:1px solid #eee;padding:6px}
-#detail{border-top:2px solid #888;margin-top:1em}.reports{display:flex;gap:1em}.reports>div{flex:1}"""
+#detail{border-top:2px solid #888;margin-top:1em}.reports{display:flex;gap:1em}.reports>div{flex:1}
+td.text{max-width:26em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;color:#444}
+.sigs code{font-size:12px}details{margin:.5em 0}"""
 
 SCRIPT = r"""
 const D = JSON.parse(document.getElementById('data').textContent);
@@ -152,7 +172,8 @@ const PAGE = 100; let rows = D.rows.map((r, i) => ({...r, index: i})), shown = r
 const esc = s => String(s).replace(/[&<>"]/g, c => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c]));
 const fmt = v => v === null || v === undefined ? 'n/a' : (Math.round(v * 10000) / 10000).toString();
 const head = document.querySelector('#samples thead'), body = document.querySelector('#samples tbody');
-head.innerHTML = '<tr><th data-k="-1">id</th>' + D.keys.map((k, i) => `<th data-k="${i}">${esc(k)}</th>`).join('') + '</tr>';
+head.innerHTML = '<tr><th data-k="-1">id</th>' + D.keys.map((k, i) => `<th data-k="${i}">${esc(k)}</th>`).join('') +
+  '<th>reference</th><th>candidate</th></tr>';
 head.onclick = e => { const k = +e.target.dataset.k; if (isNaN(k)) return; desc = sortKey === k ? !desc : true; sortKey = k; apply(); };
 function value(r, k) { return k < 0 ? r.id : r.values[k]; }
 function apply() {
@@ -173,7 +194,8 @@ function apply() {
 function draw() {
   const pages = Math.max(1, Math.ceil(shown.length / PAGE)); page = Math.min(page, pages - 1);
   body.innerHTML = shown.slice(page * PAGE, page * PAGE + PAGE).map(r => `<tr data-i="${r.index}"><td>${esc(r.id)}</td>` +
-    r.values.map(v => `<td>${fmt(v)}</td>`).join('') + '</tr>').join('');
+    r.values.map(v => `<td>${fmt(v)}</td>`).join('') + `<td class="text" title="${esc(r.reference)}">${esc(r.reference)}</td>` +
+    `<td class="text" title="${esc(r.candidate)}">${esc(r.candidate)}</td></tr>`).join('');
   document.getElementById('count').textContent = `${shown.length} of ${rows.length} pairs`;
   document.getElementById('pageno').textContent = `page ${page + 1} of ${pages}`;
   document.querySelectorAll('#samples th').forEach(th => th.textContent = th.textContent.replace(/ [▲▼]$/, '') +
@@ -203,5 +225,6 @@ document.getElementById('next').onclick = () => { page += 1; draw(); };
 const hash = new URLSearchParams(location.hash.slice(1));
 if (hash.get('filter')) document.getElementById('filter').value = hash.get('filter');
 if (hash.get('sort') && D.keys.includes(hash.get('sort'))) { sortKey = D.keys.indexOf(hash.get('sort')); desc = hash.get('order') !== 'asc'; }
+else if (D.sort_key !== null && D.sort_key !== undefined) { sortKey = D.keys.indexOf(D.sort_key); desc = !D.higher_is_better[D.sort_key]; }
 apply();
 """

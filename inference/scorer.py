@@ -82,6 +82,7 @@ class ScoreResult:
     higher_is_better: dict[str, bool] = field(default_factory=dict)  # score key -> its metric's declared direction
     outputs: dict = field(default_factory=dict, repr=False)  # metric -> MetricOutput (for `aggregate`)
     warnings: list[str] = field(default_factory=list)  # keys that could not score most pairs (`failure_warning`)
+    signatures: dict[str, str] = field(default_factory=dict)  # score key -> its signature (signature.py)
 
     def aggregate(self, key: str, indices) -> float:
         """The corpus value of `key` over the samples at `indices` (repeats allowed): how bootstrap and paired tests
@@ -101,6 +102,9 @@ class ScoreResult:
         empty = max((s.get("empty_candidates", 0) for s in self.summary.values()), default=0)
         if empty:
             lines.append(f"\n{empty} of the candidates are empty; they are scored and counted in n.")
+        if self.signatures:
+            lines.append("\nSignatures (everything that changes each value):\n")
+            lines.extend(f"- `{signature}`" for signature in self.signatures.values())
         lines.extend(f"\nwarning: {w}" for w in self.warnings)
         return "\n".join(lines)
 
@@ -137,9 +141,9 @@ class Scorer:
         ids = validate_reports(references, candidates, ids, grounded_ok=all(s.accepts_grounded for s in self.specs))
         outputs, docs, directions = {}, {}, {}
         empty = sum(is_empty_report(c) for c in candidates)
-        for spec in self.specs:
-            metric = build_metric(spec, self.components, outputs, self.metric_options.get(spec.name), self.endpoint,
-                                  self.llm_cache)
+        metrics = self.metrics(outputs)
+        signatures = self.signatures(metrics)
+        for spec, metric in zip(self.specs, metrics):
             outputs[spec.name] = metric(list(references), list(candidates))
             docs[spec.name] = metric.reference
             directions.update({key: metric.higher_is_better[key] for key in spec.keys})
@@ -166,5 +170,30 @@ class Scorer:
                 if warning:
                     summary[key]["warning"] = warning
                     warnings.append(warning)
+        for key, signature in signatures.items():
+            summary[key]["signature"] = signature
         return ScoreResult(summary, rows, {name: o.details for name, o in outputs.items()}, docs,
-                           {name: o.meta for name, o in outputs.items() if o.meta}, directions, outputs, warnings)
+                           {name: o.meta for name, o in outputs.items() if o.meta}, directions, outputs, warnings, signatures)
+
+    def metrics(self, upstream: dict | None = None) -> list:
+        """The metric instances of this Scorer's metrics, built from their options (no model is loaded until they run)."""
+        upstream = {} if upstream is None else upstream
+        return [build_metric(spec, self.components, upstream, self.metric_options.get(spec.name), self.endpoint,
+                             self.llm_cache) for spec in self.specs]
+
+    def signatures(self, metrics: list | None = None) -> dict[str, str]:
+        """Score key -> its signature (radmetrics.inference.signature): the key, what pins its metric's values (a
+        composite's dependencies' parts prefixed with their names), the device and precision, radmetrics' version."""
+        from .signature import version
+
+        metrics = metrics if metrics is not None else self.metrics()
+        by_name = dict(zip((spec.name for spec in self.specs), metrics))
+        signatures = {}
+        for spec, metric in zip(self.specs, metrics):
+            parts = metric.signature_parts()
+            for dependency in spec.dependencies(metric.options):
+                parts += [f"{dependency}.{part}" for part in by_name[dependency].signature_parts()]
+            runtimes = {m.runtime_part() for m in (metric, *(by_name[d] for d in spec.dependencies(metric.options)))} - {None}
+            tail = [*sorted(runtimes), f"v:{version()}"]
+            signatures.update({key: "|".join([key, *parts, *tail]) for key in spec.keys})
+        return signatures

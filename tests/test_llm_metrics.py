@@ -153,6 +153,7 @@ def test_fineradscore_answer_that_never_validates_is_not_scored(tmp_path):
     assert all(r["fineradscore_sum"] is None for r in rows)
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     warning = summary["fineradscore_sum"].pop("warning")
+    assert summary["fineradscore_sum"].pop("signature").startswith("fineradscore_sum|")
     assert summary["fineradscore_sum"] == {"value": None, "higher_is_better": False, "ci95": [None, None], "n": 0,
                                            "not_scored": 3, "empty_candidates": 0}
     assert warning.startswith("fineradscore: fineradscore_sum could not score 3 of 3 pairs; commonest error (3x): invalid answer")

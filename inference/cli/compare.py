@@ -69,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
     n, name_a, name_b = len(refs), *args.names
     comparison = {key: compare_key(result, key, n, args) for key in result.summary}
     out.mkdir(parents=True, exist_ok=True)
+    for key, signature in result.signatures.items():
+        comparison[key]["signature"] = signature
     (out / "compare.json").write_text(dumps({"systems": {"a": name_a, "b": name_b}, "n": n, "keys": comparison}, indent=2),
                                       encoding="utf-8")
     for tag, rows in (("a", result.per_sample[:n]), ("b", result.per_sample[n:])):

@@ -154,6 +154,7 @@ def correlate(args) -> int:
             "rater_vs_mean_of_others": {n: agreement(raters[n], others[n]) for n in names},
             "rater_pairs": {f"{a} vs {b}": agreement(raters[a], raters[b]) for i, a in enumerate(names) for b in names[i + 1:]},
         }
+    report["signatures"] = result.signatures
     _write(out, "kendall_tau.json", report)
     write_figures_report(out, "radmetrics meta-eval: agreement with radiologists",
                          f"{len(rows)} pairs; Kendall tau-b of each score (oriented so that higher means more errors) against the "
@@ -260,6 +261,7 @@ def preference(args) -> int:
         names = list(raters)
         report["inter_rater"] = {f"{x} vs {y}": preference_accuracy(raters[x], raters[y], "skip", args.bootstrap, args.seed)
                                  for i, x in enumerate(names) for y in names[i + 1:]}
+    report["signatures"] = result.signatures
     _write(out, "preference_accuracy.json", report)
     print("| score | accuracy vs majority | 95% CI | metric ties | unscorable (left out) | n |\n|---|---|---|---|---|---|")
     for key, entry in report["metrics"].items():
@@ -344,7 +346,8 @@ def radpref(args) -> int:
               "components": {k: str(v) for k, v in scorer.components.items()},
               "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
               "keys": agreement(scores, human, case_index(candidates), majority_preference(candidates), args.baseline,
-                                args.bootstrap, args.seed)}
+                                args.bootstrap, args.seed),
+              "signatures": result.signatures}
     _write(out, "agreement.json", report)
     table = agreement_table(report)
     (out / "agreement.md").write_text(table + "\n", encoding="utf-8")

@@ -14,7 +14,8 @@ field with --ref-field/--hyp-field (default 'report' or 'text'). The two files m
 JSON(L) fields may also hold grounded reports (lists of {"text", "boxes"}), which RadFact scores.
 Writes OUT/per_sample.jsonl, OUT/summary.json ({key: {value, ci95, n, not_scored}}), OUT/summary.md,
 OUT/details/METRIC.jsonl (per-pair detail: FineRadScore corrections, RadFact evidence, ...) and
-OUT/run.json (what each metric reproduces; LLM endpoint without secrets and totals) and OUT/report.html (a page to read
+OUT/run.json (what each metric reproduces, each key's signature, the input files' sha256 and the number of pairs; LLM
+endpoint without secrets and totals) and OUT/report.html (a page to read
 the run: summary, distributions, a sortable and filterable table of the pairs, each pair's detail), and prints the table.
 Without --metrics, every registered metric whose components are available runs; the LLM-judged metrics
 (fineradscore, radfact) run when --endpoint names an endpoint YAML.
@@ -36,6 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_scoring_arguments(parser)
     parser.add_argument("--out", help="output directory")
     parser.add_argument("--list", action="store_true", help="list the metrics and score keys, then exit")
+    parser.add_argument("--signature-only", action="store_true",
+                        help="print each score key's signature (everything that changes its value) without scoring")
 
 
 def add_report_field_arguments(parser: argparse.ArgumentParser) -> None:
@@ -205,12 +208,16 @@ def run(args: argparse.Namespace) -> int:
         for spec in REGISTRY.values():
             print(describe_metric(spec))
         return 0
+    if args.signature_only:
+        for signature in build_scorer(args, Path(args.out or ".")).signatures().values():
+            print(signature)
+        return 0
     if not (args.refs and args.hyps and args.out):
         raise SystemExit("radmetrics score: --refs, --hyps and --out are required")
     refs, hyps, ids = read_pairs_from_args(args, args.hyps)
     out = Path(args.out)
     result = build_scorer(args, out)(refs, hyps, ids=ids)
-    write_result(result, out, refs, hyps)
+    write_result(result, out, refs, hyps, inputs={"references": args.refs, "candidates": args.hyps})
     print(result.table())
     for warning in result.warnings:
         print(f"radmetrics score: warning: {warning}", file=sys.stderr)
@@ -237,8 +244,16 @@ def print_llm_totals(result) -> None:
                   f"{totals['prompt_tokens']} prompt + {totals['completion_tokens']} completion tokens")
 
 
-def write_result(result, out: Path, references=None, candidates=None) -> None:
-    """per_sample.jsonl, summary.json, summary.md, details/, run.json, and report.html when the texts are given."""
+def file_digests(inputs: dict[str, str]) -> dict[str, dict]:
+    """{role: {path, sha256}} of the input files, as run.json records them."""
+    from ..loading.checkpoint import sha256_file
+
+    return {role: {"path": str(path), "sha256": sha256_file(Path(path))} for role, path in inputs.items()}
+
+
+def write_result(result, out: Path, references=None, candidates=None, inputs: dict[str, str] | None = None) -> None:
+    """per_sample.jsonl, summary.json, summary.md, details/, run.json (with the input files' sha256 when `inputs`
+    names them), and report.html when the texts are given."""
     from ..json_io import dumps
     from ..report_html import write_score_report
 
@@ -254,6 +269,8 @@ def write_result(result, out: Path, references=None, candidates=None) -> None:
             with open(out / "details" / f"{name}.jsonl", "w", encoding="utf-8") as fh:
                 for row, detail in zip(result.per_sample, details):
                     fh.write(dumps({"id": row["id"], **detail}) + "\n")
-    (out / "run.json").write_text(dumps({"references": result.references, "meta": result.meta}, indent=2), encoding="utf-8")
+    run = {"references": result.references, "signatures": result.signatures, "pairs": len(result.per_sample),
+           **({"inputs": file_digests(inputs)} if inputs else {}), "meta": result.meta}
+    (out / "run.json").write_text(dumps(run, indent=2), encoding="utf-8")
     if references is not None:
         write_score_report(result, out, references, candidates)

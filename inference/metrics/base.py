@@ -56,6 +56,7 @@ class Option:
     default: Any = None
     changes_values: bool = True
     help: str = ""
+    names_weights: bool = False  # the value names a model: a signature pins it by its checksum or commit
 
 
 PRECISION = Option("fp32", True, "fp32 (the reference's values) or bf16 (autocast, faster, values change)")
@@ -121,6 +122,36 @@ class Metric:
             return []
         needed = [c for c in cls.requires_components if c not in cls.replaced(options)]
         return [c for c in needed if not any(a in components for a in c.split("|"))]
+
+    def signature_parts(self) -> list[str]:
+        """What pins this metric's values in a score signature (radmetrics.inference.signature): its components' and
+        weight-naming options' fingerprints, every value-changing option at its value, and the LLM judge."""
+        from ..signature import fingerprint, option_value
+
+        parts = []
+        for kind in self.requires_components:
+            if kind not in self.replaced(self.options):
+                parts += [f"w:{fingerprint(str(self.components[k]))}" for k in kind.split("|") if k in self.components]
+        for name, option in sorted(self.declared_options().items()):
+            if option.changes_values and name != "precision":
+                value = self.options.get(name)
+                shown = fingerprint(str(value)) if option.names_weights and value is not None else option_value(value)
+                parts.append(f"{name}:{shown}")
+        endpoint = self.options.get("endpoint")
+        if endpoint is not None and (self.judged_by_llm or self.missing_components(self.components)):
+            from ..llm.endpoint import Endpoint
+
+            parts.append(f"judge:{(endpoint if isinstance(endpoint, Endpoint) else Endpoint.from_yaml(endpoint)).model}")
+        return parts
+
+    def runtime_part(self) -> str | None:
+        """`DEVICE-PRECISION` for a metric that runs a model here (float results differ across devices and precisions)."""
+        if not (self.runs_encoder or any(k in self.components for kind in self.requires_components for k in kind.split("|"))):
+            return None
+        import torch
+
+        device = self.options.get("device") or ("cuda" if torch.cuda.is_available() else "cpu")
+        return f"{str(device).split(':')[0]}-{self.options.get('precision', 'fp32')}"
 
     @classmethod
     def display_detail(cls, detail: dict) -> dict | None:

@@ -32,7 +32,7 @@ class BertScore(Metric):
     name = "bertscore"
     runs_encoder = True
     options = {
-        "model": Option("default", True, "a local directory, a Hub id, or default (the bundled all-MiniLM-L6-v2)"),
+        "model": Option("default", True, "a local directory, a Hub id, or default (the bundled all-MiniLM-L6-v2)", True),
         "rescale_with_baseline": Option(True, True, "rescale F1 with the model's baseline"),
         "baseline_path": Option(None, True, "a baseline TSV (default: bert-score's for its models, radmetrics' for MiniLM)"),
         "num_layers": Option(None, True, f"the layer whose states are compared (default: {DEFAULT_LAYER} for MiniLM, "

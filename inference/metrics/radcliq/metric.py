@@ -28,9 +28,9 @@ class RadCliQ(Metric):
     name = "radcliq"
     options = {
         "constants": Option(None, True, "RadCliQ-v1 constants refitted by meta-eval fit-radcliq (default: the published)"),
-        "radgraph_model": Option(None, True, "a RadGraph model of RadCliQ's own for its RadGraph feature"),
+        "radgraph_model": Option(None, True, "a RadGraph model of RadCliQ's own for its RadGraph feature", True),
         "radgraph_base_model": Option(None, False, "where radgraph_model's config and tokenizer are"),
-        "bertscore_model": Option(None, True, "a BERTScore model of RadCliQ's own (layer 5, idf, rescaled)"),
+        "bertscore_model": Option(None, True, "a BERTScore model of RadCliQ's own (layer 5, idf, rescaled)", True),
     }
     keys = ("radcliq_v0", "radcliq_v1")
     higher_is_better = {"radcliq_v0": False, "radcliq_v1": False}

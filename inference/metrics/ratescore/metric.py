@@ -19,7 +19,8 @@ class RaTEScore(Metric):
     runs_encoder = True
     options = {
         "ner": Option(None, True, "iob or span: which of radmetrics' exports tags entities (default: iob when given)"),
-        "encoder": Option(None, True, "entity encoder (default: BioLORD-2023-C for rate_ner, the bundled MiniLM for exports)"),
+        "encoder": Option(None, True, "entity encoder (default: BioLORD-2023-C for rate_ner, the bundled MiniLM for exports)",
+                          True),
         "pooling": Option("mean", True, "mean or cls pooling of entity embeddings (radmetrics' exports)"),
         "matrix": Option("long", True, "affinity matrix: long, short, or a JSON from meta-eval tune-ratescore"),
         "neg_weight": Option(None, True, "weight of negated entities (default: the matrix's)"),

@@ -20,7 +20,7 @@ class SemanticGreen(Metric):
     name = PREFIX
     options = {
         "threshold": Option(THRESHOLD, True, "the cosine below which two statements do not match (chosen on RadPref dev)"),
-        "encoder": Option("default", True, "the sentence encoder (default: the bundled all-MiniLM-L6-v2)"),
+        "encoder": Option("default", True, "the sentence encoder (default: the bundled all-MiniLM-L6-v2)", True),
         "batch_size": Option(64, False, "statements per encoder forward"),
     }
     keys = (PREFIX, f"{PREFIX}_significant_errors", f"{PREFIX}_insignificant_errors", f"{PREFIX}_matched_findings")
