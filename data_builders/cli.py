@@ -88,6 +88,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="semantic (the semantic_green teacher, no LLM) or llm (appendix A.1, needs --endpoint); "
                                "default: llm with --endpoint, else semantic")
     annotate.add_argument("--encoder", default="default", help="the semantic teacher's sentence encoder")
+    annotate.add_argument("--quoted", action="store_true",
+                          help="the semantic teacher names each statement with its first words too, not by number only "
+                               "(for a student prompted without numbered statements)")
     add_llm_arguments(annotate, endpoint_required=False)
     annotate.add_argument("--out", required=True, help="output directory")
     pretrain = sub.add_parser("pretrain-corpus", help="de-duplicated report text as an HF dataset for causal-LM pretraining")
@@ -190,7 +193,7 @@ def annotate_semantic(args: argparse.Namespace) -> None:
 
     from .semantic_teacher import semantic_annotations
 
-    records = semantic_annotations(read_pairs(args.pairs, args.limit), args.encoder)
+    records = semantic_annotations(read_pairs(args.pairs, args.limit), args.encoder, quoted=args.quoted)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     per_file = write_annotations(records, out)

@@ -89,12 +89,14 @@ class Annotation:
                 "matches": [[r, c, round(s, 4)] for r, c, s in self.matches], "errors": [e.to_dict() for e in self.errors],
                 "significant": list(self.significant), "insignificant": list(self.insignificant), "matched": self.matched}
 
-    def response(self) -> str:
-        """The annotation in GREEN's response format (appendix A.2), with a numbered walkthrough as its explanation:
-        `parse_green_response` reads back exactly the counts decided here."""
+    def response(self, quoted: bool = False) -> str:
+        """The annotation in GREEN's response format (appendix A.2), with the numbered walkthrough as its explanation:
+        `parse_green_response` reads back exactly the counts decided here. Statements are named by number (C1, R2), as
+        `format.numbered_prompt` shows them to a student; `quoted` adds each one's first words, for a reader or a
+        prompt that does not number them (twice the tokens)."""
         def named(side: str, index: int) -> str:
             statements = self.candidate_statements if side == "C" else self.reference_statements
-            return f"{side}{index + 1} {quote(statements[index])}"
+            return f"{side}{index + 1}" + (f" {quote(statements[index])}" if quoted else "")
 
         def item(error: TeacherError) -> str:
             sides = [named("C", error.candidate)] if error.candidate is not None else []
