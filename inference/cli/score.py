@@ -37,6 +37,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_scoring_arguments(parser)
     parser.add_argument("--out", help="output directory")
     parser.add_argument("--list", action="store_true", help="list the metrics and score keys, then exit")
+    parser.add_argument("--baselines", action="store_true",
+                        help="also score two naive baselines on your references with the same metrics (another patient's "
+                             "report, a normal template) and say where the system stands; roughly triples the time")
+    parser.add_argument("--baseline-template", default=None,
+                        help="the normal template baseline's report (default: 'No acute cardiopulmonary process.')")
     parser.add_argument("--signature-only", action="store_true",
                         help="print each score key's signature (everything that changes its value) without scoring")
 
@@ -216,9 +221,19 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit("radmetrics score: --refs, --hyps and --out are required")
     refs, hyps, ids = read_pairs_from_args(args, args.hyps)
     out = Path(args.out)
-    result = build_scorer(args, out)(refs, hyps, ids=ids)
-    write_result(result, out, refs, hyps, inputs={"references": args.refs, "candidates": args.hyps})
+    scorer = build_scorer(args, out)
+    result = scorer(refs, hyps, ids=ids)
+    baselines = None
+    if args.baselines:
+        from ..baselines import DEFAULT_TEMPLATE, score_baselines
+
+        baselines = score_baselines(scorer, refs, result, args.baseline_template or DEFAULT_TEMPLATE, args.seed)
+    write_result(result, out, refs, hyps, inputs={"references": args.refs, "candidates": args.hyps}, baselines=baselines)
     print(result.table())
+    if baselines:
+        from ..baselines import baselines_table
+
+        print("\nBaselines on the same references:\n" + baselines_table(result.summary, baselines))
     for warning in result.warnings:
         print(f"radmetrics score: warning: {warning}", file=sys.stderr)
     print_llm_totals(result)
@@ -251,9 +266,10 @@ def file_digests(inputs: dict[str, str]) -> dict[str, dict]:
     return {role: {"path": str(path), "sha256": sha256_file(Path(path))} for role, path in inputs.items()}
 
 
-def write_result(result, out: Path, references=None, candidates=None, inputs: dict[str, str] | None = None) -> None:
+def write_result(result, out: Path, references=None, candidates=None, inputs: dict[str, str] | None = None,
+                 baselines: dict | None = None) -> None:
     """per_sample.jsonl, summary.json, summary.md, details/, run.json (with the input files' sha256 when `inputs`
-    names them), and report.html when the texts are given."""
+    names them), baselines.json (when computed), and report.html when the texts are given."""
     from ..json_io import dumps
     from ..report_html import write_score_report
 
@@ -262,7 +278,13 @@ def write_result(result, out: Path, references=None, candidates=None, inputs: di
         for row in result.per_sample:
             fh.write(dumps(row) + "\n")
     (out / "summary.json").write_text(dumps(result.summary, indent=2), encoding="utf-8")
-    (out / "summary.md").write_text(result.table() + "\n", encoding="utf-8")
+    table = result.table()
+    if baselines:
+        from ..baselines import baselines_table
+
+        (out / "baselines.json").write_text(dumps(baselines, indent=2), encoding="utf-8")
+        table += "\n\n## Baselines on the same references\n\n" + baselines_table(result.summary, baselines)
+    (out / "summary.md").write_text(table + "\n", encoding="utf-8")
     for name, details in result.details.items():
         if details:
             (out / "details").mkdir(exist_ok=True)
@@ -273,4 +295,7 @@ def write_result(result, out: Path, references=None, candidates=None, inputs: di
            **({"inputs": file_digests(inputs)} if inputs else {}), "meta": result.meta}
     (out / "run.json").write_text(dumps(run, indent=2), encoding="utf-8")
     if references is not None:
-        write_score_report(result, out, references, candidates)
+        from ..baselines import baselines_html
+
+        write_score_report(result, out, references, candidates,
+                           baselines=baselines_html(result.summary, baselines) if baselines else "")

@@ -45,6 +45,52 @@ def f1_summary(truth: np.ndarray, predicted: np.ndarray) -> dict[str, float]:
     }
 
 
+def _ratio(numerator, denominator):
+    numerator, denominator = np.asarray(numerator, dtype=float), np.asarray(denominator, dtype=float)
+    return np.divide(numerator, denominator, out=np.zeros_like(numerator), where=denominator > 0)
+
+
+def precision_recall_summary(truth: np.ndarray, predicted: np.ndarray) -> dict[str, dict[str, float]]:
+    """{"precision" | "recall": {"micro", "macro"}} of binary label matrices, as sklearn's precision_recall_fscore_support
+    gives them (zero_division=0: a label never predicted has precision 0, one never true recall 0), and per label."""
+    tp = (truth & predicted).sum(axis=0)
+    predicted_positive, true_positive = predicted.sum(axis=0), truth.sum(axis=0)
+    per_precision, per_recall = _ratio(tp, predicted_positive), _ratio(tp, true_positive)
+    return {"precision": {"micro": float(_ratio(tp.sum(), predicted_positive.sum())), "macro": float(per_precision.mean()),
+                          "per_label": per_precision.tolist()},
+            "recall": {"micro": float(_ratio(tp.sum(), true_positive.sum())), "macro": float(per_recall.mean()),
+                       "per_label": per_recall.tolist()},
+            "support": true_positive.tolist()}
+
+
+def chexbert_precision_recall(ref_labels: Sequence[Sequence[int]], hyp_labels: Sequence[Sequence[int]],
+                              uncertain_as_positive: bool = True) -> dict[str, float]:
+    """`chexbert_{precision,recall}_{14,5}_{micro,macro}` over all reports (the reference labels are the truth)."""
+    truth = binarize(ref_labels, uncertain_as_positive)
+    predicted = binarize(hyp_labels, uncertain_as_positive)
+    five = [CHEXPERT_CONDITIONS.index(name) for name in FIVE_LABELS]
+    scores = {}
+    for n, columns in ((14, slice(None)), (5, five)):
+        summary = precision_recall_summary(truth[:, columns], predicted[:, columns])
+        for part in ("precision", "recall"):
+            for kind in ("micro", "macro"):
+                scores[f"chexbert_{part}_{n}_{kind}"] = summary[part][kind]
+    return scores
+
+
+def per_condition(ref_labels, hyp_labels, uncertain_as_positive: bool = True) -> dict[str, dict]:
+    """Each of the 14 conditions' precision, recall, F1 and support over all reports."""
+    truth = binarize(ref_labels, uncertain_as_positive)
+    predicted = binarize(hyp_labels, uncertain_as_positive)
+    summary = precision_recall_summary(truth, predicted)
+    table = {}
+    for i, name in enumerate(CHEXPERT_CONDITIONS):
+        p, r = summary["precision"]["per_label"][i], summary["recall"]["per_label"][i]
+        table[name] = {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0,
+                       "support": int(summary["support"][i])}
+    return table
+
+
 def chexbert_f1(ref_labels: Sequence[Sequence[int]], hyp_labels: Sequence[Sequence[int]],
                 uncertain_as_positive: bool = True) -> dict[str, float]:
     """`chexbert_f1_{14,5}_{micro,macro,weighted}` over all reports."""

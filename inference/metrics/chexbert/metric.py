@@ -1,4 +1,5 @@
-"""CheXbert label F1 (14 and 5 labels; micro, macro, weighted; uncertain as positive by default) and
+"""CheXbert label F1 (14 and 5 labels; micro, macro, weighted; uncertain as positive by default), precision and
+recall (micro and macro; each condition's in run.json's meta) and
 CheXbert vector similarity (cosine of [CLS] embeddings; RadCliQ's "semb_score", Yu et al. 2023).
 
 The F1 keys are corpus-level: the aggregate (and every bootstrap resample) is computed from the stored
@@ -13,6 +14,7 @@ import numpy as np
 from ..base import Metric, MetricOutput, Option
 
 F1_KEYS = tuple(f"chexbert_f1_{n}_{kind}" for n in (14, 5) for kind in ("micro", "macro", "weighted"))
+PR_KEYS = tuple(f"chexbert_{part}_{n}_{kind}" for part in ("precision", "recall") for n in (14, 5) for kind in ("micro", "macro"))
 
 
 class CheXbert(Metric):
@@ -22,8 +24,8 @@ class CheXbert(Metric):
         "uncertain_as_positive": Option(True, True, "an uncertain label counts as positive (f1chexbert, RadEval)"),
         "base_model": Option(None, False, "where a released model's config and tokenizer are (default: its Hub id)"),
     }
-    keys = (*F1_KEYS, "chexbert_similarity")
-    higher_is_better = dict.fromkeys((*F1_KEYS, "chexbert_similarity"), True)
+    keys = (*F1_KEYS, *PR_KEYS, "chexbert_similarity")
+    higher_is_better = dict.fromkeys((*F1_KEYS, *PR_KEYS, "chexbert_similarity"), True)
     reference = "CheXbert labels (Smit et al. 2020) F1 as f1chexbert/RadEval; vector similarity as CXR-Report-Metric"
     citation = """@inproceedings{smit2020chexbert, title={CheXbert: Combining Automatic Labelers and Expert Annotations for Accurate
   Radiology Report Labeling Using BERT}, author={Smit, Akshay and Jain, Saahil and Rajpurkar, Pranav and Pareek, Anuj and Ng, Andrew Y.
@@ -42,7 +44,7 @@ class CheXbert(Metric):
         return {"tables": [table("labels that differ", ["condition", "reference", "candidate"], differing)]}
 
     def compute(self, references, candidates):
-        from .f1 import chexbert_f1
+        from .f1 import chexbert_f1, chexbert_precision_recall, per_condition
         from .runner import CheXbertRunner
 
         runner = self.loaded("runner", lambda: CheXbertRunner.from_component(self.components["chexbert"], self.options["base_model"]),
@@ -51,13 +53,18 @@ class CheXbert(Metric):
         n = len(references)
         ref_labels, ref_emb, hyp_labels, hyp_emb = labels[:n], embeddings[:n], labels[n:], embeddings[n:]
         uncertain = self.options["uncertain_as_positive"]
-        per_pair = [chexbert_f1([r], [h], uncertain) for r, h in zip(ref_labels, hyp_labels)]
-        per_sample = {key: [scores[key] for scores in per_pair] for key in F1_KEYS}
+        def scores(ref, hyp):
+            return {**chexbert_f1(ref, hyp, uncertain), **chexbert_precision_recall(ref, hyp, uncertain)}
+
+        per_pair = [scores([r], [h]) for r, h in zip(ref_labels, hyp_labels)]
+        per_sample = {key: [pair[key] for pair in per_pair] for key in (*F1_KEYS, *PR_KEYS)}
         similarity = (ref_emb * hyp_emb).sum(1) / (np.linalg.norm(ref_emb, axis=1) * np.linalg.norm(hyp_emb, axis=1)).clip(1e-12)
         per_sample["chexbert_similarity"] = [float(s) for s in similarity]
 
         def corpus(key):
-            return lambda idx: chexbert_f1(ref_labels[idx], hyp_labels[idx], uncertain)[key]
+            return lambda idx: scores(ref_labels[idx], hyp_labels[idx])[key]
 
         details = [{"reference_labels": r.tolist(), "candidate_labels": h.tolist()} for r, h in zip(ref_labels, hyp_labels)]
-        return MetricOutput(per_sample, details=details, corpus_aggregate={key: corpus(key) for key in F1_KEYS})
+        meta = {"per_condition": per_condition(ref_labels, hyp_labels, uncertain)} if len(ref_labels) else {}
+        return MetricOutput(per_sample, details=details, corpus_aggregate={key: corpus(key) for key in (*F1_KEYS, *PR_KEYS)},
+                            meta=meta)

@@ -1,5 +1,7 @@
 """RadGraph F1: reward levels simple / partial / complete as radgraph==0.1.18 `F1RadGraph` computes them (mean
-of per-pair rewards; 0 when either report has no entities) and RadCliQ's RadGraph feature, (entity F1 +
+of per-pair rewards; 0 when either report has no entities), the precision and recall behind each level's F1
+(`radgraph_<level>_precision`, `_recall`: the entity matches over the candidate's and the reference's, the same sets
+and the same 0 rule), and RadCliQ's RadGraph feature, (entity F1 +
 relation F1) / 2 (CXR-Report-Metric).
 
 Component `radgraph`: a released model (`radgraph`, `radgraph-xl`, `modern-radgraph-xl` tarballs of
@@ -26,6 +28,7 @@ def radgraph_extractor(path: str, base_model: str | None = None):
 
 
 LEVEL_KEYS = ("radgraph_simple", "radgraph_partial", "radgraph_complete")
+PR_KEYS = tuple(f"{key}_{part}" for key in LEVEL_KEYS for part in ("precision", "recall"))
 
 
 class RadGraph(Metric):
@@ -35,7 +38,7 @@ class RadGraph(Metric):
         "case": Option("insensitive", True, "entity text comparison: insensitive, reference (radgraph 0.1.18) or sensitive"),
         "base_model": Option(None, False, "where a released model's config and tokenizer are (default: its Hub id)"),
     }
-    keys = (*LEVEL_KEYS, "radgraph_radcliq")
+    keys = (*LEVEL_KEYS, "radgraph_radcliq", *PR_KEYS)
     higher_is_better = dict.fromkeys(keys, True)
     reference = "RadGraph F1 (Delbrouck et al. 2022; radgraph==0.1.18 F1RadGraph) and RadCliQ's radgraph_combined (Yu et al. 2023)"
     citation = """@inproceedings{jain2021radgraph, title={RadGraph: Extracting Clinical Entities and Relations from Radiology Reports},
@@ -56,7 +59,7 @@ class RadGraph(Metric):
         return entity_display(entities(detail.get("reference_annotation")), entities(detail.get("candidate_annotation")))
 
     def compute(self, references, candidates):
-        from .f1 import radgraph_f1, radgraph_radcliq
+        from .f1 import radgraph_radcliq, radgraph_scores
 
         extractor = self.loaded("extractor", lambda: radgraph_extractor(self.components["radgraph"], self.options["base_model"]),
                                 self.components["radgraph"], self.options["base_model"])
@@ -65,8 +68,11 @@ class RadGraph(Metric):
         case = self.options["case"]
         per_sample: dict[str, list[float]] = {key: [] for key in self.keys}
         for hyp, ref in zip(hyp_graphs, ref_graphs):
-            for key, value in zip(LEVEL_KEYS, radgraph_f1(hyp, ref, level="all", case=case)):
-                per_sample[key].append(value)
+            for key, level in zip(LEVEL_KEYS, ("simple", "partial", "complete")):
+                f1, precision, recall = radgraph_scores(hyp, ref, level, case)
+                per_sample[key].append(f1)
+                per_sample[f"{key}_precision"].append(precision)
+                per_sample[f"{key}_recall"].append(recall)
             per_sample["radgraph_radcliq"].append(radgraph_radcliq(hyp, ref))
         details = [{"reference_annotation": r, "candidate_annotation": h} for r, h in zip(ref_graphs, hyp_graphs)]
         return MetricOutput(per_sample, details=details)

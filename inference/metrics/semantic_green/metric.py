@@ -2,7 +2,9 @@
 matching and word rules (teacher.py), with no LLM and no trained model.
 
 Keys mirror GREEN's: `semantic_green` (matched / (matched + significant errors), 0 when nothing matched), and the
-per-pair counts of significant errors, insignificant errors and matched findings. The per-pair detail lists both
+per-pair counts of significant errors, insignificant errors and matched findings; `semantic_green_precision` and
+`_recall` are the matched findings over the candidate's and over the reference's statements (0 for a report with none).
+The per-pair detail lists both
 reports' statements, which matched which (with the cosine), and every error with its category, significance and
 reason; report.html shows them. On RadPref's development half, minus the significant error count agrees with three
 radiologists at Kendall tau-b 0.731 (ROUGE-L: 0.447); `radmetrics meta-eval radpref` measures it.
@@ -23,9 +25,10 @@ class SemanticGreen(Metric):
         "encoder": Option("default", True, "the sentence encoder (default: the bundled all-MiniLM-L6-v2)", True),
         "batch_size": Option(64, False, "statements per encoder forward"),
     }
-    keys = (PREFIX, f"{PREFIX}_significant_errors", f"{PREFIX}_insignificant_errors", f"{PREFIX}_matched_findings")
+    keys = (PREFIX, f"{PREFIX}_significant_errors", f"{PREFIX}_insignificant_errors", f"{PREFIX}_matched_findings",
+            f"{PREFIX}_precision", f"{PREFIX}_recall")
     higher_is_better = {PREFIX: True, f"{PREFIX}_significant_errors": False, f"{PREFIX}_insignificant_errors": False,
-                        f"{PREFIX}_matched_findings": True}
+                        f"{PREFIX}_matched_findings": True, f"{PREFIX}_precision": True, f"{PREFIX}_recall": True}
     reference = ("GREEN's categories and score (Ostmeier et al. 2024, sections 3.1-3.2) by radmetrics' semantic teacher: "
                  "one-to-one sentence matching and word rules chosen on RadPref's development half")
     citation = """@inproceedings{ostmeier2024green, title={GREEN: Generative Radiology Report Evaluation and Error Notation},
@@ -45,6 +48,8 @@ class SemanticGreen(Metric):
             f"{PREFIX}_significant_errors": [float(sum(a.significant)) for a in annotations],
             f"{PREFIX}_insignificant_errors": [float(sum(a.insignificant)) for a in annotations],
             f"{PREFIX}_matched_findings": [float(a.matched) for a in annotations],
+            f"{PREFIX}_precision": [a.precision for a in annotations],
+            f"{PREFIX}_recall": [a.recall for a in annotations],
         }
         return MetricOutput(values, details=[a.to_dict() for a in annotations])
 

@@ -80,6 +80,16 @@ class Annotation:
         return len(self.matches)
 
     @property
+    def precision(self) -> float:
+        """Matched findings over the candidate's statements."""
+        return self.matched / len(self.candidate_statements) if self.candidate_statements else 0.0
+
+    @property
+    def recall(self) -> float:
+        """Matched findings over the reference's statements."""
+        return self.matched / len(self.reference_statements) if self.reference_statements else 0.0
+
+    @property
     def score(self) -> float:
         """GREEN's score (section 3.2): matched / (matched + significant errors), 0 when nothing matched."""
         return self.matched / (self.matched + sum(self.significant)) if self.matched else 0.0

@@ -1,0 +1,54 @@
+"""Baselines beside the scores: the same metrics on the user's references with another patient's report and a normal
+template, equal to scoring those candidates by hand, and said in words."""
+
+import json
+
+import pytest
+
+from radmetrics.inference.baselines import (
+    DEFAULT_TEMPLATE,
+    SHUFFLED,
+    TEMPLATE,
+    BaselineError,
+    derangement,
+    score_baselines,
+)
+from radmetrics.inference.cli import main
+from radmetrics.inference.scorer import Scorer
+
+REFS = ["No acute cardiopulmonary process.", "Mild cardiomegaly. No effusion.", "No acute cardiopulmonary process.",
+        "Small left pleural effusion.", "Right lower lobe pneumonia.", "Lungs are clear. Heart size is normal."]
+HYPS = ["No acute disease.", "Cardiomegaly.", "Normal chest.", "Left effusion.", "Pneumonia on the right.", "Clear lungs."]
+
+
+def test_the_derangement_never_pairs_a_report_with_itself_or_its_twin():
+    order = derangement(REFS, seed=3)
+    assert sorted(order) == list(range(len(REFS))) and order == derangement(REFS, seed=3)
+    assert all(REFS[j] != REFS[i] for i, j in enumerate(order))
+    with pytest.raises(BaselineError):
+        derangement(["Normal."] * 4)
+
+
+def test_baselines_equal_scoring_the_candidates_by_hand():
+    scorer = Scorer(["rougeL", "bleu4"], n_bootstrap=50)
+    system = scorer(REFS, HYPS)
+    baselines = score_baselines(scorer, REFS, system, seed=1)
+    shuffled = [REFS[j] for j in derangement(REFS, seed=1)]
+    by_hand = {SHUFFLED: scorer(REFS, shuffled), TEMPLATE: scorer(REFS, [DEFAULT_TEMPLATE] * len(REFS))}
+    for name, result in by_hand.items():
+        for key in ("rougeL", "bleu4"):
+            assert baselines[name][key]["value"] == pytest.approx(result.summary[key]["value"])
+            difference = baselines[name][key]["system_minus_baseline"]["difference"]
+            assert difference == pytest.approx(system.summary[key]["value"] - result.summary[key]["value"])
+
+
+def test_score_baselines_writes_the_table_the_json_and_the_page(tmp_path):
+    (tmp_path / "refs.txt").write_text("\n".join(REFS) + "\n")
+    (tmp_path / "hyps.txt").write_text("\n".join(HYPS) + "\n")
+    assert main(["score", "--refs", str(tmp_path / "refs.txt"), "--hyps", str(tmp_path / "hyps.txt"), "--metrics", "rougeL",
+                 "--baselines", "--baseline-template", "Normal chest.", "--bootstrap", "50", "--out", str(tmp_path / "o")]) == 0
+    baselines = json.loads((tmp_path / "o" / "baselines.json").read_text())
+    assert baselines[TEMPLATE]["candidate"] == "Normal chest." and set(baselines) == {SHUFFLED, TEMPLATE}
+    assert "## Baselines on the same references" in (tmp_path / "o" / "summary.md").read_text()
+    page = (tmp_path / "o" / "report.html").read_text()
+    assert page.index("<h2>Baselines</h2>") < page.index("<h2>Pairs</h2>")
