@@ -52,3 +52,38 @@ def test_score_baselines_writes_the_table_the_json_and_the_page(tmp_path):
     assert "## Baselines on the same references" in (tmp_path / "o" / "summary.md").read_text()
     page = (tmp_path / "o" / "report.html").read_text()
     assert page.index("<h2>Baselines</h2>") < page.index("<h2>Pairs</h2>")
+
+
+def rexrank_references(split: str) -> list[str]:
+    from importlib.resources import files
+
+    path = files("radmetrics.data_builders").joinpath("data", "iu_xray", f"rexrank_iu_xray_{split}.json")
+    return [study["report"] for study in json.loads(path.read_text()).values()]
+
+
+def test_rexrank_rows_only_for_a_whole_split_and_a_comparable_configuration():
+    from radmetrics.inference.baselines import rexrank_rows, rexrank_split
+
+    test = rexrank_references("test")
+    assert rexrank_split(test) == "test" and rexrank_split(test[:-1]) is None
+    assert rexrank_split(rexrank_references("valid")) == "valid"
+    assert rexrank_split([*test[:-1], "Something else entirely."]) is None
+    rexrank_setting = {"bertscore": {"model": "distilroberta-base", "idf": True}}
+    published = rexrank_rows(Scorer(["bleu2", "bertscore"], metric_options=rexrank_setting), test)
+    assert published["split"] == "test" and published["comparable_keys"] == {"bleu2": "BLEU", "bertscore": "BertScore"}
+    assert len(published["rows"]) == 10 and published["rows"][0]["values"] == {"bleu2": 0.102, "bertscore": 0.38}
+    assert rexrank_rows(Scorer(["bertscore"]), test) is None  # the bundled MiniLM is not ReXrank's BERTScore
+    assert rexrank_rows(Scorer(["bleu2"]), test[:100]) is None
+
+
+def test_published_rows_appear_beside_comparable_keys(tmp_path):
+    refs = rexrank_references("valid")
+    (tmp_path / "refs.jsonl").write_text("\n".join(json.dumps({"report": r}) for r in refs) + "\n")
+    (tmp_path / "hyps.jsonl").write_text("\n".join(json.dumps({"report": "No acute disease."}) for _ in refs) + "\n")
+    assert main(["score", "--refs", str(tmp_path / "refs.jsonl"), "--hyps", str(tmp_path / "hyps.jsonl"), "--metrics",
+                 "bleu2", "rougeL", "--baselines", "--bootstrap", "20", "--out", str(tmp_path / "o")]) == 0
+    summary = (tmp_path / "o" / "summary.md").read_text().split("## Baselines")[1]
+    assert "ReXrank IU X-ray valid (published)" in summary
+    bleu_row = next(line for line in summary.splitlines() if line.startswith("| bleu2 |"))
+    rouge_row = next(line for line in summary.splitlines() if line.startswith("| rougeL |"))
+    assert "0.042 to 0.232 (10 systems)" in bleu_row and "systems" not in rouge_row

@@ -233,7 +233,7 @@ def run(args: argparse.Namespace) -> int:
     if baselines:
         from ..baselines import baselines_table
 
-        print("\nBaselines on the same references:\n" + baselines_table(result.summary, baselines))
+        print("\nBaselines on the same references:\n" + baselines_table(result.summary, baselines, baselines.get("rexrank")))
     for warning in result.warnings:
         print(f"radmetrics score: warning: {warning}", file=sys.stderr)
     print_llm_totals(result)
@@ -283,7 +283,8 @@ def write_result(result, out: Path, references=None, candidates=None, inputs: di
         from ..baselines import baselines_table
 
         (out / "baselines.json").write_text(dumps(baselines, indent=2), encoding="utf-8")
-        table += "\n\n## Baselines on the same references\n\n" + baselines_table(result.summary, baselines)
+        table += "\n\n## Baselines on the same references\n\n" + baselines_table(result.summary, baselines,
+                                                                                 baselines.get("rexrank"))
     (out / "summary.md").write_text(table + "\n", encoding="utf-8")
     for name, details in result.details.items():
         if details:
