@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .recipes import load_recipe, recipe_names
+    from ..recipes import load_recipe, recipe_names
 
     if args.list or not args.recipe:
         names = recipe_names()

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         _, manifest = load_manifest(directory, component, verify_checksums=True)
         print(f"{directory}: {len(manifest['files'])} files match their sha256 ({component})")
         return 0
-    from .weights import convert
+    from ..weights import convert
 
     out = convert(args.src, args.kind, args.out, args.revision, args.base_model)
     print(f"converted {args.src} -> {out}")

@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .export import export_run
+    from ..export import export_run
 
     out = export_run(args.run_dir, args.out, push_to_hub=args.push_to_hub, revision=args.revision,
                      private=not args.public, license=args.license)

@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .rehearsal import RehearsalError, gpu_configs, rehearse
+    from ..rehearsal import RehearsalError, gpu_configs, rehearse
 
     configs = args.configs or [str(p) for p in gpu_configs()]
     failed = 0
