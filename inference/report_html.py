@@ -163,7 +163,7 @@ tbody tr:hover{background:#f7f7ff}.hists{display:flex;flex-wrap:wrap;gap:12px}fi
 .warn{color:#b00}.chip{display:inline-block;border-radius:3px;padding:1px 5px;margin:2px}.hit{background:#cdeccd}
 .miss{background:#f6c9c9}pre{white-space:pre-wrap;background:#fafafa;border:1px solid #eee;padding:6px}
 #detail{border-top:2px solid #888;margin-top:1em}.reports{display:flex;gap:1em}.reports>div{flex:1}
-td.text{max-width:26em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;color:#444}
+td.text{max-width:18em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;color:#444}
 .sigs code{font-size:12px}details{margin:.5em 0}"""
 
 SCRIPT = r"""
@@ -172,8 +172,8 @@ const PAGE = 100; let rows = D.rows.map((r, i) => ({...r, index: i})), shown = r
 const esc = s => String(s).replace(/[&<>"]/g, c => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c]));
 const fmt = v => v === null || v === undefined ? 'n/a' : (Math.round(v * 10000) / 10000).toString();
 const head = document.querySelector('#samples thead'), body = document.querySelector('#samples tbody');
-head.innerHTML = '<tr><th data-k="-1">id</th>' + D.keys.map((k, i) => `<th data-k="${i}">${esc(k)}</th>`).join('') +
-  '<th>reference</th><th>candidate</th></tr>';
+head.innerHTML = '<tr><th data-k="-1">id</th><th>reference</th><th>candidate</th>' +
+  D.keys.map((k, i) => `<th data-k="${i}">${esc(k)}</th>`).join('') + '</tr>';
 head.onclick = e => { const k = +e.target.dataset.k; if (isNaN(k)) return; desc = sortKey === k ? !desc : true; sortKey = k; apply(); };
 function value(r, k) { return k < 0 ? r.id : r.values[k]; }
 function apply() {
@@ -194,8 +194,8 @@ function apply() {
 function draw() {
   const pages = Math.max(1, Math.ceil(shown.length / PAGE)); page = Math.min(page, pages - 1);
   body.innerHTML = shown.slice(page * PAGE, page * PAGE + PAGE).map(r => `<tr data-i="${r.index}"><td>${esc(r.id)}</td>` +
-    r.values.map(v => `<td>${fmt(v)}</td>`).join('') + `<td class="text" title="${esc(r.reference)}">${esc(r.reference)}</td>` +
-    `<td class="text" title="${esc(r.candidate)}">${esc(r.candidate)}</td></tr>`).join('');
+    `<td class="text" title="${esc(r.reference)}">${esc(r.reference)}</td><td class="text" title="${esc(r.candidate)}">` +
+    `${esc(r.candidate)}</td>` + r.values.map(v => `<td>${fmt(v)}</td>`).join('') + '</tr>').join('');
   document.getElementById('count').textContent = `${shown.length} of ${rows.length} pairs`;
   document.getElementById('pageno').textContent = `page ${page + 1} of ${pages}`;
   document.querySelectorAll('#samples th').forEach(th => th.textContent = th.textContent.replace(/ [▲▼]$/, '') +

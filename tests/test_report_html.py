@@ -85,7 +85,9 @@ def test_report_opens_sorts_and_shows_its_summary_in_chromium(tmp_path):
     assert "Uncaught" not in loaded.stderr and "CONSOLE" not in loaded.stderr.replace("CONSOLE(0)", ""), loaded.stderr[-2000:]
     assert "300 of 300 pairs" in loaded.stdout and "page 1 of 3" in loaded.stdout
     ascending = headless("--virtual-time-budget=5000", "--dump-dom", f"{url}#sort=rougeL&order=asc")
-    values = [float(v) for v in re.findall(r'<tr data-i="\d+"><td>[^<]*</td><td>[^<]*</td><td>([\d.]+)</td>', ascending.stdout)]
+    texts = r'<td class="text"[^>]*>[^<]*</td><td class="text"[^>]*>[^<]*</td>'  # the pair's reference and candidate
+    values = [float(v) for v in re.findall(rf'<tr data-i="\d+"><td>[^<]*</td>{texts}<td>[^<]*</td><td>([\d.]+)</td>',
+                                           ascending.stdout)]
     assert len(values) == 100 and values == sorted(values) and values[0] == 0.0  # the empty candidates first
     filtered = headless("--virtual-time-budget=5000", "--dump-dom", f"{url}#filter=rougeL>0.9")
     assert re.search(r"(\d+) of 300 pairs", filtered.stdout).group(1) == str(sum(r["rougeL"] > 0.9 for r in result.per_sample))
