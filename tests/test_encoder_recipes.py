@@ -56,9 +56,12 @@ def test_chexbert_trains_exports_and_scores(silver_dir, tmp_path):
     refs = ["Small left pleural effusion.", "No acute cardiopulmonary process.", "Cardiomegaly with mild edema."]
     hyps = ["No pleural effusion.", "No acute cardiopulmonary process.", "Enlarged heart."]
     result = Scorer(["chexbert"], {"chexbert": str(export)}, n_bootstrap=50)(refs, hyps)
+    precision_recall = {f"chexbert_{part}_{n}_{kind}" for part in ("precision", "recall") for n in (14, 5)
+                        for kind in ("micro", "macro")}
     assert set(result.summary) == {"chexbert_f1_14_micro", "chexbert_f1_14_macro", "chexbert_f1_14_weighted",
                                    "chexbert_f1_5_micro", "chexbert_f1_5_macro", "chexbert_f1_5_weighted",
-                                   "chexbert_similarity"}
+                                   "chexbert_similarity", *precision_recall}
+    assert set(result.meta["chexbert"]["per_condition"]["Cardiomegaly"]) == {"precision", "recall", "f1", "support"}
     assert result.per_sample[1]["chexbert_similarity"] == pytest.approx(1.0, abs=1e-5)
 
 

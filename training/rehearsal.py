@@ -291,6 +291,6 @@ def rehearse(config_path: str | Path, workdir: str | Path, deepspeed: str | None
 
 
 def gpu_configs(configs_root: Path = REPO / "configs") -> list[Path]:
-    """Every recipe config that is not a CPU `tiny`/`small` one."""
-    return sorted(p for p in configs_root.glob("*/*/*.yaml") if p.stem not in ("tiny", "small")
+    """Every recipe config that is not a CPU `tiny`/`small` one (or a variant of one, such as `small_semantic`)."""
+    return sorted(p for p in configs_root.glob("*/*/*.yaml") if p.stem.split("_")[0] not in ("tiny", "small")
                   and p.parts[-3] not in ("accelerate", "deepspeed", "llm"))
