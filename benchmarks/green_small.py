@@ -147,8 +147,10 @@ def main() -> None:
     from radmetrics.training.recipes import load_recipe
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", default="checkpoints/bench_green_small")
-    parser.add_argument("--results", default=str(ROOT / "benchmarks" / "results" / "green_small.json"))
+    parser.add_argument("--out", help="run folder (default: checkpoints/bench_green_small, or bench_green_semantic with "
+                                          "--teacher semantic)")
+    parser.add_argument("--results", help="results file (default: benchmarks/results/green_small.json, or "
+                                              "green_small_semantic.json with --teacher semantic)")
     parser.add_argument("--explanation", choices=["summary", "walkthrough"], default="summary",
                         help="the programmatic teacher's explanation in the pairs built into OUT/pairs")
     parser.add_argument("--teacher", choices=["programmatic", "semantic"], default="programmatic",
@@ -163,7 +165,9 @@ def main() -> None:
     parser.add_argument("sft_overrides", nargs=argparse.REMAINDER, help="after --: extra green/sft recipe arguments")
     args = parser.parse_args()
     overrides = args.sft_overrides[1:] if args.sft_overrides[:1] == ["--"] else args.sft_overrides
-    out = Path(args.out)
+    suffix = "_semantic" if args.teacher == "semantic" else ""
+    out = Path(args.out or ("checkpoints/bench_green_semantic" if suffix else "checkpoints/bench_green_small"))
+    args.results = args.results or str(ROOT / "benchmarks" / "results" / f"green_small{suffix}.json")
     config_path = SEMANTIC_CONFIG if args.teacher == "semantic" else CONFIG
     config = read_yaml(config_path)
     run_dir = out / "sft"

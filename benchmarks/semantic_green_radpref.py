@@ -6,7 +6,8 @@ candidates, 50 cases), Kendall tau-b:
 - with each rule switched off or replaced, one at a time (`Rules` in inference/metrics/semantic_green/teacher.py);
 - case-level 5-fold cross-validation: the threshold chosen by tau-b on the training folds' candidates, the held-out
   folds' scores pooled into one tau-b over all 100, for 20 seeded fold draws (mean, min, max);
-- per category: the teacher's count against the radiologists' count of the matching label kind.
+- per category: the teacher's count against the radiologists' count of the matching label kind;
+- the programmatic teacher's rule applied to the texts alone (sentences matched by normalised text), for comparison.
 
     python benchmarks/semantic_green_radpref.py --out benchmarks/results/semantic_green_radpref_dev.json
 """
@@ -51,6 +52,21 @@ def tau(x, y) -> float:
     from scipy.stats import kendalltau
 
     return float(kendalltau(x, y, variant="b")[0])
+
+
+def string_rule_errors(reference: str, candidate: str) -> int:
+    """The programmatic teacher's decision made from the texts alone: a sentence of one report whose normalised text
+    the other lacks is a difference, significant when the pair builders' rule calls it an abnormal finding
+    (data_builders/findings.py). The programmatic teacher's significant counts are this rule applied to its edits."""
+    from radmetrics.data_builders import findings
+    from radmetrics.data_builders.pairs import normalise_sentence
+    from radmetrics.inference.sentences import split_sentences
+
+    ref, cand = split_sentences(reference), split_sentences(candidate)
+    ref_texts, cand_texts = {normalise_sentence(s) for s in ref}, {normalise_sentence(s) for s in cand}
+    differences = [s for s in ref if normalise_sentence(s) not in cand_texts] + \
+        [s for s in cand if normalise_sentence(s) not in ref_texts]
+    return sum(findings.is_abnormal_finding(s) for s in differences)
 
 
 def cross_validated(scores_by_threshold: dict[float, np.ndarray], target: np.ndarray, cases: np.ndarray, seeds: int = 20,
@@ -116,12 +132,14 @@ def main(argv=None) -> int:
         "score": "minus the teacher's significant error count", "chosen_rules": asdict(chosen),
         "tau_b_by_threshold": {str(t): tau(s, target) for t, s in by_threshold.items()},
         "ablations": ablations, "cross_validation": cross_validated(by_threshold, target, cases), "calibration": calibration,
+        "programmatic_string_rule_tau_b": tau([-string_rule_errors(r, t) for r, t in zip(references, texts)], target),
         "seconds": round(time.perf_counter() - start, 1),
         "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps({k: report[k] for k in ("tau_b_by_threshold", "cross_validation")}, indent=2))
+    print(json.dumps({k: report[k] for k in ("tau_b_by_threshold", "cross_validation", "programmatic_string_rule_tau_b")},
+                     indent=2))
     for name, entry in ablations.items():
         print(f"{entry['tau_b']:.3f}  {name}")
     for name, entry in calibration.items():

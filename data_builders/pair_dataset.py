@@ -37,15 +37,21 @@ def pair_statistics(pairs: list[PairRecord]) -> dict:
 
 
 def render_card(stats: dict, provenance: dict) -> str:
+    semantic = provenance.get("teacher") == "semantic"
+    teacher_title = "semantic-teacher" if semantic else "programmatic"
+    teacher_text = ("a GREEN-format annotation by the semantic teacher (semantic_green: sentence matching and word rules on "
+                    "the two texts; the edit log is kept but not used), whose error counts are in each record's `counts`; "
+                    "the edit statistics below describe the edits, not the annotations." if semantic else
+                    "a GREEN-format annotation written from that log by the programmatic teacher.")
     rows = "\n".join(f"| {h} | {n} | {stats['per_heuristic_and_split'][h]} |" for h, n in stats["per_heuristic"].items())
     cats = "\n".join(f"| {k} | {v} |" for k, v in stats["errors_per_category"].items())
     return f"""---
 tags: [radiology, radmetrics, green]
 ---
-# radmetrics report pairs with programmatic GREEN annotations
+# radmetrics report pairs with {teacher_title} GREEN annotations
 
 Reference/candidate pairs built by `radmetrics data pairs` (GREEN section 3.1.1 heuristics) with a complete
-edit log per pair, and a GREEN-format annotation written from that log by the programmatic teacher.
+edit log per pair, and {teacher_text}
 
 Provenance: `{json.dumps(provenance)}`
 

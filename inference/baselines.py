@@ -71,7 +71,7 @@ def score_baselines(scorer, references: list[str], system, template: str = DEFAU
         entry = {"candidate": template if name == TEMPLATE else "each reference scored against another one (seeded)"}
         for key in system.summary:
             entry[key] = {"value": result.summary[key]["value"], "ci95": result.summary[key]["ci95"],
-                          "system_minus_baseline": paired_difference(system, result, key, scorer.n_bootstrap or 200, seed)}
+                          "system_minus_baseline": paired_difference(system, result, key, scorer.n_bootstrap, seed)}
         report[name] = entry
     published = rexrank_rows(scorer, references)
     if published:
@@ -153,7 +153,8 @@ REXRANK_COLUMNS = {"BLEU": "bleu2", "BertScore": "bertscore", "SembScore": "chex
                    "RadGraph": "radgraph_radcliq", "RadCliQ-v0": "radcliq_v0", "RadCliQ-v1": "radcliq_v1"}
 REXRANK_SETTINGS = {  # metric -> (options it must have, components it must be the released originals of)
     "bleu2": ({}, ()),
-    "bertscore": ({"model": "distilroberta-base", "idf": True, "rescale_with_baseline": True, "precision": "fp32"}, ()),
+    "bertscore": ({"model": "distilroberta-base", "idf": True, "rescale_with_baseline": True, "precision": "fp32",
+                   "baseline_path": None}, ()),
     "chexbert": ({"uncertain_as_positive": True, "precision": "fp32"}, ("chexbert",)),
     "radgraph": ({"precision": "fp32"}, ("radgraph",)),
 }
@@ -176,7 +177,7 @@ def _match_split(references) -> str | None:
     for split, size in REXRANK_SPLITS.items():
         if len(references) != size:
             continue
-        path = files("radmetrics.data_builders").joinpath("data", "iu_xray", f"rexrank_iu_xray_{split}.json")
+        path = files("radmetrics.inference").joinpath("resources", "rexrank", f"rexrank_iu_xray_{split}.json")
         studies = json.loads(path.read_text(encoding="utf-8"))
         texts = {}
         for study in studies.values():
@@ -204,6 +205,8 @@ def rexrank_comparable(metric) -> bool:
             and not metric.options.get("bertscore_model")
     options, components = REXRANK_SETTINGS.get(metric.name, (None, ()))
     if options is None or any(metric.options.get(k) != v for k, v in options.items()):
+        return False
+    if metric.name == "bertscore" and metric.options.get("num_layers") not in (None, 5):  # bert-score's 5 for distilroberta
         return False
     for kind in components:
         given = str(metric.components.get(kind, ""))

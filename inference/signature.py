@@ -28,7 +28,8 @@ SHORT = 6
 
 @lru_cache(maxsize=1)
 def version() -> str:
-    """radmetrics' version, with `+COMMIT` in a git checkout (`+COMMIT.dirty` when tracked files have changed)."""
+    """radmetrics' version, with `+COMMIT` when it runs from its own git checkout (`+COMMIT.dirty` when tracked files
+    have changed); an installed wheel inside someone else's repository gives the version alone."""
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import version as installed
 
@@ -37,52 +38,81 @@ def version() -> str:
     except PackageNotFoundError:
         text = "unknown"
     here = Path(__file__).resolve().parent
+
+    def git(*args) -> str | None:
+        done = subprocess.run(["git", "-C", str(here), *args], capture_output=True, text=True, timeout=10)
+        return done.stdout.strip() if done.returncode == 0 else None
+
     try:
-        commit = subprocess.run(["git", "-C", str(here), "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True,
-                                timeout=10)
-        if commit.returncode == 0 and commit.stdout.strip():
-            dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
-                                   capture_output=True, text=True, timeout=10).stdout.strip()
-            text += f"+{commit.stdout.strip()}{'.dirty' if dirty else ''}"
+        top = git("rev-parse", "--show-toplevel")
+        if top and Path(top).resolve() == here.parent and git("ls-files", "--error-unmatch", "inference/signature.py"):
+            dirty = git("status", "--porcelain", "--untracked-files=no")
+            text += f"+{git('rev-parse', '--short=7', 'HEAD')}{'.dirty' if dirty else ''}"
     except (OSError, subprocess.SubprocessError):
         pass
     return text
 
 
 def _file_digest(path: Path) -> str:
-    """sha256 of a file, remembered in the radmetrics cache by (path, size, mtime) so that it is computed once."""
+    """sha256 of a file, remembered in the radmetrics cache by (path, size, mtime) so that it is computed once. The
+    cache is a convenience: an unreadable or unwritable one (a read-only cache, another process writing it) is passed
+    over, never a reason to stop a run."""
     from .loading.checkpoint import sha256_file
     from .loading.released import radmetrics_cache
 
     stat = path.stat()
     key = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
     store = radmetrics_cache() / "fingerprints.json"
-    known = json.loads(store.read_text(encoding="utf-8")) if store.is_file() else {}
-    if key not in known:
-        known[key] = sha256_file(path)
+    try:
+        known = json.loads(store.read_text(encoding="utf-8")) if store.is_file() else {}
+    except (OSError, ValueError):
+        known = {}
+    if key in known:
+        return known[key]
+    digest = sha256_file(path)
+    try:
         store.parent.mkdir(parents=True, exist_ok=True)
-        store.write_text(json.dumps(known, indent=0), encoding="utf-8")
-    return known[key]
+        scratch = store.with_name(f"{store.name}.{os.getpid()}.tmp")
+        scratch.write_text(json.dumps({**known, key: digest}, indent=0), encoding="utf-8")
+        os.replace(scratch, store)  # atomic: a reader sees the old file or the new one, never half of one
+    except OSError:
+        pass
+    return digest
 
 
-def _snapshot_commit(path: Path) -> str | None:
-    """The commit of a Hugging Face cache snapshot that `path` lies in (`.../snapshots/<commit>/...`)."""
-    parts = path.resolve().parts if path.exists() else path.parts
-    for i, part in enumerate(parts[:-1]):
-        if part == "snapshots" and i > 0 and parts[i - 1].startswith("models--"):
-            return parts[i + 1]
-    parts = path.parts  # a symlinked blob resolves out of snapshots/: read the link's own path too
-    for i, part in enumerate(parts[:-1]):
-        if part == "snapshots":
-            return parts[i + 1]
+def _snapshot(path: Path) -> tuple[str, str] | None:
+    """(repository, commit) of a Hugging Face cache snapshot that `path` lies in (`.../models--ORG--NAME/snapshots/
+    <commit>/...`), read from the path as given and as resolved (a snapshot's files are links into blobs/)."""
+    for parts in (path.parts, path.resolve().parts if path.exists() else ()):
+        for i, part in enumerate(parts[:-1]):
+            if part == "snapshots" and i > 0 and parts[i - 1].startswith(("models--", "datasets--")):
+                return parts[i - 1].split("--", 1)[1].replace("--", "/"), parts[i + 1]
     return None
+
+
+def _cached_hub_file(text: str) -> Path | None:
+    """A released artefact's file or a Hub model's config in the local Hugging Face cache; never a download."""
+    from .loading.released import ARTEFACTS
+
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return None
+    repo, filename = (ARTEFACTS[text].repo_id, ARTEFACTS[text].filename or "config.json") if text in ARTEFACTS \
+        else (text, "config.json")
+    try:
+        found = try_to_load_from_cache(repo, filename)
+    except Exception:  # not a valid repository id: no cached snapshot to pin
+        return None
+    return Path(found) if isinstance(found, str) else None
 
 
 @lru_cache(maxsize=256)
 def fingerprint(name_or_path: str) -> str:
     """`NAME#HASH` of a component or model reference: an export (its manifest's file checksums), a released artefact
-    name or Hub id (the snapshot commit in the cache), the bundled encoder (its package version), or a local file or
-    folder (its sha256, once). A name that resolves to nothing local is given as it is, with no hash."""
+    name or Hub id (the commit of its snapshot in the local Hugging Face cache; nothing is downloaded), the bundled
+    encoder (its package version), or a local file or folder (its sha256, computed once). A name with no local copy is
+    given as it is, with no hash."""
     from .loading.checkpoint import MANIFEST_NAME
     from .loading.hub import DEFAULT_ENCODER_ALIASES
 
@@ -96,25 +126,20 @@ def fingerprint(name_or_path: str) -> str:
         except PackageNotFoundError:
             return "all-MiniLM-L6-v2"
     local = Path(text).expanduser()
-    if not local.exists():
-        try:
-            from .loading.released import ARTEFACTS, fetch
-
-            if text in ARTEFACTS or "/" in text:
-                local = Path(fetch(text))
-        except Exception:  # offline and not cached: the name alone
-            return text
-    if not local.exists():
-        return text
-    name = local.name if text == str(local) or os.sep in text else text
+    if not local.exists():  # a released artefact's name or a Hub id: its cached snapshot's commit, or the name alone
+        cached = _cached_hub_file(text)
+        snapshot = _snapshot(cached) if cached is not None else None
+        return f"{text}#{snapshot[1][:SHORT]}" if snapshot else text
+    name = local.name
     manifest = local / MANIFEST_NAME
     if manifest.is_file():
         data = json.loads(manifest.read_text(encoding="utf-8"))
         files = json.dumps(data.get("files", {}), sort_keys=True)
         return f"{data.get('component', name)}#{hashlib.sha256(files.encode()).hexdigest()[:SHORT]}"
-    commit = _snapshot_commit(local)
-    if commit:
-        return f"{name}#{commit[:SHORT]}"
+    snapshot = _snapshot(local)
+    if snapshot:
+        repository, commit = snapshot
+        return f"{repository}{'/' + local.name if local.is_file() else ''}#{commit[:SHORT]}"
     if local.is_file():
         return f"{name}#{_file_digest(local)[:SHORT]}"
     digest = hashlib.sha256()

@@ -57,7 +57,7 @@ def test_score_baselines_writes_the_table_the_json_and_the_page(tmp_path):
 def rexrank_references(split: str) -> list[str]:
     from importlib.resources import files
 
-    path = files("radmetrics.data_builders").joinpath("data", "iu_xray", f"rexrank_iu_xray_{split}.json")
+    path = files("radmetrics.inference").joinpath("resources", "rexrank", f"rexrank_iu_xray_{split}.json")
     return [study["report"] for study in json.loads(path.read_text()).values()]
 
 
@@ -73,6 +73,8 @@ def test_rexrank_rows_only_for_a_whole_split_and_a_comparable_configuration():
     assert published["split"] == "test" and published["comparable_keys"] == {"bleu2": "BLEU", "bertscore": "BertScore"}
     assert len(published["rows"]) == 10 and published["rows"][0]["values"] == {"bleu2": 0.102, "bertscore": 0.38}
     assert rexrank_rows(Scorer(["bertscore"]), test) is None  # the bundled MiniLM is not ReXrank's BERTScore
+    other_layer = {"bertscore": {**rexrank_setting["bertscore"], "num_layers": 3}}
+    assert rexrank_rows(Scorer(["bertscore"], metric_options=other_layer), test) is None
     assert rexrank_rows(Scorer(["bleu2"]), test[:100]) is None
 
 

@@ -98,3 +98,29 @@ def test_an_llm_judged_metric_through_the_answer_cache(tmp_path):
     assert asked == 3  # the second run asked nothing
     assert runs[0].signatures == runs[1].signatures and "|judge:judge|" in runs[0].signatures["fineradscore_sum"]
     assert runs[0].per_sample == runs[1].per_sample
+
+
+def test_a_hub_snapshot_is_pinned_by_its_commit_without_a_download(tmp_path, monkeypatch):
+    snapshot = tmp_path / "hub" / "models--org--model" / "snapshots" / "0123456789abcdef"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    assert fingerprint(str(snapshot)) == "org/model#012345"
+    assert fingerprint(str(snapshot / "config.json")) == "org/model/config.json#012345"
+    plain = tmp_path / "data" / "snapshots" / "run3"  # a folder that is not a Hub cache snapshot: hashed
+    plain.mkdir(parents=True)
+    (plain / "model.pt").write_bytes(b"weights")
+    assert fingerprint(str(plain / "model.pt")).startswith("model.pt#") and "run3" not in fingerprint(str(plain / "model.pt"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    assert fingerprint("org/not-cached") == "org/not-cached"  # no local copy: the name alone, nothing fetched
+
+
+def test_a_read_only_cache_does_not_stop_a_signature(tmp_path, monkeypatch):
+    (tmp_path / "weights.bin").write_bytes(b"w")
+    monkeypatch.setenv("RADMETRICS_CACHE", str(tmp_path / "ro"))
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro" / "fingerprints.json").write_text("{half written")
+    (tmp_path / "ro").chmod(0o500)
+    try:
+        assert fingerprint(str(tmp_path / "weights.bin")).startswith("weights.bin#")
+    finally:
+        (tmp_path / "ro").chmod(0o700)

@@ -225,9 +225,12 @@ def run(args: argparse.Namespace) -> int:
     result = scorer(refs, hyps, ids=ids)
     baselines = None
     if args.baselines:
-        from ..baselines import DEFAULT_TEMPLATE, score_baselines
+        from ..baselines import DEFAULT_TEMPLATE, BaselineError, score_baselines
 
-        baselines = score_baselines(scorer, refs, result, args.baseline_template or DEFAULT_TEMPLATE, args.seed)
+        try:
+            baselines = score_baselines(scorer, refs, result, args.baseline_template or DEFAULT_TEMPLATE, args.seed)
+        except BaselineError as exc:  # the scores are still written, without baselines
+            print(f"radmetrics score: warning: no baselines: {exc}", file=sys.stderr)
     write_result(result, out, refs, hyps, inputs={"references": args.refs, "candidates": args.hyps}, baselines=baselines)
     print(result.table())
     if baselines:
