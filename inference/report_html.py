@@ -136,7 +136,8 @@ def write_compare_report(out: Path, names: tuple[str, str], comparison: dict, re
                    **{f"{k} ({names[1]})": result.per_sample[n + i].get(k) for k in result.summary}} for i in range(n)]
     candidates = [f"{names[0]}: {cut(x)}\n\n{names[1]}: {cut(y)}" for x, y in zip(system_a, system_b)]
     directions = {f"{k} ({tag})": result.higher_is_better[k] for k in result.summary for tag in names}
-    body = f"<h2>{a} against {b}</h2><p>{n} pairs; each key over the pairs both systems scored.</p>{table}{SAMPLES_SECTION}"
+    body = (f"<h2>{a} against {b}</h2><p>{n} pairs; each key over the pairs both systems scored.</p>{table}"
+            f"{signatures_list(getattr(result, 'signatures', {}))}{SAMPLES_SECTION}")
     path = Path(out) / "report.html"
     path.write_text(page(f"radmetrics compare: {names[0]} vs {names[1]}", body,
                          sample_data(per_sample, keys, references, candidates, {}, directions)), encoding="utf-8")

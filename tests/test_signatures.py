@@ -124,3 +124,14 @@ def test_a_read_only_cache_does_not_stop_a_signature(tmp_path, monkeypatch):
         assert fingerprint(str(tmp_path / "weights.bin")).startswith("weights.bin#")
     finally:
         (tmp_path / "ro").chmod(0o700)
+
+
+def test_compare_outputs_carry_the_signatures(tmp_path):
+    (tmp_path / "refs.txt").write_text("\n".join(REFS) + "\n")
+    (tmp_path / "a.txt").write_text("\n".join(HYPS) + "\n")
+    (tmp_path / "b.txt").write_text("\n".join(reversed(HYPS)) + "\n")
+    assert main(["compare", "--refs", str(tmp_path / "refs.txt"), "--system-a", str(tmp_path / "a.txt"), "--system-b",
+                 str(tmp_path / "b.txt"), "--metrics", "rougeL", "--bootstrap", "20", "--out", str(tmp_path / "o")]) == 0
+    signature = f"rougeL|use_stemmer:True|v:{version()}"
+    assert json.loads((tmp_path / "o" / "compare.json").read_text())["keys"]["rougeL"]["signature"] == signature
+    assert signature in (tmp_path / "o" / "report.html").read_text()
