@@ -151,8 +151,9 @@ def main() -> None:
                                           "--teacher semantic)")
     parser.add_argument("--results", help="results file (default: benchmarks/results/green_small.json, or "
                                               "green_small_semantic.json with --teacher semantic)")
-    parser.add_argument("--explanation", choices=["summary", "walkthrough"], default="summary",
-                        help="the programmatic teacher's explanation in the pairs built into OUT/pairs")
+    parser.add_argument("--explanation", choices=["summary", "walkthrough"], default=None,
+                        help="the teacher's explanation in the pairs built into OUT/pairs (default: summary for the "
+                             "programmatic teacher, the numbered walkthrough for the semantic one)")
     parser.add_argument("--teacher", choices=["programmatic", "semantic"], default="programmatic",
                         help="who annotates the pairs: the edit logs (small.yaml) or the semantic_green teacher "
                              "(small_semantic.yaml, its numbered prompt)")
@@ -172,7 +173,8 @@ def main() -> None:
     config = read_yaml(config_path)
     run_dir = out / "sft"
     if not args.read:
-        build_pairs(out / "pairs", args.explanation, args.teacher)
+        build_pairs(out / "pairs", args.explanation or ("walkthrough" if args.teacher == "semantic" else "summary"),
+                    args.teacher)
         if args.pretrain:
             pretrain_dir = load_recipe("green/pretrain").main(["--config", str(PRETRAIN_CONFIG), "--output_dir", str(out / "pretrain")])
             overrides = ["--model_name_or_path", str(pretrain_dir / "final"), *overrides]

@@ -73,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     pairs.add_argument("--teacher", default="programmatic", choices=["programmatic", "semantic"],
                        help="who annotates: programmatic (each pair's edit log) or semantic (the semantic_green teacher, "
                             "from the two texts alone; its explanation is its numbered walkthrough)")
-    pairs.add_argument("--explanation", default="summary", choices=["summary", "walkthrough"],
+    pairs.add_argument("--explanation", default=None, choices=["summary", "walkthrough"],
                        help="the programmatic teacher's [Explanation]: the counts only, or each sentence's verdict then the counts")
     pairs.add_argument("--out", required=True, help="output directory")
     inject = sub.add_parser("inject-errors", help="LLM-written candidates with sampled GREEN error categories (appendix A.4)")
@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
                             args.sentence_splitter, args.encoder)
         stats = write_pairs(pairs, args.out, {"corpus": args.kind, "path": args.path or "bundled", "split_by": args.split_by,
                                               "seed": args.seed, "sentence_splitter": args.sentence_splitter},
-                            args.explanation, args.teacher)
+                            args.explanation or ("walkthrough" if args.teacher == "semantic" else "summary"), args.teacher)
         print(json.dumps({k: stats[k] for k in ("pairs", "per_heuristic", "per_split")}, indent=2))
     elif args.data_command == "annotate" and (args.teacher or ("llm" if args.endpoint else "semantic")) == "semantic":
         if args.endpoint:

@@ -93,15 +93,17 @@ TEACHERS = ("programmatic", "semantic")
 def write_pairs(pairs: list[PairRecord], out_dir: str | Path, provenance: dict, explanation: str = "summary",
                 teacher: str = "programmatic") -> dict:
     """Annotate `pairs` and write each split, the statistics and a dataset card. `teacher`: "programmatic" (the edit
-    log; `explanation`: teacher.EXPLANATIONS) or "semantic" (the semantic_green teacher, which reads only the two texts
-    and explains with its numbered walkthrough)."""
+    log; `explanation`: teacher.EXPLANATIONS) or "semantic" (the semantic_green teacher, which reads only the two texts:
+    a walkthrough names numbered statements, a summary quotes them)."""
     if teacher not in TEACHERS:
         raise ValueError(f"teacher {teacher!r}: expected one of {', '.join(TEACHERS)}")
     out = Path(out_dir)
     if teacher == "semantic":
         from .semantic_teacher import semantic_annotations
 
-        annotated, explanation = semantic_annotations([p.to_dict() for p in pairs]), "walkthrough"
+        # a walkthrough names numbered statements (the `numbered` prompt shows them); a summary quotes them instead
+        annotated = semantic_annotations([p.to_dict() for p in pairs], quoted=explanation == "summary",
+                                         explanation=explanation)
     else:
         annotated = [programmatic_annotation(p, explanation) for p in pairs]
     provenance = {**provenance, "teacher": teacher, "teacher_explanation": explanation}

@@ -45,7 +45,7 @@ def version() -> str:
 
     try:
         top = git("rev-parse", "--show-toplevel")
-        if top and Path(top).resolve() == here.parent and git("ls-files", "--error-unmatch", "inference/signature.py"):
+        if top and Path(top).resolve() == here.parent and git("ls-files", "--error-unmatch", "signature.py"):
             dirty = git("status", "--porcelain", "--untracked-files=no")
             text += f"+{git('rev-parse', '--short=7', 'HEAD')}{'.dirty' if dirty else ''}"
     except (OSError, subprocess.SubprocessError):

@@ -34,8 +34,9 @@ def test_green_stage_arguments_parse(tmp_path):
     assert data_args.max_train_samples == demo.DEMO_GREEN_TRAIN_PAIRS and data_args.pairs_dir == str(tmp_path / "pairs")
     assert data_args.final_eval_samples == demo.DEMO_GREEN_EVAL_PAIRS and training_args.save_strategy == "no"
     assert training_args.learning_rate == demo.DEMO_GREEN_LEARNING_RATE and training_args.lr_scheduler_type == "constant"
-    # the semantic teacher's answers name numbered statements; 1,536 tokens keep every pair (training/demo.py says why)
-    assert data_args.prompt == demo.DEMO_GREEN_PROMPT == "numbered" and training_args.max_length == demo.DEMO_GREEN_MAX_LENGTH == 1536
+    # GREEN's prompt and the teacher's summary explanation: a walkthrough looped in 8 steps (training/demo.py says how)
+    assert data_args.prompt == demo.DEMO_GREEN_PROMPT == "green" and demo.DEMO_GREEN_EXPLANATION == "summary"
+    assert training_args.max_length == demo.DEMO_GREEN_MAX_LENGTH == 1536
     # four conversations a step, one at a time: the demo's peak memory stays under 8 GiB
     assert training_args.per_device_train_batch_size == 1 and training_args.gradient_accumulation_steps == 4
 

@@ -51,8 +51,8 @@ def test_any_pair_gets_an_answer_the_green_parser_reads_back(teacher):
     references = [c[0] for c in CATEGORY_PAIRS.values()] + ["Mild cardiomegaly (stable); [sic] 1. line: x", "Normal."]
     candidates = [c[1] for c in CATEGORY_PAIRS.values()] + ["(a) False report: 3. [Matched Findings]: 9.", ""]
     for annotation in teacher(references, candidates):
-        for quoted in (False, True):
-            parsed = parse_green_response(annotation.response(quoted))
+        for quoted, explanation in ((False, "walkthrough"), (True, "walkthrough"), (True, "summary")):
+            parsed = parse_green_response(annotation.response(quoted, explanation))
             assert parsed.parsed, parsed.problems
             assert (parsed.significant, parsed.insignificant, parsed.matched) == \
                 (annotation.significant, annotation.insignificant, annotation.matched)

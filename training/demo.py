@@ -31,12 +31,12 @@ DEMO_GREEN_TRAIN_PAIRS = 32  # 8 steps of 4 conversations (~1,100 tokens each): 
 # --learning_rate LR --lr_scheduler_type constant --prompt green --max_length 1536`, the config's max_length then):
 # 5e-4 constant parsed 8 of 8, 1e-3 constant 0 of 8.
 DEMO_GREEN_LEARNING_RATE = 5e-4
-# The numbered prompt (each report's statements numbered R1.., C1..): the semantic teacher's answers name statements by
-# those numbers, which GREEN's own prompt and the short one do not show. With the programmatic teacher, GREEN's prompt
-# was chosen here because its format instructions carried eight steps to the format (the short prompt parsed 0 of 8
-# validation pairs); the numbered prompt has not been compared on validation at the demo's scale: the row's parse rate
-# says how it does.
-DEMO_GREEN_PROMPT = "numbered"
+# GREEN's own prompt, and the semantic teacher's answers with a summary explanation and quoted statements: its format
+# instructions carried eight steps to the format with the programmatic teacher (the short prompt parsed 0 of 8
+# validation pairs). With the numbered prompt and the teacher's walkthrough, eight steps looped through the walkthrough
+# and parsed 0 of 8 test pairs in one demo run (C1, C2, ... C28, never closing the explanation).
+DEMO_GREEN_PROMPT = "green"
+DEMO_GREEN_EXPLANATION = "summary"
 # GREEN's prompt makes conversations of 950-1,300 tokens: the small config's 1280 (sized for the short prompt) dropped 2
 # of the 32 pairs, and the model trained on the other 30 looped (parse rate 0.12 on the 8 test pairs in one demo run).
 DEMO_GREEN_MAX_LENGTH = 1536
@@ -78,7 +78,8 @@ def stage_pairs(out: Path, state: dict) -> str:
 
     reports = state["reports"][:1000]
     pairs = build_pairs(reports, assign_splits(reports), per_heuristic=500)
-    stats = write_pairs(pairs, out / "pairs", {"corpus": "iu_xray", "reports": len(reports), "demo": True}, teacher="semantic")
+    stats = write_pairs(pairs, out / "pairs", {"corpus": "iu_xray", "reports": len(reports), "demo": True},
+                        explanation=DEMO_GREEN_EXPLANATION, teacher="semantic")
     state["pairs"] = pairs
     return f"{stats['pairs']} pairs with semantic-teacher GREEN annotations, per heuristic {stats['per_heuristic']}"
 

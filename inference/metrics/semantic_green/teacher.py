@@ -99,11 +99,12 @@ class Annotation:
                 "matches": [[r, c, round(s, 4)] for r, c, s in self.matches], "errors": [e.to_dict() for e in self.errors],
                 "significant": list(self.significant), "insignificant": list(self.insignificant), "matched": self.matched}
 
-    def response(self, quoted: bool = False) -> str:
-        """The annotation in GREEN's response format (appendix A.2), with the numbered walkthrough as its explanation:
-        `parse_green_response` reads back exactly the counts decided here. Statements are named by number (C1, R2), as
-        `format.numbered_prompt` shows them to a student; `quoted` adds each one's first words, for a reader or a
-        prompt that does not number them (twice the tokens)."""
+    def response(self, quoted: bool = False, explanation: str = "walkthrough") -> str:
+        """The annotation in GREEN's response format (appendix A.2): `parse_green_response` reads back exactly the counts
+        decided here. Statements are named by number (C1, R2), as `format.numbered_prompt` shows them to a student;
+        `quoted` adds each one's first words, for a reader or a prompt that does not number them (twice the tokens).
+        `explanation`: "walkthrough" (one verdict per statement, `walkthrough()`) or "summary" (the counts in one
+        sentence: a student trained for a few steps loops through a walkthrough, and not through a summary)."""
         def named(side: str, index: int) -> str:
             statements = self.candidate_statements if side == "C" else self.reference_statements
             return f"{side}{index + 1}" + (f" {quote(statements[index])}" if quoted else "")
@@ -116,7 +117,15 @@ class Annotation:
         significant = {c: [item(e) for e in self.errors if e.significant and e.category == c] for c in CATEGORY_LETTERS}
         insignificant = {c: [item(e) for e in self.errors if not e.significant and e.category == c] for c in CATEGORY_LETTERS}
         matched = [f"{named('C', c)} = R{r + 1}" for r, c, _ in self.matches]
-        return render_green_response(self.walkthrough(), significant, insignificant, matched)
+        text = self.walkthrough() if explanation == "walkthrough" else self.summary()
+        return render_green_response(text, significant, insignificant, matched)
+
+    def summary(self) -> str:
+        errors = sum(self.significant) + sum(self.insignificant)
+        if not errors:
+            return f"The candidate conveys the reference's findings: {self.matched} matched, no error."
+        return (f"The candidate differs from the reference in {errors} statement(s), {sum(self.significant)} of them "
+                f"clinically significant; {self.matched} findings match.")
 
     def walkthrough(self) -> str:
         """One short verdict per candidate statement, in order, then per reference statement the candidate lacks, then
