@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-HELP = "run the whole pipeline on the bundled IU X-ray corpus with tiny and small models (CPU, 13 to 15 minutes on 2 cores)"
+HELP = "run the whole pipeline on the bundled IU X-ray corpus with tiny and small models (CPU, about 10 minutes and 6.2 GiB on 2 cores)"
 # Config scale of each encoder recipe in the demo: `small` fine-tunes the bundled pretrained all-MiniLM-L6-v2
 # (configs/<recipe>/small.yaml), `tiny` trains a random tiny encoder. Within the 15-minute budget on 2 cores only one
 # small config fits whole (2-5 minutes each); cut to 100 steps they scored below their tiny configs (one demo run:
