@@ -49,9 +49,9 @@ class MemoEncoder:
 
 
 def tau(x, y) -> float:
-    from scipy.stats import kendalltau
+    from radmetrics.inference.radpref import _tau
 
-    return float(kendalltau(x, y, variant="b")[0])
+    return _tau(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
 
 
 def string_rule_errors(reference: str, candidate: str) -> int:

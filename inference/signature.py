@@ -102,7 +102,7 @@ def _cached_hub_file(text: str) -> Path | None:
         else (text, "config.json")
     try:
         found = try_to_load_from_cache(repo, filename)
-    except Exception:  # not a valid repository id: no cached snapshot to pin
+    except ValueError:  # not a valid repository id (HFValidationError): no cached snapshot to pin
         return None
     return Path(found) if isinstance(found, str) else None
 
