@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # The GPU benchmarks and the gpu-marked tests, one after another, on a machine with one CUDA GPU.
 #
-#   bash benchmarks/gpu_benchmarks.sh OUT [STEP ...]     # STEP: lookalikes scoring radcliq green-small tests green-7b
-#                                                        #       sft-phi-2
+#   bash benchmarks/gpu_benchmarks.sh OUT [STEP ...]     # STEP: green-distill lookalikes scoring radcliq green-small
+#                                                        #       tests green-7b sft-phi-2
 #                                                        # (default: all, in that order)
 #
 # Each step runs under its own time limit, so one that fails or hangs leaves the others their time. Its output goes to
 # OUT/gpu_benchmarks.log, its results file is copied into OUT when the step ends if the step wrote it (a step stopped
 # early keeps what it wrote; a file left from an earlier run is not copied), and a line per step says how it ended.
 # Uses $PYTHON (default python3), which must have radmetrics and its scoring and training dependencies installed.
+#   green-distill  benchmarks/green_small.py with configs/green/sft/small_semantic_gpu.yaml: GREEN small distilled from the
+#                semantic teacher's annotations of every training pair, its test figures against the teacher and its
+#                RadPref dev agreement (green and ROUGE-L: the MiniLM weights do not travel). Needs what
+#                benchmarks/gpu_carry.py carries (the pairs, the SmolLM2 GGUF, wheels); $GREEN_DISTILL_ARGS adds recipe
+#                arguments (the CPU rehearsal's tiny sizes)
 #   lookalikes   builds the full-size look-alikes on the CPU (86 s on 8 of the H200 machine's cores), so that the timed
 #                steps' limits do not include it
 #   scoring      benchmarks/scoring_speed_vs_reference.py --device cuda --no-profile: CheXbert, RadGraph-XL, RaTEScore and
@@ -21,7 +26,7 @@
 set -uo pipefail
 out="${1:?usage: bash benchmarks/gpu_benchmarks.sh OUT [STEP ...]}"
 shift
-[ $# -gt 0 ] || set -- lookalikes scoring radcliq green-small tests green-7b sft-phi-2
+[ $# -gt 0 ] || set -- green-distill lookalikes scoring radcliq green-small tests green-7b sft-phi-2
 python="${PYTHON:-python3}"
 mkdir -p "$out"
 log="$out/gpu_benchmarks.log"
@@ -45,6 +50,10 @@ run_step() {  # NAME LIMIT_S RESULTS_FILE COMMAND...
 
 for step in "$@"; do
   case $step in
+    green-distill) run_step green-distill 300 benchmarks/results/green_distill_gpu.json \
+               "$python" benchmarks/green_small.py --teacher semantic --config configs/green/sft/small_semantic_gpu.yaml \
+               --radpref --radpref-metrics green rougeL --out checkpoints/bench_green_distill \
+               --results benchmarks/results/green_distill_gpu.json ${GREEN_DISTILL_ARGS:+-- $GREEN_DISTILL_ARGS} ;;
     lookalikes) run_step lookalikes 240 "" "$python" -c "import sys; sys.path.insert(0, 'benchmarks')
 from scoring_speed_vs_reference import REPO, lookalikes_ready
 lookalikes_ready(REPO / 'checkpoints' / 'lookalikes_full')" ;;
@@ -61,6 +70,6 @@ lookalikes_ready(REPO / 'checkpoints' / 'lookalikes_full')" ;;
                "$python" benchmarks/green_scoring_throughput.py --shape 7b --pairs 128 --batch-size 64 ;;
     sft-phi-2) run_step sft-phi-2 150 benchmarks/results/sft_throughput_phi-2.json \
                "$python" benchmarks/sft_throughput.py --shape phi-2 ;;
-    *) echo "unknown step $step (lookalikes scoring radcliq green-small tests green-7b sft-phi-2)" >&2; exit 2 ;;
+    *) echo "unknown step $step (green-distill lookalikes scoring radcliq green-small tests green-7b sft-phi-2)" >&2; exit 2 ;;
   esac
 done

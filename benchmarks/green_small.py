@@ -118,16 +118,18 @@ def pretrain_summary(pretrain_dir: Path) -> dict | None:
             **json.loads((pretrain_dir / EVAL_RESULTS).read_text(encoding="utf-8")), **throughput(pretrain_dir)}
 
 
-def radpref_agreement(run_dir: Path, out: Path) -> dict:
+def radpref_agreement(run_dir: Path, out: Path, metrics: list[str], training_config: dict) -> dict:
     """The trained model exported and scored on RadPref's development half beside ROUGE-L and the semantic teacher:
-    each key's tau-b against the radiologists (`radmetrics meta-eval radpref`)."""
+    each key's tau-b against the radiologists (`radmetrics meta-eval radpref`). GREEN generates as in the recipe's
+    final evaluation: its max_new_tokens and evaluation batch size."""
     from radmetrics.inference.cli import main as radmetrics
 
     export = out / "export"
     if not (export / "radmetrics.json").is_file() and radmetrics(["export", str(run_dir), "--out", str(export)]):
         raise SystemExit("radmetrics export failed")
-    if radmetrics(["meta-eval", "radpref", "--components", str(export), "--metrics", "green", "rougeL", "semantic_green",
-                   "--out", str(out / "radpref")]):
+    if radmetrics(["meta-eval", "radpref", "--components", str(export), "--metrics", *metrics, "--out", str(out / "radpref"),
+                   "--option", f"green.max_new_tokens={training_config['max_new_tokens']}",
+                   "--option", f"green.batch_size={training_config['training']['per_device_eval_batch_size']}"]):
         raise SystemExit("radmetrics meta-eval radpref failed")
     return json.loads((out / "radpref" / "agreement.json").read_text(encoding="utf-8"))["keys"]
 
@@ -159,6 +161,11 @@ def main() -> None:
                              "(small_semantic.yaml, its numbered prompt)")
     parser.add_argument("--radpref", action="store_true", help="also export the model and measure its agreement with "
                         "radiologists on RadPref's development half (100 generations), beside ROUGE-L and the teacher")
+    parser.add_argument("--radpref-metrics", nargs="+", default=["green", "rougeL", "semantic_green"],
+                        help="the metrics --radpref scores (default: green rougeL semantic_green; the GPU machine, which "
+                             "has no MiniLM weights, leaves out semantic_green)")
+    parser.add_argument("--config", help="the green/sft config (default: small.yaml, or small_semantic.yaml with --teacher "
+                        "semantic)")
     parser.add_argument("--read", action="store_true", help="only read the run in OUT/sft as it stands (no training or "
                         "evaluation): the held-out splits it has generations for, e.g. of an evaluation stopped early")
     parser.add_argument("--pretrain", action="store_true", help="first pretrain on the training reports "
@@ -169,7 +176,7 @@ def main() -> None:
     suffix = "_semantic" if args.teacher == "semantic" else ""
     out = Path(args.out or ("checkpoints/bench_green_semantic" if suffix else "checkpoints/bench_green_small"))
     args.results = args.results or str(ROOT / "benchmarks" / "results" / f"green_small{suffix}.json")
-    config_path = SEMANTIC_CONFIG if args.teacher == "semantic" else CONFIG
+    config_path = Path(args.config).resolve() if args.config else SEMANTIC_CONFIG if args.teacher == "semantic" else CONFIG
     config = read_yaml(config_path)
     run_dir = out / "sft"
     if not args.read:
@@ -194,7 +201,7 @@ def main() -> None:
                "splits": {split: split_results(run_dir, split, records, constant) for split in splits},
                "config": str(config_path.relative_to(ROOT)), "teacher": pairs_teacher(out / "pairs"),
                "teacher_explanation": pairs_explanation(out / "pairs"),
-               "radpref_dev": radpref_agreement(run_dir, out) if args.radpref else None,
+               "radpref_dev": radpref_agreement(run_dir, out, args.radpref_metrics, used) if args.radpref else None,
                "prompt": used.get("prompt", "green"),
                "train_draw": used.get("train_draw", "shuffled"), "count_token_weight": used.get("count_token_weight", 1.0),
                "training": {"pairs": len(data["train"]),
@@ -204,7 +211,9 @@ def main() -> None:
                # batched greedy generation with the KV cache (batch 16, the config's max_new_tokens at most), model load included
                "final_evaluation_reports_per_second": generated_pairs(run_dir, splits) / seconds if seconds else None,
                "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
-                           "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads()},
+                           "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+                           "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+                           "torch": torch.__version__},
                "sft_overrides": None if args.read else overrides,  # a read does not know them: the manifest's options are above
                "read_only": args.read, "max_new_tokens": used["max_new_tokens"]}
     target = Path(args.results)
