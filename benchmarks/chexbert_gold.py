@@ -30,8 +30,9 @@ REPO = Path(__file__).resolve().parent.parent
 RESULT = REPO / "benchmarks" / "results" / "chexbert_vs_rules_gold.json"
 
 
-def train_both_stages(scale: str, workdir: Path, stage1_args: list[str], stage2_args: list[str],
-                      stage1_dir: Path | None = None) -> dict:
+def train_both_stages(
+    scale: str, workdir: Path, stage1_args: list[str], stage2_args: list[str], stage1_dir: Path | None = None
+) -> dict:
     """Stage 1 (into `stage1_dir`, default workdir/stage1; a complete run there is reused, as the recipe skips a
     complete final/) then stage 2 into workdir/stage2: the two run directories and the seconds each took."""
     fresh = workdir / "stage2" if stage1_dir else workdir
@@ -39,10 +40,15 @@ def train_both_stages(scale: str, workdir: Path, stage1_args: list[str], stage2_
         raise FileExistsError(f"{fresh} is not empty: the benchmark trains stage 2 from scratch into a new directory")
     dirs = {"stage1": stage1_dir or workdir / "stage1", "stage2": workdir / "stage2"}
     if (dirs["stage1"] / RUN_MANIFEST).is_file() and not is_complete(dirs["stage1"] / "final"):
-        raise FileExistsError(f"{dirs['stage1']} holds an unfinished stage 1: finish it with the settings it started "
-                              "with (its run manifest), or give a new --stage1-dir")
+        raise FileExistsError(
+            f"{dirs['stage1']} holds an unfinished stage 1: finish it with the settings it started "
+            "with (its run manifest), or give a new --stage1-dir"
+        )
     runs, seconds = {}, {}
-    for stage, recipe, extra in (("stage1", "chexbert/finetune", stage1_args), ("stage2", "chexbert/gold", stage2_args)):
+    for stage, recipe, extra in (
+        ("stage1", "chexbert/finetune", stage1_args),
+        ("stage2", "chexbert/gold", stage2_args),
+    ):
         config = REPO / "configs" / recipe / f"{scale}.yaml"
         args = ["--config", str(config), "--output_dir", str(dirs[stage])]
         if stage == "stage2":
@@ -52,16 +58,24 @@ def train_both_stages(scale: str, workdir: Path, stage1_args: list[str], stage2_
         start = time.perf_counter()
         runs[stage] = load_recipe(recipe).main([*args, *extra])
         seconds[stage] = round(time.perf_counter() - start, 1)
-        if recorded and comparable(json.loads(recorded)["training_config"]) != comparable(read_run_manifest(runs[stage])["training_config"]):
-            manifest.write_text(recorded, encoding="utf-8")  # the recipe rewrote it; keep what the run was trained with
-            raise ValueError(f"{dirs[stage]} was trained with other settings than this run's stage 1; "
-                             "give a new --stage1-dir")
+        if recorded and comparable(json.loads(recorded)["training_config"]) != comparable(
+            read_run_manifest(runs[stage])["training_config"]
+        ):
+            manifest.write_text(
+                recorded, encoding="utf-8"
+            )  # the recipe rewrote it; keep what the run was trained with
+            raise ValueError(
+                f"{dirs[stage]} was trained with other settings than this run's stage 1; give a new --stage1-dir"
+            )
     return {"runs": runs, "seconds": seconds}
 
 
 def comparable(training_config: dict) -> dict:
     """A run's recorded settings without those that name the moment it ran."""
-    return {**training_config, "training": {k: v for k, v in training_config["training"].items() if k != "logging_dir"}}
+    return {
+        **training_config,
+        "training": {k: v for k, v in training_config["training"].items() if k != "logging_dir"},
+    }
 
 
 def benchmark_result(runs: dict, seconds: dict, scale: str, command: str) -> dict:
@@ -73,24 +87,40 @@ def benchmark_result(runs: dict, seconds: dict, scale: str, command: str) -> dic
     stage1 = read_run_manifest(runs["stage1"])["data_provenance"]
     stage2 = read_run_manifest(runs["stage2"])["data_provenance"]
     return {
-        "machine": machine(), "command": command, "seconds": {**seconds, "total": round(sum(seconds.values()), 1)},
-        "configs": {stage: f"configs/{recipe}/{scale}.yaml" for stage, recipe in
-                    (("stage1", "chexbert/finetune"), ("stage2", "chexbert/gold"))},
-        "gold": stage2["gold"], "gold_split": stage2["gold_split"],
-        "split_sizes": {"gold_train": stage2["gold_train_reports"], "gold_validation": stage2["gold_validation_reports"],
-                        "gold_test": stage2["gold_test_reports"], "stage1_silver_train": stage1["train_examples"],
-                        "stage1_sentence_examples": stage1.get("sentence_examples", 0),
-                        "stage2_sentence_examples": stage2.get("sentence_examples", 0),
-                        "stage1_dropped_as_gold_validation_or_test": stage1["gold_split"]["dropped_from_train"]},
+        "machine": machine(),
+        "command": command,
+        "seconds": {**seconds, "total": round(sum(seconds.values()), 1)},
+        "configs": {
+            stage: f"configs/{recipe}/{scale}.yaml"
+            for stage, recipe in (("stage1", "chexbert/finetune"), ("stage2", "chexbert/gold"))
+        },
+        "gold": stage2["gold"],
+        "gold_split": stage2["gold_split"],
+        "split_sizes": {
+            "gold_train": stage2["gold_train_reports"],
+            "gold_validation": stage2["gold_validation_reports"],
+            "gold_test": stage2["gold_test_reports"],
+            "stage1_silver_train": stage1["train_examples"],
+            "stage1_sentence_examples": stage1.get("sentence_examples", 0),
+            "stage2_sentence_examples": stage2.get("sentence_examples", 0),
+            "stage1_dropped_as_gold_validation_or_test": stage1["gold_split"]["dropped_from_train"],
+        },
         "labels": test["labels"],
-        "model_macro_f1": test["model_macro_f1"], "rule_macro_f1": test["rule_macro_f1"],
-        "model_macro_f1_ci95": test["model_macro_f1_ci95"], "rule_macro_f1_ci95": test["rule_macro_f1_ci95"],
-        "diff": test["diff"], "diff_ci95": test["diff_ci95"], "diff_p_value": test["diff_p_value"],
+        "model_macro_f1": test["model_macro_f1"],
+        "rule_macro_f1": test["rule_macro_f1"],
+        "model_macro_f1_ci95": test["model_macro_f1_ci95"],
+        "rule_macro_f1_ci95": test["rule_macro_f1_ci95"],
+        "diff": test["diff"],
+        "diff_ci95": test["diff_ci95"],
+        "diff_p_value": test["diff_p_value"],
         "target_met": test["diff_ci95"][0] > 0,
-        "per_label": {label: {"model": test["model_per_label"][label], "rule": test["rule_per_label"][label]}
-                      for label in test["labels"]},
+        "per_label": {
+            label: {"model": test["model_per_label"][label], "rule": test["rule_per_label"][label]}
+            for label in test["labels"]
+        },
         "validation": {"model_macro_f1": validation["model_macro_f1"], "rule_macro_f1": validation["rule_macro_f1"]},
-        "bootstrap_resamples": test["bootstrap_resamples"], "permutations": test["permutations"],
+        "bootstrap_resamples": test["bootstrap_resamples"],
+        "permutations": test["permutations"],
         "stage1_eval_results": read_eval_results(runs["stage1"]),
     }
 
@@ -100,21 +130,34 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--scale", default="small", help="config scale of both stages (tiny, small)")
     parser.add_argument("--workdir", type=Path, help="where the two runs go (default: a temporary directory)")
     parser.add_argument("--out", type=Path, default=RESULT)
-    parser.add_argument("--stage1-dir", type=Path, help="stage 1's run directory (default WORKDIR/stage1); a complete "
-                        "run there, from the same config and --stage1-args, is reused rather than retrained")
+    parser.add_argument(
+        "--stage1-dir",
+        type=Path,
+        help=(
+            "stage 1's run directory (default WORKDIR/stage1); a complete "
+            "run there, from the same config and --stage1-args, is reused rather than retrained"
+        ),
+    )
     parser.add_argument("--stage1-args", default="", help="extra chexbert/finetune flags, one quoted string")
     parser.add_argument("--stage2-args", default="", help="extra chexbert/gold flags, one quoted string")
     args = parser.parse_args(argv)
     command = "python benchmarks/chexbert_gold.py " + shlex.join(argv if argv is not None else sys.argv[1:])
     with tempfile.TemporaryDirectory(prefix="chexbert_gold_") as scratch:
-        trained = train_both_stages(args.scale, args.workdir or Path(scratch), shlex.split(args.stage1_args),
-                                    shlex.split(args.stage2_args), args.stage1_dir)
+        trained = train_both_stages(
+            args.scale,
+            args.workdir or Path(scratch),
+            shlex.split(args.stage1_args),
+            shlex.split(args.stage2_args),
+            args.stage1_dir,
+        )
         result = benchmark_result(trained["runs"], trained["seconds"], args.scale, command.strip())
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"gold test ({result['split_sizes']['gold_test']} reports): labeler macro F1 {result['model_macro_f1']:.3f} "
-          f"{result['model_macro_f1_ci95']}, rule labeler {result['rule_macro_f1']:.3f} {result['rule_macro_f1_ci95']}; "
-          f"difference {result['diff']:+.3f}, 95% CI {result['diff_ci95']}; {result['seconds']['total']} s -> {args.out}")
+    print(
+        f"gold test ({result['split_sizes']['gold_test']} reports): labeler macro F1 {result['model_macro_f1']:.3f} "
+        f"{result['model_macro_f1_ci95']}, rule labeler {result['rule_macro_f1']:.3f} {result['rule_macro_f1_ci95']}; "
+        f"difference {result['diff']:+.3f}, 95% CI {result['diff_ci95']}; {result['seconds']['total']} s -> {args.out}"
+    )
     return result
 
 

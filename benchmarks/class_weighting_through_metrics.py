@@ -2,7 +2,8 @@
 span exports trained without and with the class-weighted losses (and, for RadGraph, the relation offsets chosen on
 validation).
 
-    python benchmarks/class_weighting_through_metrics.py    (writes benchmarks/results/class_weighting_through_metrics.json)
+    python benchmarks/class_weighting_through_metrics.py    (writes \\
+        benchmarks/results/class_weighting_through_metrics.json)
 
 1. Silver labels of the bundled IU X-ray corpus (leak-free text split), as encoder_recipes_small.py builds them.
 2. Four runs, each exported: `rate_ner/span` and `radgraph/train` with their small configs ("weighted", what the
@@ -30,8 +31,10 @@ from radmetrics.inference.stats import paired_means
 
 PAIRS = 50
 UNWEIGHTED = ("--class_weight_power", "0", "--relation_class_weight_power", "0", "--tune_relation_offsets", "false")
-RUNS = {"rate_ner/span": ("rate_ner_span", "ratescore", ("ratescore",)),
-        "radgraph/train": ("radgraph", "radgraph", ("radgraph_simple", "radgraph_partial", "radgraph_complete"))}
+RUNS = {
+    "rate_ner/span": ("rate_ner_span", "ratescore", ("ratescore",)),
+    "radgraph/train": ("radgraph", "radgraph", ("radgraph_simple", "radgraph_partial", "radgraph_complete")),
+}
 MOVED = 1e-9
 EXAMPLES = 3
 
@@ -59,11 +62,26 @@ def compare(metric: str, keys: tuple[str, ...], results: dict, references: list[
         b = [row[key] for row in unweighted.per_sample]
         paired = paired_means(a, b)
         moved = sorted(range(len(a)), key=lambda i: -abs(a[i] - b[i]))
-        scores[key] = {"weighted": weighted.summary[key]["value"], "unweighted": unweighted.summary[key]["value"],
-                       "weighted_minus_unweighted": paired, "pairs_moved": sum(abs(x - y) > MOVED for x, y in zip(a, b)),
-                       "moved_most": [{"pair": i, "weighted": a[i], "unweighted": b[i], "reference": references[i],
-                                       "candidate": candidates[i]} for i in moved[:EXAMPLES]]}
-    return {"scores": scores, "found": {side: found_classes(metric, results[side].details[metric]) for side in results}}
+        scores[key] = {
+            "weighted": weighted.summary[key]["value"],
+            "unweighted": unweighted.summary[key]["value"],
+            "weighted_minus_unweighted": paired,
+            "pairs_moved": sum(abs(x - y) > MOVED for x, y in zip(a, b)),
+            "moved_most": [
+                {
+                    "pair": i,
+                    "weighted": a[i],
+                    "unweighted": b[i],
+                    "reference": references[i],
+                    "candidate": candidates[i],
+                }
+                for i in moved[:EXAMPLES]
+            ],
+        }
+    return {
+        "scores": scores,
+        "found": {side: found_classes(metric, results[side].details[metric]) for side in results},
+    }
 
 
 def main() -> dict:
@@ -73,8 +91,13 @@ def main() -> dict:
 
     start = time.perf_counter()
     references, candidates = demo_pairs(iu_xray_corpus(), PAIRS)
-    results = {"machine": machine(), "command": "python benchmarks/class_weighting_through_metrics.py",
-               "pairs": len(references), "unweighted_arguments": list(UNWEIGHTED), "metrics": {}}
+    results = {
+        "machine": machine(),
+        "command": "python benchmarks/class_weighting_through_metrics.py",
+        "pairs": len(references),
+        "unweighted_arguments": list(UNWEIGHTED),
+        "metrics": {},
+    }
     with tempfile.TemporaryDirectory() as tmp:
         silver = build_silver(Path(tmp) / "silver", ["rate_ner", "radgraph"])
         for recipe, (component, metric, keys) in RUNS.items():
@@ -84,10 +107,17 @@ def main() -> dict:
                 run_dir, runs[side] = train(recipe, f"{recipe}/small.yaml", Path(tmp) / name, silver, extra)
                 exported = export_run(run_dir, Path(tmp) / "exports" / name)
                 scored[side] = Scorer([metric], {component: str(exported)}, n_bootstrap=1000)(references, candidates)
-            results["metrics"][metric] = {"recipe": recipe, "runs": {side: {k: v for k, v in run.items() if k != "eval_results"}
-                                                                     | {"test_macro_f1": macro_f1s(run["eval_results"])}
-                                                                     for side, run in runs.items()},
-                                          **compare(metric, keys, scored, references, candidates)}
+            results["metrics"][metric] = {
+                "recipe": recipe,
+                "runs": {
+                    side: (
+                        {k: v for k, v in run.items() if k != "eval_results"}
+                        | {"test_macro_f1": macro_f1s(run["eval_results"])}
+                    )
+                    for side, run in runs.items()
+                },
+                **compare(metric, keys, scored, references, candidates),
+            }
     results["seconds"] = round(time.perf_counter() - start, 1)
     return results
 
@@ -97,13 +127,17 @@ def macro_f1s(eval_results: dict) -> dict:
 
 
 def markdown(results: dict) -> str:
-    lines = ["| metric key | unweighted exports | weighted exports | weighted - unweighted [95% CI] (p) | pairs moved |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "| metric key | unweighted exports | weighted exports | weighted - unweighted [95% CI] (p) | pairs moved |",
+        "|---|---|---|---|---|",
+    ]
     for entry in results["metrics"].values():
         for key, s in entry["scores"].items():
             d = s["weighted_minus_unweighted"]
-            lines.append(f"| {key} | {s['unweighted']:.4f} | {s['weighted']:.4f} | {d['difference']:+.4f} "
-                         f"[{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}] ({d['p_value']:.3f}) | {s['pairs_moved']} of {results['pairs']} |")
+            lines.append(
+                f"| {key} | {s['unweighted']:.4f} | {s['weighted']:.4f} | {d['difference']:+.4f} [{d['ci95'][0]:+.4f},"
+                f" {d['ci95'][1]:+.4f}] ({d['p_value']:.3f}) | {s['pairs_moved']} of {results['pairs']} |"
+            )
     lines += ["", "| metric | export | classes found in the 100 reports |", "|---|---|---|"]
     for metric, entry in results["metrics"].items():
         for side, found in entry["found"].items():

@@ -72,15 +72,51 @@ def radgraph_labels(kind: str) -> tuple[str, ...]:
 
 
 TASKS = {
-    "rate_ner/iob": [Task("entities", "gold", "predicted", BASELINE, as_tuples, rate_types(), "test_f1",
-                          "baseline_word_majority_test_f1")],
-    "rate_ner/span": [Task("entities", "gold", "predicted", BASELINE, as_tuples, rate_types(), "test_f1",
-                           "baseline_word_majority_test_f1")],
+    "rate_ner/iob": [
+        Task(
+            "entities",
+            "gold",
+            "predicted",
+            BASELINE,
+            as_tuples,
+            rate_types(),
+            "test_f1",
+            "baseline_word_majority_test_f1",
+        )
+    ],
+    "rate_ner/span": [
+        Task(
+            "entities",
+            "gold",
+            "predicted",
+            BASELINE,
+            as_tuples,
+            rate_types(),
+            "test_f1",
+            "baseline_word_majority_test_f1",
+        )
+    ],
     "radgraph/train": [
-        Task("entities", "gold_entities", "predicted_entities", f"{BASELINE}_entities", as_tuples,
-             radgraph_labels("entities"), "test_entity_f1", "baseline_word_majority_test_entity_f1"),
-        Task("relations", "gold_relations", "predicted_relations", None, as_tuples, radgraph_labels("relations"),
-             "test_relation_f1", None),
+        Task(
+            "entities",
+            "gold_entities",
+            "predicted_entities",
+            f"{BASELINE}_entities",
+            as_tuples,
+            radgraph_labels("entities"),
+            "test_entity_f1",
+            "baseline_word_majority_test_entity_f1",
+        ),
+        Task(
+            "relations",
+            "gold_relations",
+            "predicted_relations",
+            None,
+            as_tuples,
+            radgraph_labels("relations"),
+            "test_relation_f1",
+            None,
+        ),
     ],
 }
 
@@ -113,12 +149,15 @@ def class_f1(column: int) -> Callable[[np.ndarray], float]:
 
 def macro_f1(supported: np.ndarray) -> Callable[[np.ndarray], float]:
     """Mean F1 over the classes with test support (span_scores' macro F1), for any resample of the reports."""
-    return lambda table: float(np.mean([precision_recall_f1(*table[:, j].sum(axis=0))[2] for j in np.flatnonzero(supported)]))
+    return lambda table: float(
+        np.mean([precision_recall_f1(*table[:, j].sum(axis=0))[2] for j in np.flatnonzero(supported)])
+    )
 
 
 def summary(table: np.ndarray, classes: tuple[str, ...]) -> dict:
     """Micro P/R/F1 and macro F1 with their intervals, and each class's P/R/F1 (F1 interval), support and predicted
     count; the classes with support and no prediction."""
+
     def interval(statistic):
         return [round(v, 4) for v in bootstrap_ci(lambda idx: statistic(table[idx]), len(table), RESAMPLES, SEED)]
 
@@ -127,12 +166,24 @@ def summary(table: np.ndarray, classes: tuple[str, ...]) -> dict:
     per_class = {}
     for j, name in enumerate(classes):
         p, r, f = precision_recall_f1(*table[:, j].sum(axis=0))
-        per_class[name] = {"precision": p, "recall": r, "f1": f, "f1_ci95": interval(class_f1(j)),
-                           "support": int(table[:, j, 2].sum()), "predicted": int(table[:, j, 1].sum())}
-    return {"precision": precision, "recall": recall, "f1": f1, "f1_ci95": interval(micro_f1),
-            "macro_f1": macro_f1(supported)(table), "macro_f1_ci95": interval(macro_f1(supported)),
-            "never_predicted": [c for c, row in per_class.items() if row["support"] and not row["predicted"]],
-            "per_class": per_class}
+        per_class[name] = {
+            "precision": p,
+            "recall": r,
+            "f1": f,
+            "f1_ci95": interval(class_f1(j)),
+            "support": int(table[:, j, 2].sum()),
+            "predicted": int(table[:, j, 1].sum()),
+        }
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "f1_ci95": interval(micro_f1),
+        "macro_f1": macro_f1(supported)(table),
+        "macro_f1_ci95": interval(macro_f1(supported)),
+        "never_predicted": [c for c, row in per_class.items() if row["support"] and not row["predicted"]],
+        "per_class": per_class,
+    }
 
 
 def paired(a: np.ndarray, b: np.ndarray) -> dict:
@@ -161,8 +212,11 @@ def compare(recipe: str, runs: dict[str, Path], run_records: dict[str, dict]) ->
         for scale, table in tables.items():
             recorded = run_records[scale]["eval_results"]
             check(micro_f1(table), recorded[task.result_key], f"{recipe} {scale} {task.name}")
-            check(task_scores[scale]["macro_f1"], recorded[task.result_key.replace("_f1", "_macro_f1")],
-                  f"{recipe} {scale} {task.name} macro")
+            check(
+                task_scores[scale]["macro_f1"],
+                recorded[task.result_key.replace("_f1", "_macro_f1")],
+                f"{recipe} {scale} {task.name} macro",
+            )
         task_scores["small_confusion"] = confusion(predictions["small"], task, task.predicted)
         comparisons = {"small_vs_tiny": paired(tables["small"], tables["tiny"])}
         if task.baseline:
@@ -192,51 +246,88 @@ def confusion(records: list[dict], task: Task, field: str) -> dict[str, dict[str
 
 def markdown(results: dict) -> str:
     """The README table: micro and macro F1 [95% CI] of tiny, small and the baseline, small - tiny, seconds."""
-    lines = ["| recipe | score | tiny | small | small - tiny (p) | word-majority | tiny s | small s |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| recipe | score | tiny | small | small - tiny (p) | word-majority | tiny s | small s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for recipe, entry in results["recipes"].items():
         for task, s in entry["scores"].items():
             d = s["paired"]["small_vs_tiny"]
             for average, key in (("micro", "f1"), ("macro", "macro_f1")):
                 baseline = with_interval(s[BASELINE][key], s[BASELINE][f"{key}_ci95"]) if BASELINE in s else "n/a"
-                difference = f"{with_interval(d['difference'], d['ci95'], signed=True)} ({d['p_value']:.4f})" if key == "f1" else ""
-                lines.append(f"| `{recipe}` | {task} {average} F1 | {with_interval(s['tiny'][key], s['tiny'][f'{key}_ci95'])} | "
-                             f"{with_interval(s['small'][key], s['small'][f'{key}_ci95'])} | {difference} | {baseline} | "
-                             f"{entry['runs']['tiny']['seconds']:.0f} | {entry['runs']['small']['seconds']:.0f} |")
+                difference = (
+                    f"{with_interval(d['difference'], d['ci95'], signed=True)} ({d['p_value']:.4f})"
+                    if key == "f1"
+                    else ""
+                )
+                lines.append(
+                    f"| `{recipe}` | {task} {average} F1 | {with_interval(s['tiny'][key], s['tiny'][f'{key}_ci95'])} |"
+                    f" {with_interval(s['small'][key], s['small'][f'{key}_ci95'])} | {difference} | {baseline} |"
+                    f" {entry['runs']['tiny']['seconds']:.0f} | {entry['runs']['small']['seconds']:.0f} |"
+                )
     return "\n".join(lines)
 
 
 def class_markdown(results: dict) -> str:
     """The README's per-class table of the small runs, with the target (support >= MIN_SUPPORT: F1 >= MIN_F1 and
     at least the word-majority baseline's F1) and what the model predicted on the gold spans of each class."""
-    lines = ["| recipe | class | support | predicted | small F1 [95% CI] | word-majority F1 | target | small's answer on the gold spans |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        (
+            "| recipe | class | support | predicted | small F1 [95% CI] | word-majority F1 | target | small's answer"
+            " on the gold spans |"
+        ),
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for recipe, entry in results["recipes"].items():
         for task, s in entry["scores"].items():
             for name, row in s["small"]["per_class"].items():
                 baseline = s[BASELINE]["per_class"][name]["f1"] if BASELINE in s else None
                 met = row["f1"] >= MIN_F1 and (baseline is None or row["f1"] >= baseline)
-                target = f"n/a (support < {MIN_SUPPORT})" if row["support"] < MIN_SUPPORT else ("met" if met else "**missed**")
+                target = (
+                    f"n/a (support < {MIN_SUPPORT})"
+                    if row["support"] < MIN_SUPPORT
+                    else ("met" if met else "**missed**")
+                )
                 answers = ", ".join(f"{label} {count}" for label, count in s["small_confusion"][name].items())
-                lines.append(f"| `{recipe}` {task} | {name} | {row['support']} | {row['predicted']} | "
-                             f"{with_interval(row['f1'], row['f1_ci95'])} | {'n/a' if baseline is None else f'{baseline:.3f}'} | "
-                             f"{target} | {answers} |")
+                lines.append(
+                    f"| `{recipe}` {task} | {name} | {row['support']} | {row['predicted']} |"
+                    f" {with_interval(row['f1'], row['f1_ci95'])} | {'n/a' if baseline is None else f'{baseline:.3f}'}"
+                    f" | {target} | {answers} |"
+                )
     return "\n".join(lines)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", nargs="+", choices=list(TASKS), help="rerun these recipes; the others' entries are kept "
-                        "from the results file as they were recorded")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=list(TASKS),
+        help="rerun these recipes; the others' entries are kept from the results file as they were recorded",
+    )
     args = parser.parse_args()
     recorded = RESULTS / RESULTS_NAME
     previous = json.loads(recorded.read_text()) if args.only and recorded.is_file() else {"recipes": {}}
-    results = {"machine": machine(), "command": "python benchmarks/encoder_recipes_small.py",
-               "bootstrap": {"unit": "test report", "resamples": RESAMPLES, "permutations": PERMUTATIONS, "seed": SEED,
-                             "level": 0.95},
-               "recipes": {recipe: {"command": previous.get("command"), "machine": previous.get("machine"),
-                                    **previous["recipes"][recipe]}
-                           for recipe in TASKS if recipe in previous["recipes"]}}
+    results = {
+        "machine": machine(),
+        "command": "python benchmarks/encoder_recipes_small.py",
+        "bootstrap": {
+            "unit": "test report",
+            "resamples": RESAMPLES,
+            "permutations": PERMUTATIONS,
+            "seed": SEED,
+            "level": 0.95,
+        },
+        "recipes": {
+            recipe: {
+                "command": previous.get("command"),
+                "machine": previous.get("machine"),
+                **previous["recipes"][recipe],
+            }
+            for recipe in TASKS
+            if recipe in previous["recipes"]
+        },
+    }
     with tempfile.TemporaryDirectory() as tmp:
         silver = build_silver(Path(tmp) / "silver", ["rate_ner", "radgraph"])
         for recipe in args.only or TASKS:
@@ -244,10 +335,17 @@ if __name__ == "__main__":
             runs, records = {}, {}
             for scale in SCALES:
                 config = f"{recipe}/{scale}.yaml"
-                runs[scale], records[scale] = train(recipe, config, Path(tmp) / f"{recipe.replace('/', '_')}_{scale}", silver)
-            results["recipes"][recipe] = {"command": " ".join(["python benchmarks/encoder_recipes_small.py",
-                                                               *(["--only", recipe] if args.only else [])]),
-                                          "machine": results["machine"], "runs": records, **compare(recipe, runs, records),
-                                          "seconds": round(time.perf_counter() - start, 1)}
+                runs[scale], records[scale] = train(
+                    recipe, config, Path(tmp) / f"{recipe.replace('/', '_')}_{scale}", silver
+                )
+            results["recipes"][recipe] = {
+                "command": " ".join(
+                    ["python benchmarks/encoder_recipes_small.py", *(["--only", recipe] if args.only else [])]
+                ),
+                "machine": results["machine"],
+                "runs": records,
+                **compare(recipe, runs, records),
+                "seconds": round(time.perf_counter() - start, 1),
+            }
     print(f"wrote {write_results(RESULTS_NAME, results)}")
     print(markdown(results), class_markdown(results), sep="\n\n")

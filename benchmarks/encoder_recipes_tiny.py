@@ -22,8 +22,12 @@ from radmetrics.training.run_dir import read_eval_results
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 RESULTS = Path(__file__).resolve().parent / "results"
-RECIPES = {"rate_ner/iob": "rate_ner/iob/tiny.yaml", "rate_ner/span": "rate_ner/span/tiny.yaml",
-           "chexbert/finetune": "chexbert/finetune/tiny.yaml", "radgraph/train": "radgraph/train/tiny.yaml"}
+RECIPES = {
+    "rate_ner/iob": "rate_ner/iob/tiny.yaml",
+    "rate_ner/span": "rate_ner/span/tiny.yaml",
+    "chexbert/finetune": "chexbert/finetune/tiny.yaml",
+    "radgraph/train": "radgraph/train/tiny.yaml",
+}
 
 
 def machine() -> str:
@@ -39,14 +43,21 @@ def build_silver(out: Path, labelers: list[str]) -> Path:
     return out
 
 
-def train(recipe: str, config: str, output_dir: Path, silver_dir: Path, extra: tuple[str, ...] = ()) -> tuple[Path, dict]:
+def train(
+    recipe: str, config: str, output_dir: Path, silver_dir: Path, extra: tuple[str, ...] = ()
+) -> tuple[Path, dict]:
     """Train `recipe` with configs/`config` (and `extra` arguments) on `silver_dir`: its run directory and a record of
     the run (config, arguments, wall-clock seconds, eval results)."""
     start = time.perf_counter()
-    run_dir = load_recipe(recipe).main(["--config", str(CONFIGS / config), "--output_dir", str(output_dir),
-                                        "--silver_dir", str(silver_dir), *extra])
-    return run_dir, {"config": f"configs/{config}", **({"arguments": list(extra)} if extra else {}),
-                     "seconds": round(time.perf_counter() - start, 1), "eval_results": read_eval_results(run_dir)}
+    run_dir = load_recipe(recipe).main(
+        ["--config", str(CONFIGS / config), "--output_dir", str(output_dir), "--silver_dir", str(silver_dir), *extra]
+    )
+    return run_dir, {
+        "config": f"configs/{config}",
+        **({"arguments": list(extra)} if extra else {}),
+        "seconds": round(time.perf_counter() - start, 1),
+        "eval_results": read_eval_results(run_dir),
+    }
 
 
 def write_results(name: str, results: dict) -> Path:

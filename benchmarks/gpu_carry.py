@@ -52,8 +52,12 @@ def sha256(path: Path) -> str:
 
 def tree_bytes() -> int:
     """What travels with every call: tracked files and untracked ones git does not ignore."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                            check=True, capture_output=True).stdout.split(b"\0")
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout.split(b"\0")
     return sum((ROOT / name.decode()).stat().st_size for name in listed if name and (ROOT / name.decode()).is_file())
 
 
@@ -80,9 +84,15 @@ def plan_pieces(files: list[Path], capacity: int) -> list[list[dict]]:
 def write_parts(files: list[Path], out: Path, capacity: int, extra: dict) -> list[Path]:
     """Writes out/part1 ... partN, each holding its pieces and the whole manifest."""
     parts = plan_pieces(files, capacity)
-    manifest = {"parts": len(parts), "files": {p.name: {"bytes": p.stat().st_size, "sha256": sha256(p)} for p in files},
-                "pieces": [[dict(piece, name=f"{i + 1}.{piece['file']}.{piece['offset']}") for piece in part]
-                           for i, part in enumerate(parts)], **extra}
+    manifest = {
+        "parts": len(parts),
+        "files": {p.name: {"bytes": p.stat().st_size, "sha256": sha256(p)} for p in files},
+        "pieces": [
+            [dict(piece, name=f"{i + 1}.{piece['file']}.{piece['offset']}") for piece in part]
+            for i, part in enumerate(parts)
+        ],
+        **extra,
+    }
     shutil.rmtree(out, ignore_errors=True)
     folders = []
     sources = {p.name: p for p in files}
@@ -108,11 +118,19 @@ def receive(part: Path, stash: Path = STASH) -> None:
 def join_files(stash: Path, into: Path) -> list[Path]:
     """The carried files, joined from the stash's pieces and checked against the manifest's sha256."""
     manifest = json.loads((stash / "manifest.json").read_text(encoding="utf-8"))
-    missing = sorted({number for number, pieces in enumerate(manifest["pieces"], start=1)
-                      for piece in pieces if not (stash / piece["name"]).is_file()})
+    missing = sorted(
+        {
+            number
+            for number, pieces in enumerate(manifest["pieces"], start=1)
+            for piece in pieces
+            if not (stash / piece["name"]).is_file()
+        }
+    )
     if missing:
-        raise SystemExit(f"{stash} lacks part(s) {missing} of {manifest['parts']}: make their device calls again "
-                         f"(a machine given back between calls loses its stash)")
+        raise SystemExit(
+            f"{stash} lacks part(s) {missing} of {manifest['parts']}: make their device calls again "
+            "(a machine given back between calls loses its stash)"
+        )
     into.mkdir(parents=True, exist_ok=True)
     joined = []
     for name, expected in manifest["files"].items():
@@ -130,8 +148,24 @@ def unpack(stash: Path = STASH, site: str = SITE) -> None:
     files = join_files(stash, stash / "joined")
     wheels = [str(p) for p in files if p.suffix == ".whl"]
     if wheels:
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
-                        "--no-cache-dir", "--upgrade", "--target", site, *wheels], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-index",
+                "--no-deps",
+                "--no-compile",
+                "--no-cache-dir",
+                "--upgrade",
+                "--target",
+                site,
+                *wheels,
+            ],
+            check=True,
+        )
     for archive in (p for p in files if p.name.endswith(".tar.xz")):
         manifest = json.loads((stash / "manifest.json").read_text(encoding="utf-8"))
         target = ROOT / manifest["archives"][archive.name]
@@ -139,8 +173,10 @@ def unpack(stash: Path = STASH, site: str = SITE) -> None:
         target.mkdir(parents=True)
         with tarfile.open(archive) as tar:
             tar.extractall(target, filter="data")
-    print(f"installed {len(wheels)} wheels into {site}; extracted {len(files) - len(wheels)} archive(s). "
-          f"Run with PYTHONPATH={site}")
+    print(
+        f"installed {len(wheels)} wheels into {site}; extracted {len(files) - len(wheels)} archive(s). "
+        f"Run with PYTHONPATH={site}"
+    )
 
 
 def pack_pairs(pairs: Path, out: Path) -> Path:
@@ -160,12 +196,35 @@ def pack_pairs(pairs: Path, out: Path) -> Path:
 def pack_wheels(out: Path, python_version: str) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     pinned = [f"{name}=={metadata.version(name)}" for name in WHEELS]
-    binary, source = [p for p in pinned if not p.startswith("rouge-score")], [p for p in pinned if p.startswith("rouge-score")]
+    binary, source = (
+        [p for p in pinned if not p.startswith("rouge-score")],
+        [p for p in pinned if p.startswith("rouge-score")],
+    )
     platforms = [flag for p in PLATFORMS for flag in ("--platform", p)]
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "--python-version",
-                    python_version, "--implementation", "cp", *platforms, "-d", str(out), *binary], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--python-version",
+            python_version,
+            "--implementation",
+            "cp",
+            *platforms,
+            "-d",
+            str(out),
+            *binary,
+        ],
+        check=True,
+    )
     # rouge-score is published as a source archive only; its wheel is pure Python, like radmetrics'
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), *source, str(ROOT)], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), *source, str(ROOT)], check=True
+    )
     return sorted(out.glob("*.whl"))
 
 
@@ -180,29 +239,46 @@ def pack(args) -> None:
     folders = write_parts(files, CARRY, capacity, {"archives": {archive.name: PAIRS}})
     shutil.rmtree(staging)
     total = sum(p.stat().st_size for p in CARRY.rglob("*") if p.is_file())
-    print(f"{len(files)} files, {total / 2**20:.1f} MiB, in {len(folders)} parts of at most {capacity / 2**20:.1f} MiB "
-          f"(the tree takes {tree / 2**20:.1f} MiB of each call's 64). The device calls, back to back:")
+    print(
+        f"{len(files)} files, {total / 2**20:.1f} MiB, in {len(folders)} parts of at most {capacity / 2**20:.1f} MiB "
+        f"(the tree takes {tree / 2**20:.1f} MiB of each call's 64). The device calls, back to back:"
+    )
     for number, folder in enumerate(folders, start=1):
         command = f"python3 benchmarks/gpu_carry.py receive {folder.relative_to(ROOT)}"
         if number == len(folders):
-            command += (f" && python3 benchmarks/gpu_carry.py unpack && PYTHONPATH={SITE} PYTHON=python3 "
-                        f"bash benchmarks/gpu_benchmarks.sh $OUT {' '.join(args.steps)}")
-        print(f"  {number}. carry [\"{folder.relative_to(ROOT)}\"]: {command}")
+            command += (
+                f" && python3 benchmarks/gpu_carry.py unpack && PYTHONPATH={SITE} PYTHON=python3 "
+                f"bash benchmarks/gpu_benchmarks.sh $OUT {' '.join(args.steps)}"
+            )
+        print(f'  {number}. carry ["{folder.relative_to(ROOT)}"]: {command}')
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     packing = commands.add_parser("pack", help="here: build .gpu_carry/part1 ... partN and print the device calls")
-    packing.add_argument("--pairs", default=PAIRS, help=f"the semantic teacher's pairs (default {PAIRS}; built if absent)")
-    packing.add_argument("--steps", nargs="+", default=["green-distill", "green-7b", "sft-phi-2"],
-                         help="the gpu_benchmarks.sh steps the last call runs")
-    packing.add_argument("--python-version", default="3.12", help="the device's Python, whose wheels are fetched "
-                         "(default 3.12, the GPU image's; the CPU rehearsal packs for the Python it runs)")
+    packing.add_argument(
+        "--pairs", default=PAIRS, help=f"the semantic teacher's pairs (default {PAIRS}; built if absent)"
+    )
+    packing.add_argument(
+        "--steps",
+        nargs="+",
+        default=["green-distill", "green-7b", "sft-phi-2"],
+        help="the gpu_benchmarks.sh steps the last call runs",
+    )
+    packing.add_argument(
+        "--python-version",
+        default="3.12",
+        help=(
+            "the device's Python, whose wheels are fetched "
+            "(default 3.12, the GPU image's; the CPU rehearsal packs for the Python it runs)"
+        ),
+    )
     receiving = commands.add_parser("receive", help="there: stash one carried part outside the tree")
     receiving.add_argument("part", type=Path)
-    unpacking = commands.add_parser("unpack", help="there: join the stash's files, check them, install the wheels, "
-                                    "extract the pairs")
+    unpacking = commands.add_parser(
+        "unpack", help="there: join the stash's files, check them, install the wheels, extract the pairs"
+    )
     unpacking.add_argument("--site", default=SITE, help=f"where the wheels are installed (default {SITE})")
     args = parser.parse_args()
     if args.command == "pack":

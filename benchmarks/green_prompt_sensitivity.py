@@ -63,9 +63,13 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="a GREEN checkpoint directory (a run's final/ or an export)")
-    parser.add_argument("--pairs", required=True, help="GREEN annotation records (JSONL with reference, candidate, response)")
+    parser.add_argument(
+        "--pairs", required=True, help="GREEN annotation records (JSONL with reference, candidate, response)"
+    )
     parser.add_argument("--n", type=int, default=100, help="pairs to use (the first N)")
-    parser.add_argument("--plain", action="store_true", help="score candidate reports after reference reports (stage-1 model)")
+    parser.add_argument(
+        "--plain", action="store_true", help="score candidate reports after reference reports (stage-1 model)"
+    )
     args = parser.parse_args()
     tokenizer = load_tokenizer(args.model, min_vocab=50)
     model = AutoModelForCausalLM.from_pretrained(args.model).eval()
@@ -82,11 +86,16 @@ def main() -> None:
             own.append(completion_loss(model, tokenizer, record["reference"], record["candidate"], record["response"]))
             other.append(completion_loss(model, tokenizer, donor["reference"], donor["candidate"], record["response"]))
     own, other = np.array(own), np.array(other)
-    result = {"model": args.model, "pairs": args.pairs, "n": len(records), "scored": "candidate report" if args.plain else "GREEN response",
-              "own_prompt_loss": round(float(own.mean()), 4),
-              "rotated_prompt_loss": round(float(other.mean()), 4),
-              "pairs_where_own_prompt_is_better": round(float((own < other).mean()), 3),
-              "machine": platform.platform()}
+    result = {
+        "model": args.model,
+        "pairs": args.pairs,
+        "n": len(records),
+        "scored": "candidate report" if args.plain else "GREEN response",
+        "own_prompt_loss": round(float(own.mean()), 4),
+        "rotated_prompt_loss": round(float(other.mean()), 4),
+        "pairs_where_own_prompt_is_better": round(float((own < other).mean()), 3),
+        "machine": platform.platform(),
+    }
     name = "green_copy_probe.json" if args.plain else "green_prompt_sensitivity.json"
     (ROOT / "benchmarks" / "results" / name).write_text(json.dumps(result, indent=2), encoding="utf-8")
     print(json.dumps(result, indent=2))

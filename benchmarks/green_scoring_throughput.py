@@ -2,8 +2,10 @@
 
     python benchmarks/green_scoring_throughput.py --model exports/green --pairs 64          # an exported GREEN model
     python benchmarks/green_scoring_throughput.py --shape tiny --pairs 64                   # random tiny Llama (CPU)
-    python benchmarks/green_scoring_throughput.py --shape 7b --pairs 256 --batch-size 32    # random 7B-shaped Llama (one GPU, bf16)
-    python benchmarks/green_scoring_throughput.py --shape smollm2-135m --pairs 256 --batch-size 64   # the small recipe's shape (GPU)
+    # random 7B-shaped Llama (one GPU, bf16)
+    python benchmarks/green_scoring_throughput.py --shape 7b --pairs 256 --batch-size 32
+    # the small recipe's shape (GPU)
+    python benchmarks/green_scoring_throughput.py --shape smollm2-135m --pairs 256 --batch-size 64
 
 Random weights generate until the new-token budget, so every report costs `--max-new-tokens` tokens: the
 figure is the generation cost per report at that budget, not the speed of a trained model that stops early.
@@ -36,18 +38,43 @@ def random_llama(shape: str):
     from radmetrics.training.green.causal_lm import attention_implementation
     from radmetrics.training.tiny import train_bpe_tokenizer
 
-    tokenizer = train_bpe_tokenizer([r.text for r in iu_xray_corpus()[:500]], ROOT / "checkpoints" / "bench_tokenizer", 2000)
+    tokenizer = train_bpe_tokenizer(
+        [r.text for r in iu_xray_corpus()[:500]], ROOT / "checkpoints" / "bench_tokenizer", 2000
+    )
     tokenizer.chat_template = None
-    sizes = {"tiny": dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2),
-             "7b": dict(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=32),
-             # SmolLM2-135M-Instruct, the GREEN small recipe's base (its config.json)
-             "smollm2-135m": dict(hidden_size=576, intermediate_size=1536, num_hidden_layers=30, num_attention_heads=9,
-                                  num_key_value_heads=3, tie_word_embeddings=True)}[shape]
+    sizes = {
+        "tiny": dict(
+            hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2
+        ),
+        "7b": dict(
+            hidden_size=4096,
+            intermediate_size=11008,
+            num_hidden_layers=32,
+            num_attention_heads=32,
+            num_key_value_heads=32,
+        ),
+        # SmolLM2-135M-Instruct, the GREEN small recipe's base (its config.json)
+        "smollm2-135m": dict(
+            hidden_size=576,
+            intermediate_size=1536,
+            num_hidden_layers=30,
+            num_attention_heads=9,
+            num_key_value_heads=3,
+            tie_word_embeddings=True,
+        ),
+    }[shape]
     vocab = {"7b": 32000, "smollm2-135m": 49152}.get(shape, len(tokenizer))
-    config = LlamaConfig(vocab_size=vocab, pad_token_id=tokenizer.pad_token_id,
-                         bos_token_id=tokenizer.bos_token_id, eos_token_id=None, **sizes)  # no EOS: every report uses the full budget
+    config = LlamaConfig(
+        vocab_size=vocab,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=None,
+        **sizes,
+    )  # no EOS: every report uses the full budget
     with torch.device(inference_device()):
-        model = AutoModelForCausalLM.from_config(config, dtype=default_dtype(), attn_implementation=attention_implementation())
+        model = AutoModelForCausalLM.from_config(
+            config, dtype=default_dtype(), attn_implementation=attention_implementation()
+        )
     return model.eval(), tokenizer
 
 
@@ -63,7 +90,9 @@ def ceiling_reports_per_second(model, prompt_tokens: float, new_tokens: int) -> 
 
 
 def main() -> None:
-    os.environ.setdefault("PYTORCH_ALLOC_CONF", "expandable_segments:True")  # a 7B KV cache grown by torch.cat fragments
+    os.environ.setdefault(
+        "PYTORCH_ALLOC_CONF", "expandable_segments:True"
+    )  # a 7B KV cache grown by torch.cat fragments
     import torch
 
     from radmetrics.data_builders.corpora import iu_xray_corpus
@@ -78,10 +107,18 @@ def main() -> None:
     args = parser.parse_args()
     model, tokenizer, prompt = load_green_model(args.model) if args.model else (*random_llama(args.shape), "green")
     reports = [r.text for r in iu_xray_corpus()[: args.pairs * 2]]
-    refs, hyps = reports[: args.pairs], reports[args.pairs:]
+    refs, hyps = reports[: args.pairs], reports[args.pairs :]
     random.Random(0).shuffle(hyps)
-    generate_green_responses(model, tokenizer, refs[: args.batch_size], hyps[: args.batch_size], args.batch_size, 8, progress=False,
-                             prompt=prompt)
+    generate_green_responses(
+        model,
+        tokenizer,
+        refs[: args.batch_size],
+        hyps[: args.batch_size],
+        args.batch_size,
+        8,
+        progress=False,
+        prompt=prompt,
+    )
     if torch.cuda.is_available():
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
@@ -93,20 +130,43 @@ def main() -> None:
     from radmetrics.inference.llm.local import render_prompt
     from radmetrics.inference.metrics.green.generation import green_messages
 
-    prompt_tokens = sum(len(tokenizer(render_prompt(tokenizer, green_messages(r, h, prompt=prompt)), add_special_tokens=False)["input_ids"])
-                        for r, h in zip(refs, hyps)) / len(refs)
+    prompt_tokens = sum(
+        len(
+            tokenizer(render_prompt(tokenizer, green_messages(r, h, prompt=prompt)), add_special_tokens=False)[
+                "input_ids"
+            ]
+        )
+        for r, h in zip(refs, hyps)
+    ) / len(refs)
     flops, ceiling = ceiling_reports_per_second(model, prompt_tokens, args.max_new_tokens)
-    device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
-    result = {"model": args.model or f"random {args.shape} Llama", "prompt": prompt, "pairs": args.pairs, "batch_size": args.batch_size,
-              "max_new_tokens": args.max_new_tokens, "seconds": round(seconds, 2), "reports_per_s": round(args.pairs / seconds, 3),
-              "device": device, "dtype": str(next(model.parameters()).dtype),
-              "attention": model.config._attn_implementation,
-              "mean_prompt_tokens": round(prompt_tokens, 1), "forward_flops_per_report": flops,
-              "ceiling_reports_per_s": round(ceiling, 1) if ceiling else None,
-              "share_of_ceiling": round(args.pairs / seconds / ceiling, 4) if ceiling else None,
-              "peak_gpu_memory_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2) if torch.cuda.is_available() else None}
+    device = (
+        torch.cuda.get_device_name(0)
+        if torch.cuda.is_available()
+        else f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
+    )
+    result = {
+        "model": args.model or f"random {args.shape} Llama",
+        "prompt": prompt,
+        "pairs": args.pairs,
+        "batch_size": args.batch_size,
+        "max_new_tokens": args.max_new_tokens,
+        "seconds": round(seconds, 2),
+        "reports_per_s": round(args.pairs / seconds, 3),
+        "device": device,
+        "dtype": str(next(model.parameters()).dtype),
+        "attention": model.config._attn_implementation,
+        "mean_prompt_tokens": round(prompt_tokens, 1),
+        "forward_flops_per_report": flops,
+        "ceiling_reports_per_s": round(ceiling, 1) if ceiling else None,
+        "share_of_ceiling": round(args.pairs / seconds / ceiling, 4) if ceiling else None,
+        "peak_gpu_memory_gib": (
+            round(torch.cuda.max_memory_allocated() / 2**30, 2) if torch.cuda.is_available() else None
+        ),
+    }
     name = Path(args.model).name if args.model else args.shape
-    (ROOT / "benchmarks" / "results" / f"green_scoring_throughput_{name}.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
+    (ROOT / "benchmarks" / "results" / f"green_scoring_throughput_{name}.json").write_text(
+        json.dumps(result, indent=2), encoding="utf-8"
+    )
     print(json.dumps(result, indent=2))
 
 

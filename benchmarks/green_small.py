@@ -4,7 +4,8 @@ against the teacher on held-out pairs.
     python benchmarks/green_small.py                       # pairs, training, final evaluation, results
     python benchmarks/green_small.py --out DIR -- --max_train_samples 120 --final_eval_splits validation   # a variant
     python benchmarks/green_small.py --out DIR --read --results FILE   # read a run's generations as they stand
-    python benchmarks/green_small.py --pretrain --out DIR --results FILE -- --final_eval_splits validation   # two stages
+    # two stages
+    python benchmarks/green_small.py --pretrain --out DIR --results FILE -- --final_eval_splits validation
 
 0. With --pretrain: stage 1, domain-adaptive pretraining (configs/green/pretrain/small.yaml) on the training split's
    reports into OUT/pretrain (a complete run is reused), and stage 2 starts from its final/.
@@ -48,8 +49,10 @@ def build_pairs(pairs: Path, explanation: str, teacher: str) -> None:
 
     if (pairs / "train.jsonl").is_file():
         if pairs_teacher(pairs) != teacher or (teacher == "programmatic" and pairs_explanation(pairs) != explanation):
-            raise SystemExit(f"{pairs} holds pairs of the {pairs_teacher(pairs)} teacher with the {pairs_explanation(pairs)} "
-                             f"explanation, not {teacher} / {explanation}: use another --out")
+            raise SystemExit(
+                f"{pairs} holds pairs of the {pairs_teacher(pairs)} teacher with the {pairs_explanation(pairs)} "
+                f"explanation, not {teacher} / {explanation}: use another --out"
+            )
     else:
         code = radmetrics(["data", "pairs", "--out", str(pairs), "--explanation", explanation, "--teacher", teacher])
         if code:
@@ -66,21 +69,47 @@ def split_results(run_dir: Path, split: str, records: dict, constant) -> dict:
 
     generations = read_generations(run_dir / f"{split}_generations.jsonl")
     teacher = [records[g["id"]] for g in generations]
-    overall = agreement_from_responses([g["response"] for g in generations], [t["response"] for t in teacher], constant,
-                                       intervals=True)
+    overall = agreement_from_responses(
+        [g["response"] for g in generations], [t["response"] for t in teacher], constant, intervals=True
+    )
     per_heuristic = {}
     for heuristic in sorted({t["heuristic"] for t in teacher}):
         chosen = [(g, t) for g, t in zip(generations, teacher) if t["heuristic"] == heuristic]
-        per_heuristic[heuristic] = agreement_from_responses([g["response"] for g, _ in chosen], [t["response"] for _, t in chosen],
-                                                            constant, intervals=True)
-    verdicts = {f"{count}_beats_constant": beats_constant(overall, "", count) for count in ("significant", "green_score", "matched")}
-    verdicts.update({f"{key}_meets_target": overall.get(key, float("-inf")) >= target for key, target in TARGETS.items()})
+        per_heuristic[heuristic] = agreement_from_responses(
+            [g["response"] for g, _ in chosen], [t["response"] for _, t in chosen], constant, intervals=True
+        )
+    verdicts = {
+        f"{count}_beats_constant": beats_constant(overall, "", count)
+        for count in ("significant", "green_score", "matched")
+    }
+    verdicts.update(
+        {f"{key}_meets_target": overall.get(key, float("-inf")) >= target for key, target in TARGETS.items()}
+    )
     answers = Counter((sum(g["significant"]), g["matched"]) for g in generations if g["parsed"])
-    spread = {"model_answers": [{"significant": sig, "matched": matched, "pairs": n} for (sig, matched), n in answers.most_common()],
-              "teacher_significant": dict(sorted(Counter(sum(g["teacher_significant"]) for g in generations).items()))}
-    examples = [{"id": g["id"], "heuristic": t["heuristic"], "reference": t["reference"], "candidate": t["candidate"],
-                 "model": g["response"], "teacher": t["response"]} for g, t in list(zip(generations, teacher))[:EXAMPLES]]
-    return {"overall": overall, "verdicts": verdicts, "per_heuristic": per_heuristic, "answers": spread, "examples": examples}
+    spread = {
+        "model_answers": [
+            {"significant": sig, "matched": matched, "pairs": n} for (sig, matched), n in answers.most_common()
+        ],
+        "teacher_significant": dict(sorted(Counter(sum(g["teacher_significant"]) for g in generations).items())),
+    }
+    examples = [
+        {
+            "id": g["id"],
+            "heuristic": t["heuristic"],
+            "reference": t["reference"],
+            "candidate": t["candidate"],
+            "model": g["response"],
+            "teacher": t["response"],
+        }
+        for g, t in list(zip(generations, teacher))[:EXAMPLES]
+    ]
+    return {
+        "overall": overall,
+        "verdicts": verdicts,
+        "per_heuristic": per_heuristic,
+        "answers": spread,
+        "examples": examples,
+    }
 
 
 def final_evaluation_seconds(run_dir: Path) -> float | None:
@@ -98,12 +127,21 @@ def throughput(run_dir: Path) -> dict:
     from radmetrics.training.run_dir import last_complete_checkpoint
 
     checkpoint = last_complete_checkpoint(run_dir)
-    history = json.loads((checkpoint / "trainer_state.json").read_text(encoding="utf-8"))["log_history"] if checkpoint else []
+    history = (
+        json.loads((checkpoint / "trainer_state.json").read_text(encoding="utf-8"))["log_history"]
+        if checkpoint
+        else []
+    )
     losses = [e["loss"] for e in history if "loss" in e]
     last = history[-1] if history else {}
-    return {"train_runtime_s": last.get("train_runtime"), "train_tokens_per_second": last.get("train_tokens_per_second"),
-            "tokens_seen": last.get("num_input_tokens_seen"), "steps": last.get("step"),
-            "loss_first_logged": losses[0] if losses else None, "loss_last_logged": losses[-1] if losses else None}
+    return {
+        "train_runtime_s": last.get("train_runtime"),
+        "train_tokens_per_second": last.get("train_tokens_per_second"),
+        "tokens_seen": last.get("num_input_tokens_seen"),
+        "steps": last.get("step"),
+        "loss_first_logged": losses[0] if losses else None,
+        "loss_last_logged": losses[-1] if losses else None,
+    }
 
 
 def pretrain_summary(pretrain_dir: Path) -> dict | None:
@@ -113,9 +151,13 @@ def pretrain_summary(pretrain_dir: Path) -> dict | None:
     if not (pretrain_dir / EVAL_RESULTS).is_file():
         return None
     manifest = json.loads((pretrain_dir / "radmetrics_run.json").read_text(encoding="utf-8"))
-    return {"config": str(PRETRAIN_CONFIG.relative_to(ROOT)), "base_model_source": manifest["data_provenance"].get("base_model_source"),
-            "documents": manifest["data_provenance"].get("train_documents"),
-            **json.loads((pretrain_dir / EVAL_RESULTS).read_text(encoding="utf-8")), **throughput(pretrain_dir)}
+    return {
+        "config": str(PRETRAIN_CONFIG.relative_to(ROOT)),
+        "base_model_source": manifest["data_provenance"].get("base_model_source"),
+        "documents": manifest["data_provenance"].get("train_documents"),
+        **json.loads((pretrain_dir / EVAL_RESULTS).read_text(encoding="utf-8")),
+        **throughput(pretrain_dir),
+    }
 
 
 def radpref_agreement(run_dir: Path, out: Path, metrics: list[str], training_config: dict) -> dict:
@@ -127,9 +169,22 @@ def radpref_agreement(run_dir: Path, out: Path, metrics: list[str], training_con
     export = out / "export"
     if not (export / "radmetrics.json").is_file() and radmetrics(["export", str(run_dir), "--out", str(export)]):
         raise SystemExit("radmetrics export failed")
-    if radmetrics(["meta-eval", "radpref", "--components", str(export), "--metrics", *metrics, "--out", str(out / "radpref"),
-                   "--option", f"green.max_new_tokens={training_config['max_new_tokens']}",
-                   "--option", f"green.batch_size={training_config['training']['per_device_eval_batch_size']}"]):
+    if radmetrics(
+        [
+            "meta-eval",
+            "radpref",
+            "--components",
+            str(export),
+            "--metrics",
+            *metrics,
+            "--out",
+            str(out / "radpref"),
+            "--option",
+            f"green.max_new_tokens={training_config['max_new_tokens']}",
+            "--option",
+            f"green.batch_size={training_config['training']['per_device_eval_batch_size']}",
+        ]
+    ):
         raise SystemExit("radmetrics meta-eval radpref failed")
     return json.loads((out / "radpref" / "agreement.json").read_text(encoding="utf-8"))["keys"]
 
@@ -149,77 +204,154 @@ def main() -> None:
     from radmetrics.training.recipes import load_recipe
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", help="run folder (default: checkpoints/bench_green_small, or bench_green_semantic with "
-                                          "--teacher semantic)")
-    parser.add_argument("--results", help="results file (default: benchmarks/results/green_small.json, or "
-                                              "green_small_semantic.json with --teacher semantic)")
-    parser.add_argument("--explanation", choices=["summary", "walkthrough"], default=None,
-                        help="the teacher's explanation in the pairs built into OUT/pairs (default: summary for the "
-                             "programmatic teacher, the numbered walkthrough for the semantic one)")
-    parser.add_argument("--teacher", choices=["programmatic", "semantic"], default="programmatic",
-                        help="who annotates the pairs: the edit logs (small.yaml) or the semantic_green teacher "
-                             "(small_semantic.yaml, its numbered prompt)")
-    parser.add_argument("--radpref", action="store_true", help="also export the model and measure its agreement with "
-                        "radiologists on RadPref's development half (100 generations), beside ROUGE-L and the teacher")
-    parser.add_argument("--radpref-metrics", nargs="+", default=["green", "rougeL", "semantic_green"],
-                        help="the metrics --radpref scores (default: green rougeL semantic_green; the GPU machine, which "
-                             "has no MiniLM weights, leaves out semantic_green)")
-    parser.add_argument("--config", help="the green/sft config (default: small.yaml, or small_semantic.yaml with --teacher "
-                        "semantic)")
-    parser.add_argument("--read", action="store_true", help="only read the run in OUT/sft as it stands (no training or "
-                        "evaluation): the held-out splits it has generations for, e.g. of an evaluation stopped early")
-    parser.add_argument("--pretrain", action="store_true", help="first pretrain on the training reports "
-                        "(configs/green/pretrain/small.yaml) into OUT/pretrain, reused when complete, and fine-tune from it")
+    parser.add_argument(
+        "--out",
+        help="run folder (default: checkpoints/bench_green_small, or bench_green_semantic with --teacher semantic)",
+    )
+    parser.add_argument(
+        "--results",
+        help=(
+            "results file (default: benchmarks/results/green_small.json, or "
+            "green_small_semantic.json with --teacher semantic)"
+        ),
+    )
+    parser.add_argument(
+        "--explanation",
+        choices=["summary", "walkthrough"],
+        default=None,
+        help=(
+            "the teacher's explanation in the pairs built into OUT/pairs (default: summary for the "
+            "programmatic teacher, the numbered walkthrough for the semantic one)"
+        ),
+    )
+    parser.add_argument(
+        "--teacher",
+        choices=["programmatic", "semantic"],
+        default="programmatic",
+        help=(
+            "who annotates the pairs: the edit logs (small.yaml) or the semantic_green teacher "
+            "(small_semantic.yaml, its numbered prompt)"
+        ),
+    )
+    parser.add_argument(
+        "--radpref",
+        action="store_true",
+        help=(
+            "also export the model and measure its agreement with "
+            "radiologists on RadPref's development half (100 generations), beside ROUGE-L and the teacher"
+        ),
+    )
+    parser.add_argument(
+        "--radpref-metrics",
+        nargs="+",
+        default=["green", "rougeL", "semantic_green"],
+        help=(
+            "the metrics --radpref scores (default: green rougeL semantic_green; the GPU machine, which "
+            "has no MiniLM weights, leaves out semantic_green)"
+        ),
+    )
+    parser.add_argument(
+        "--config", help="the green/sft config (default: small.yaml, or small_semantic.yaml with --teacher semantic)"
+    )
+    parser.add_argument(
+        "--read",
+        action="store_true",
+        help=(
+            "only read the run in OUT/sft as it stands (no training or "
+            "evaluation): the held-out splits it has generations for, e.g. of an evaluation stopped early"
+        ),
+    )
+    parser.add_argument(
+        "--pretrain",
+        action="store_true",
+        help=(
+            "first pretrain on the training reports "
+            "(configs/green/pretrain/small.yaml) into OUT/pretrain, reused when complete, and fine-tune from it"
+        ),
+    )
     parser.add_argument("sft_overrides", nargs=argparse.REMAINDER, help="after --: extra green/sft recipe arguments")
     args = parser.parse_args()
     overrides = args.sft_overrides[1:] if args.sft_overrides[:1] == ["--"] else args.sft_overrides
     suffix = "_semantic" if args.teacher == "semantic" else ""
     out = Path(args.out or ("checkpoints/bench_green_semantic" if suffix else "checkpoints/bench_green_small"))
     args.results = args.results or str(ROOT / "benchmarks" / "results" / f"green_small{suffix}.json")
-    config_path = Path(args.config).resolve() if args.config else SEMANTIC_CONFIG if args.teacher == "semantic" else CONFIG
+    config_path = (
+        Path(args.config).resolve() if args.config else SEMANTIC_CONFIG if args.teacher == "semantic" else CONFIG
+    )
     config = read_yaml(config_path)
     run_dir = out / "sft"
     if not args.read:
-        build_pairs(out / "pairs", args.explanation or ("walkthrough" if args.teacher == "semantic" else "summary"),
-                    args.teacher)
+        build_pairs(
+            out / "pairs",
+            args.explanation or ("walkthrough" if args.teacher == "semantic" else "summary"),
+            args.teacher,
+        )
         if args.pretrain:
-            pretrain_dir = load_recipe("green/pretrain").main(["--config", str(PRETRAIN_CONFIG), "--output_dir", str(out / "pretrain")])
+            pretrain_dir = load_recipe("green/pretrain").main(
+                ["--config", str(PRETRAIN_CONFIG), "--output_dir", str(out / "pretrain")]
+            )
             overrides = ["--model_name_or_path", str(pretrain_dir / "final"), *overrides]
-        run_dir = load_recipe("green/sft").main(["--config", str(config_path), "--pairs_dir", str(out / "pairs"),
-                                                 "--output_dir", str(run_dir), *overrides])
+        run_dir = load_recipe("green/sft").main(
+            ["--config", str(config_path), "--pairs_dir", str(out / "pairs"), "--output_dir", str(run_dir), *overrides]
+        )
     manifest = json.loads((run_dir / "radmetrics_run.json").read_text(encoding="utf-8"))
     used = manifest["training_config"]
     splits = [split for split in used["final_eval_splits"] if (run_dir / f"{split}_generations.jsonl").is_file()]
-    data_args = GreenDataArguments(pairs_dir=str(out / "pairs"), max_train_samples=used["max_train_samples"],
-                                   train_draw=used.get("train_draw", "shuffled"), max_eval_samples=used["max_eval_samples"])
+    data_args = GreenDataArguments(
+        pairs_dir=str(out / "pairs"),
+        max_train_samples=used["max_train_samples"],
+        train_draw=used.get("train_draw", "shuffled"),
+        max_eval_samples=used["max_eval_samples"],
+    )
     data, _ = load_annotations(data_args, str(out / "sft"))
     constant = teacher_medians(data["train"])  # what the recipe's final evaluation used
     records = {r["id"]: r for split in ("validation", "test") for r in data[split]}
-    results = {"model": config["model_name_or_path"], "base_model_source": manifest["data_provenance"].get("base_model_source"),
-               "pretrain": pretrain_summary(out / "pretrain"),
-               "constant": constant._asdict(), "targets": TARGETS,
-               "splits": {split: split_results(run_dir, split, records, constant) for split in splits},
-               "config": str(config_path.relative_to(ROOT)), "teacher": pairs_teacher(out / "pairs"),
-               "teacher_explanation": pairs_explanation(out / "pairs"),
-               "radpref_dev": radpref_agreement(run_dir, out, args.radpref_metrics, used) if args.radpref else None,
-               "prompt": used.get("prompt", "green"),
-               "train_draw": used.get("train_draw", "shuffled"), "count_token_weight": used.get("count_token_weight", 1.0),
-               "training": {"pairs": len(data["train"]),
-                            "dropped_over_max_length": manifest["data_provenance"].get("train_dropped_over_max_length"),
-                            **throughput(run_dir)},
-               "final_evaluation_s": (seconds := final_evaluation_seconds(run_dir)),
-               # batched greedy generation with the KV cache (batch 16, the config's max_new_tokens at most), model load included
-               "final_evaluation_reports_per_second": generated_pairs(run_dir, splits) / seconds if seconds else None,
-               "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
-                           "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-                           "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
-                           "torch": torch.__version__},
-               "sft_overrides": None if args.read else overrides,  # a read does not know them: the manifest's options are above
-               "read_only": args.read, "max_new_tokens": used["max_new_tokens"]}
+    results = {
+        "model": config["model_name_or_path"],
+        "base_model_source": manifest["data_provenance"].get("base_model_source"),
+        "pretrain": pretrain_summary(out / "pretrain"),
+        "constant": constant._asdict(),
+        "targets": TARGETS,
+        "splits": {split: split_results(run_dir, split, records, constant) for split in splits},
+        "config": str(config_path.relative_to(ROOT)),
+        "teacher": pairs_teacher(out / "pairs"),
+        "teacher_explanation": pairs_explanation(out / "pairs"),
+        "radpref_dev": radpref_agreement(run_dir, out, args.radpref_metrics, used) if args.radpref else None,
+        "prompt": used.get("prompt", "green"),
+        "train_draw": used.get("train_draw", "shuffled"),
+        "count_token_weight": used.get("count_token_weight", 1.0),
+        "training": {
+            "pairs": len(data["train"]),
+            "dropped_over_max_length": manifest["data_provenance"].get("train_dropped_over_max_length"),
+            **throughput(run_dir),
+        },
+        "final_evaluation_s": (seconds := final_evaluation_seconds(run_dir)),
+        # batched greedy generation with the KV cache (batch 16, the config's max_new_tokens at most), model load
+        # included
+        "final_evaluation_reports_per_second": generated_pairs(run_dir, splits) / seconds if seconds else None,
+        "machine": {
+            "platform": platform.platform(),
+            "processor": platform.processor() or platform.machine(),
+            "cpus": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(),
+            "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+            "torch": torch.__version__,
+        },
+        "sft_overrides": (
+            None if args.read else overrides
+        ),  # a read does not know them: the manifest's options are above
+        "read_only": args.read,
+        "max_new_tokens": used["max_new_tokens"],
+    }
     target = Path(args.results)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(dumps(results, indent=2), encoding="utf-8")
-    print(json.dumps({split: {"overall": r["overall"], "verdicts": r["verdicts"]} for split, r in results["splits"].items()}, indent=2))
+    print(
+        json.dumps(
+            {split: {"overall": r["overall"], "verdicts": r["verdicts"]} for split, r in results["splits"].items()},
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

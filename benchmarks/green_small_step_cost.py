@@ -1,4 +1,5 @@
-"""Cost of one GREEN small training step on CPU, per setting: tokens/s of forward + backward + AdamW on SmolLM2-135M-Instruct
+"""Cost of one GREEN small training step on CPU, per setting: tokens/s of forward + backward + AdamW on
+SmolLM2-135M-Instruct
 for 4 GREEN SFT conversations of the bundled pairs (cut to --tokens), fp32 or bf16 autocast, full fine-tuning or LoRA.
 What configs/green/sft/small.yaml's cost settings were chosen on.
 
@@ -25,10 +26,19 @@ def conversations(pairs_dir: str | None, count: int, tokenizer) -> list[str]:
         from radmetrics.inference.cli import main as radmetrics
 
         pairs_dir = tempfile.mkdtemp()
-        radmetrics(["data", "pairs", "--out", pairs_dir, "--heuristics", "remove_shuffle", "random", "--per-heuristic", "20"])
-    records = [json.loads(line) for line in (Path(pairs_dir) / "train.jsonl").read_text(encoding="utf-8").splitlines()][:count]
-    return [tokenizer.apply_chat_template(green_messages(r["reference"], r["candidate"]) + [{"role": "assistant", "content": r["response"]}],
-                                          tokenize=False) for r in records]
+        radmetrics(
+            ["data", "pairs", "--out", pairs_dir, "--heuristics", "remove_shuffle", "random", "--per-heuristic", "20"]
+        )
+    records = [
+        json.loads(line) for line in (Path(pairs_dir) / "train.jsonl").read_text(encoding="utf-8").splitlines()
+    ][:count]
+    return [
+        tokenizer.apply_chat_template(
+            green_messages(r["reference"], r["candidate"]) + [{"role": "assistant", "content": r["response"]}],
+            tokenize=False,
+        )
+        for r in records
+    ]
 
 
 def main() -> None:
@@ -50,9 +60,17 @@ def main() -> None:
     if args.setting.endswith("lora"):
         from peft import LoraConfig, get_peft_model
 
-        model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, target_modules="all-linear", task_type="CAUSAL_LM"))
+        model = get_peft_model(
+            model, LoraConfig(r=16, lora_alpha=32, target_modules="all-linear", task_type="CAUSAL_LM")
+        )
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
-    batch = tokenizer(conversations(args.pairs, 4, tokenizer), return_tensors="pt", padding=True, truncation=True, max_length=args.tokens)
+    batch = tokenizer(
+        conversations(args.pairs, 4, tokenizer),
+        return_tensors="pt",
+        padding=True,
+        truncation=True,
+        max_length=args.tokens,
+    )
     for step in range(args.steps):
         start = time.perf_counter()
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.setting.startswith("bf16")):
@@ -61,8 +79,18 @@ def main() -> None:
         optimizer.step()
         optimizer.zero_grad()
         seconds = time.perf_counter() - start
-        print(json.dumps({"setting": args.setting, "step": step, "seconds": round(seconds, 1), "tokens": batch["input_ids"].numel(),
-                          "tokens_per_second": round(batch["input_ids"].numel() / seconds), "threads": torch.get_num_threads()}))
+        print(
+            json.dumps(
+                {
+                    "setting": args.setting,
+                    "step": step,
+                    "seconds": round(seconds, 1),
+                    "tokens": batch["input_ids"].numel(),
+                    "tokens_per_second": round(batch["input_ids"].numel() / seconds),
+                    "threads": torch.get_num_threads(),
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

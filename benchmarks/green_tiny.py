@@ -7,8 +7,10 @@ Settings are chosen on the validation split alone (`--final_eval_splits validati
 results file); the chosen settings go into the tiny configs, and the plain command reports test once:
 
     python benchmarks/green_tiny.py --out checkpoints/bench_green_tiny          # tiny.yaml: validation and test
-    python benchmarks/green_tiny.py --out checkpoints/bench_green_v480 --pretrain-out checkpoints/bench_green_tiny/pretrain \\
-        --results benchmarks/results/green_tiny_validation/sft480_lr3e-3.json -- --num_train_epochs 2 --final_eval_splits validation
+    python benchmarks/green_tiny.py --out checkpoints/bench_green_v480 --pretrain-out \\
+        checkpoints/bench_green_tiny/pretrain \\
+        --results benchmarks/results/green_tiny_validation/sft480_lr3e-3.json -- --num_train_epochs 2
+        --final_eval_splits validation
     python benchmarks/green_tiny.py --out checkpoints/bench_green_p2 --pretrain-args "--num_train_epochs 2" \\
         --results benchmarks/results/green_tiny_validation/pretrain2.json -- --final_eval_splits validation
 
@@ -59,18 +61,43 @@ def main() -> None:
     out = Path(args.out)
     timings = {}
     start = time.perf_counter()
-    pretrain = load_recipe("green/pretrain").main(["--config", str(ROOT / "configs/green/pretrain/tiny.yaml"),
-                                                   "--output_dir", args.pretrain_out or str(out / "pretrain"),
-                                                   *shlex.split(args.pretrain_args)])
+    pretrain = load_recipe("green/pretrain").main(
+        [
+            "--config",
+            str(ROOT / "configs/green/pretrain/tiny.yaml"),
+            "--output_dir",
+            args.pretrain_out or str(out / "pretrain"),
+            *shlex.split(args.pretrain_args),
+        ]
+    )
     timings["pretrain_s"] = time.perf_counter() - start
     start = time.perf_counter()
-    sft = load_recipe("green/sft").main(["--config", str(ROOT / "configs/green/sft/tiny.yaml"), "--output_dir", str(out / "sft"),
-                                         "--model_name_or_path", str(pretrain / "final"), *args.sft_overrides])
+    sft = load_recipe("green/sft").main(
+        [
+            "--config",
+            str(ROOT / "configs/green/sft/tiny.yaml"),
+            "--output_dir",
+            str(out / "sft"),
+            "--model_name_or_path",
+            str(pretrain / "final"),
+            *args.sft_overrides,
+        ]
+    )
     timings["sft_s"] = time.perf_counter() - start
-    results = {"pretrain": read_eval_results(pretrain), "sft": read_eval_results(sft), "sft_evaluations": evaluation_history(sft),
-               "timings": timings, "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
-                                               "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads()},
-               "pretrain_args": args.pretrain_args, "sft_overrides": args.sft_overrides}
+    results = {
+        "pretrain": read_eval_results(pretrain),
+        "sft": read_eval_results(sft),
+        "sft_evaluations": evaluation_history(sft),
+        "timings": timings,
+        "machine": {
+            "platform": platform.platform(),
+            "processor": platform.processor() or platform.machine(),
+            "cpus": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(),
+        },
+        "pretrain_args": args.pretrain_args,
+        "sft_overrides": args.sft_overrides,
+    }
     target = Path(args.results)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(results, indent=2), encoding="utf-8")

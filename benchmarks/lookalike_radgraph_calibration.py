@@ -35,17 +35,23 @@ def main() -> None:
         lookalikes.FULL_ARTEFACTS[args.model_type](root)  # the benchmark's builder, with the biases set above
         archive = lookalikes.snapshot(root, lookalikes.RRG) / f"{args.model_type}.tar.gz"
         base = lookalikes.snapshot(root, lookalikes.RADGRAPH_BASES[args.model_type])
-        result = Scorer(["radgraph"], {"radgraph": str(archive)},
-                        {"radgraph": {"base_model": str(base), "case": "reference"}}, n_bootstrap=0)(reports, reports[::-1])
+        result = Scorer(
+            ["radgraph"],
+            {"radgraph": str(archive)},
+            {"radgraph": {"base_model": str(base), "case": "reference"}},
+            n_bootstrap=0,
+        )(reports, reports[::-1])
     graphs = [d["reference_annotation"] for d in result.details["radgraph"]]
     entities = [e for graph in graphs for e in graph["entities"].values()]
     labels = {}
     for entity in entities:
         labels[entity["label"]] = labels.get(entity["label"], 0) + 1
     words = sum(len(r.split()) for r in reports)
-    print(f"{args.model_type} biases {args.biases}: {len(entities) / len(reports):.1f} entities per report "
-          f"({len(entities) / words:.2f} per word), {sum(len(e['relations']) for e in entities) / len(reports):.1f} relations "
-          f"per report; labels {labels}")
+    print(
+        f"{args.model_type} biases {args.biases}: {len(entities) / len(reports):.1f} entities per report"
+        f" ({len(entities) / words:.2f} per word), {sum(len(e['relations']) for e in entities) / len(reports):.1f}"
+        f" relations per report; labels {labels}"
+    )
 
 
 if __name__ == "__main__":

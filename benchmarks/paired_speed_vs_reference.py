@@ -1,8 +1,10 @@
-"""Whole-process pairs: radmetrics' side of scoring_speed_vs_reference.py against one other side, run in turn (A B, B A,
+"""Whole-process pairs: radmetrics' side of scoring_speed_vs_reference.py against one other side, run in turn (A B, B
+A,
 A B, ...), with the ratio taken pair by pair, so that a comparison holds when the machine's speed drifts.
 
     python benchmarks/paired_speed_vs_reference.py --metric chexbert --side f1chexbert [--pairs 100] [--runs 6]
-    python benchmarks/paired_speed_vs_reference.py --metric radcliq --side radeval --print-commands   # for another harness
+    # for another harness
+    python benchmarks/paired_speed_vs_reference.py --metric radcliq --side radeval --print-commands
 
 A side is a reference package (f1chexbert, radgraph, ratescore, bert-score), radeval, or bf16 (radmetrics with
 precision=bf16). Each run is one process on the same --pairs IU pairs and full-size look-alikes as
@@ -57,9 +59,14 @@ def timed_process(command: list[str], env: dict, log: Path, out: Path) -> dict:
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:  # the scratch folder holding the log is removed: the error carries the log's end
         tail = log.read_text(encoding="utf-8", errors="replace")[-4000:]
-        raise RuntimeError(f"{shlex.join(command[:4])} ... failed (exit {process.returncode}); the end of its output:\n{tail}")
-    return {"wall_seconds": wall, "peak_rss_mib": usage.ru_maxrss / 1024,
-            "warm_seconds": json.loads(out.read_text(encoding="utf-8"))["warm_seconds"]}
+        raise RuntimeError(
+            f"{shlex.join(command[:4])} ... failed (exit {process.returncode}); the end of its output:\n{tail}"
+        )
+    return {
+        "wall_seconds": wall,
+        "peak_rss_mib": usage.ru_maxrss / 1024,
+        "warm_seconds": json.loads(out.read_text(encoding="utf-8"))["warm_seconds"],
+    }
 
 
 def spread(values: list[float]) -> dict:
@@ -71,15 +78,24 @@ def main() -> None:
     from scoring_speed_vs_radeval import benchmark_pairs
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--metric", required=True, choices=["chexbert", "radgraph", "ratescore", "bertscore", "radcliq"])
+    parser.add_argument(
+        "--metric", required=True, choices=["chexbert", "radgraph", "ratescore", "bertscore", "radcliq"]
+    )
     parser.add_argument("--side", required=True, choices=[*PACKAGE.values(), "radeval", "bf16"])
     parser.add_argument("--pairs", type=int, default=100)
-    parser.add_argument("--runs", type=int, default=6, help="counted runs of each side (after one warm-up of each); even: "
-                        "each side goes first equally often")
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=6,
+        help="counted runs of each side (after one warm-up of each); even: each side goes first equally often",
+    )
     parser.add_argument("--lookalikes", type=Path, default=HERE.parent / "checkpoints" / "lookalikes_full")
     parser.add_argument("--envs", type=Path, default=HERE.parent / ".venv-ref")
-    parser.add_argument("--print-commands", action="store_true",
-                        help="print the two commands and their environment (in a kept scratch folder) instead of running them")
+    parser.add_argument(
+        "--print-commands",
+        action="store_true",
+        help="print the two commands and their environment (in a kept scratch folder) instead of running them",
+    )
     parser.add_argument("--results", type=Path)
     args = parser.parse_args()
     if args.side not in ("radeval", "bf16", PACKAGE.get(args.metric)):
@@ -91,12 +107,20 @@ def main() -> None:
     kept = False  # --print-commands keeps the folder its commands name
     try:
         prepare_work(work, root, benchmark_pairs(args.pairs))
-        sides = {side: (worker_command(side, args.metric, root, work, work / f"{side}.json", python=python),
-                        worker_environment(root, work, side, args.metric)) for side in ("radmetrics", args.side)}
+        sides = {
+            side: (
+                worker_command(side, args.metric, root, work, work / f"{side}.json", python=python),
+                worker_environment(root, work, side, args.metric),
+            )
+            for side in ("radmetrics", args.side)
+        }
         if args.print_commands:
             for side, (command, _) in sides.items():
                 settings = worker_settings(root, work, side, args.metric)
-                print(f"# {side}\n{' '.join(f'{k}={shlex.quote(v)}' for k, v in sorted(settings.items()))} {shlex.join(command)}")
+                print(
+                    f"# {side}\n{' '.join(f'{k}={shlex.quote(v)}' for k, v in sorted(settings.items()))}"
+                    f" {shlex.join(command)}"
+                )
             kept = True
             return
         runs = {side: [] for side in sides}
@@ -115,20 +139,36 @@ def main() -> None:
     results = {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, no GPU used",
         "command": "python benchmarks/paired_speed_vs_reference.py " + " ".join(sys.argv[1:]),
-        "metric": args.metric, "pairs": args.pairs, "counted_runs": args.runs, "order": f"counted rounds alternate, radmetrics first in round 1, {other} first in round 2, ... (round 0, the warm-up, not counted)",
-        "sides": {side: {figure: spread([r[figure] for r in found]) for figure in ("wall_seconds", "peak_rss_mib", "warm_seconds")}
-                  for side, found in runs.items()},
-        "ratio_side_over_radmetrics": {figure: spread([b[figure] / a[figure] for a, b in zip(runs["radmetrics"], runs[other])])
-                                       for figure in ("wall_seconds", "warm_seconds")},
+        "metric": args.metric,
+        "pairs": args.pairs,
+        "counted_runs": args.runs,
+        "order": (
+            f"counted rounds alternate, radmetrics first in round 1, {other} first in round 2, ... (round 0, the"
+            " warm-up, not counted)"
+        ),
+        "sides": {
+            side: {
+                figure: spread([r[figure] for r in found])
+                for figure in ("wall_seconds", "peak_rss_mib", "warm_seconds")
+            }
+            for side, found in runs.items()
+        },
+        "ratio_side_over_radmetrics": {
+            figure: spread([b[figure] / a[figure] for a, b in zip(runs["radmetrics"], runs[other])])
+            for figure in ("wall_seconds", "warm_seconds")
+        },
         "runs": runs,
     }
     path = args.results or HERE / "results" / f"paired_{args.metric}_{other}.json"
     path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     ratio = results["ratio_side_over_radmetrics"]
-    print(f"{args.metric}, {args.pairs} pairs, {args.runs} pairs of runs: {other} / radmetrics whole process "
-          f"{ratio['wall_seconds']['median']:.2f} ({ratio['wall_seconds']['min']:.2f}-{ratio['wall_seconds']['max']:.2f}), "
-          f"warm call {ratio['warm_seconds']['median']:.2f} ({ratio['warm_seconds']['min']:.2f}-{ratio['warm_seconds']['max']:.2f})\n"
-          f"wrote {path}")
+    print(
+        f"{args.metric}, {args.pairs} pairs, {args.runs} pairs of runs: {other} / radmetrics whole process"
+        f" {ratio['wall_seconds']['median']:.2f}"
+        f" ({ratio['wall_seconds']['min']:.2f}-{ratio['wall_seconds']['max']:.2f}), warm call"
+        f" {ratio['warm_seconds']['median']:.2f}"
+        f" ({ratio['warm_seconds']['min']:.2f}-{ratio['warm_seconds']['max']:.2f})\nwrote {path}"
+    )
 
 
 if __name__ == "__main__":

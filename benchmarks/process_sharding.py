@@ -3,7 +3,8 @@
     python benchmarks/process_sharding.py --metric radgraph [--pairs 400] [--results FILE]
 
 On the full-size look-alikes of benchmarks/scoring_speed_vs_reference.py, radmetrics' side of that benchmark (its
-`--worker`, a fresh process that builds the Scorer and times a first and a warm call) runs the --pairs pairs three ways:
+`--worker`, a fresh process that builds the Scorer and times a first and a warm call) runs the --pairs pairs three
+ways:
 1. one process with torch's default threads (one per core);
 2. one process with one thread (OMP_NUM_THREADS=1): how well the work uses a second core;
 3. one process per core, started together, each with one thread and a contiguous share of the pairs. Each shard runs
@@ -48,7 +49,9 @@ def run_together(commands: list[tuple[list[str], dict, Path]]) -> tuple[float, l
     running = []
     for command, env, out in commands:  # stderr to a file: a pipe read only after an earlier process ends could fill
         with out.with_suffix(".log").open("w", encoding="utf-8") as log:
-            running.append((subprocess.Popen(command, env=env, cwd=out.parent, stdout=subprocess.DEVNULL, stderr=log), out))
+            running.append(
+                (subprocess.Popen(command, env=env, cwd=out.parent, stdout=subprocess.DEVNULL, stderr=log), out)
+            )
     results = []
     for process, out in running:
         if process.wait() != 0:
@@ -70,16 +73,23 @@ def joined_values(shards: list[dict]) -> dict:
 
 
 def summary(seconds: float, results: list[dict]) -> dict:
-    return {"wall_seconds": seconds, "processes": len(results), "torch_threads": [r["torch_threads"] for r in results],
-            "first_call_seconds": [r["first_call_seconds"] for r in results], "warm_seconds": [r["warm_seconds"] for r in results],
-            "peak_rss_mib": [r["peak_rss_mib"] for r in results]}
+    return {
+        "wall_seconds": seconds,
+        "processes": len(results),
+        "torch_threads": [r["torch_threads"] for r in results],
+        "first_call_seconds": [r["first_call_seconds"] for r in results],
+        "warm_seconds": [r["warm_seconds"] for r in results],
+        "peak_rss_mib": [r["peak_rss_mib"] for r in results],
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--metric", choices=METRICS, required=True)
     parser.add_argument("--pairs", type=int, default=400)
-    parser.add_argument("--shards", type=int, default=os.cpu_count(), help="processes for the sharded run (default: one per core)")
+    parser.add_argument(
+        "--shards", type=int, default=os.cpu_count(), help="processes for the sharded run (default: one per core)"
+    )
     parser.add_argument("--lookalikes", type=Path, default=REPO / "checkpoints" / "lookalikes_full")
     parser.add_argument("--results", type=Path)
     args = parser.parse_args()
@@ -90,7 +100,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as work:
         work = prepare_work(Path(work), root, pairs)
         for n in range(args.shards):
-            (work / f"shard{n}.json").write_text(json.dumps(pairs[n * size:(n + 1) * size]), encoding="utf-8")
+            (work / f"shard{n}.json").write_text(json.dumps(pairs[n * size : (n + 1) * size]), encoding="utf-8")
         environment = worker_environment(root, work, "radmetrics", args.metric)
         single = {**environment, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -104,16 +114,23 @@ def main() -> None:
         seconds, (one,) = run_together([(command("one_thread.json"), single, work / "one_thread.json")])
         runs["one_process_one_thread"] = summary(seconds, [one])
         print(json.dumps(runs, indent=1), file=sys.stderr, flush=True)
-        seconds, shards = run_together([(command(f"out{n}.json", f"shard{n}.json"), single, work / f"out{n}.json")
-                                        for n in range(args.shards)])
+        seconds, shards = run_together(
+            [(command(f"out{n}.json", f"shard{n}.json"), single, work / f"out{n}.json") for n in range(args.shards)]
+        )
         runs["one_process_per_core"] = summary(seconds, shards)
         runs["one_process_per_core"]["values_against_one_process"] = precision_changes(
-            args.metric, whole["values"], joined_values([s["values"] for s in shards]))
+            args.metric, whole["values"], joined_values([s["values"] for s in shards])
+        )
     base = runs["one_process_default_threads"]["wall_seconds"]
-    results = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, no GPU used",
-               "command": "python benchmarks/process_sharding.py " + " ".join(sys.argv[1:]), "metric": args.metric,
-               "pairs": len(pairs), "shards": args.shards, "runs": runs,
-               "wall_speedup_over_default": {name: base / run["wall_seconds"] for name, run in runs.items()}}
+    results = {
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, no GPU used",
+        "command": "python benchmarks/process_sharding.py " + " ".join(sys.argv[1:]),
+        "metric": args.metric,
+        "pairs": len(pairs),
+        "shards": args.shards,
+        "runs": runs,
+        "wall_speedup_over_default": {name: base / run["wall_seconds"] for name, run in runs.items()},
+    }
     path = args.results or HERE / "results" / f"process_sharding_{args.metric}.json"
     path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(results, indent=1))

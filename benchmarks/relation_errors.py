@@ -1,10 +1,12 @@
-"""Where a trained RadGraph-style extractor's relations of one class go wrong, on the validation split (test untouched).
+"""Where a trained RadGraph-style extractor's relations of one class go wrong, on the validation split (test
+untouched).
 
     radmetrics data silver --out SILVER --labelers radgraph
     radmetrics train radgraph/train --config configs/radgraph/train/small.yaml --silver_dir SILVER --output_dir RUN
     python benchmarks/relation_errors.py --run RUN --silver_dir SILVER [--relation suggestive_of] [--results FILE]
 
-Prints, for the relation's offset set to each of -3, -2.5, ..., +3 (the other classes' offsets as chosen on validation),
+Prints, for the relation's offset set to each of -3, -2.5, ..., +3 (the other classes' offsets as chosen on
+validation),
 its precision, recall, F1 and predicted count with the micro and macro relation F1; then each false positive's kind
 (an endpoint that is not a gold entity, a gold pair with another relation, gold entities with no relation) and each
 false negative's (an endpoint not predicted, or the pair predicted as another class or none); then the training split's
@@ -29,7 +31,7 @@ EXAMPLES = 8
 
 
 def words(tokens: list[str], start: int, end: int) -> str:
-    return " ".join(tokens[start:end + 1])
+    return " ".join(tokens[start : end + 1])
 
 
 def main() -> None:
@@ -50,8 +52,10 @@ def main() -> None:
     args = parser.parse_args()
 
     data = load_from_disk(str(args.silver_dir / "radgraph" / "hf"))
-    rows = {split: data[split].map(sentences_of, batched=True, remove_columns=data[split].column_names)
-            for split in ("train", "validation")}
+    rows = {
+        split: data[split].map(sentences_of, batched=True, remove_columns=data[split].column_names)
+        for split in ("train", "validation")
+    }
     model = SpanExtractor.from_pretrained(args.run / "final")
     labels = model.config.relation_labels
     target = labels.index(args.relation)
@@ -65,13 +69,21 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     sweep = []
     for value in SWEEP:
-        offsets = chosen[:target] + [float(value)] + chosen[target + 1:]
+        offsets = chosen[:target] + [float(value)] + chosen[target + 1 :]
         s = relation_scores(scored, gold, labels, offsets)
         r = args.relation
-        sweep.append({"offset": float(value), **{k: s[f"{k}_{r}"] for k in ("precision", "recall", "f1", "predicted")},
-                      "relation_micro_f1": s["f1"], "relation_macro_f1": s["macro_f1"]})
-        print(f"| {value:+.1f} | {s[f'precision_{r}']:.3f} | {s[f'recall_{r}']:.3f} | {s[f'f1_{r}']:.3f} | {s[f'predicted_{r}']} "
-              f"| {s['f1']:.4f} | {s['macro_f1']:.4f} |")
+        sweep.append(
+            {
+                "offset": float(value),
+                **{k: s[f"{k}_{r}"] for k in ("precision", "recall", "f1", "predicted")},
+                "relation_micro_f1": s["f1"],
+                "relation_macro_f1": s["macro_f1"],
+            }
+        )
+        print(
+            f"| {value:+.1f} | {s[f'precision_{r}']:.3f} | {s[f'recall_{r}']:.3f} | {s[f'f1_{r}']:.3f} |"
+            f" {s[f'predicted_{r}']} | {s['f1']:.4f} | {s['macro_f1']:.4f} |"
+        )
 
     false_positives, false_negatives, examples = Counter(), Counter(), []
     for row, (entities, logits), relations in zip(validation, scored, gold):
@@ -91,11 +103,18 @@ def main() -> None:
         for r in relations:
             if r[4] == args.relation and r not in predicted:
                 missed = r[:2] not in predicted_spans or r[2:4] not in predicted_spans
-                false_negatives["an endpoint not predicted" if missed else f"predicted {predicted_pairs.get(r[:4], 'none')}"] += 1
+                false_negatives[
+                    "an endpoint not predicted" if missed else f"predicted {predicted_pairs.get(r[:4], 'none')}"
+                ] += 1
         if wrong and len(examples) < EXAMPLES:
             tokens = row["tokens"]
-            examples.append((" ".join(tokens), [(words(tokens, *r[:2]), words(tokens, *r[2:4])) for r in wrong],
-                             [(words(tokens, *r[:2]), words(tokens, *r[2:4])) for r in relations if r[4] == args.relation]))
+            examples.append(
+                (
+                    " ".join(tokens),
+                    [(words(tokens, *r[:2]), words(tokens, *r[2:4])) for r in wrong],
+                    [(words(tokens, *r[:2]), words(tokens, *r[2:4])) for r in relations if r[4] == args.relation],
+                )
+            )
     print(f"\nfalse positives: {dict(false_positives)}\nfalse negatives: {dict(false_negatives)}")
     per_source = Counter()
     for row in rows["train"]:
@@ -104,14 +123,25 @@ def main() -> None:
     for sentence, wrong, right in examples:
         print(f"{sentence}\n  predicted, not gold: {wrong}\n  gold: {right}")
     if args.results:
-        args.results.write_text(json.dumps({
-            "command": "python benchmarks/relation_errors.py " + " ".join(sys.argv[1:]),
-            "machine": f"{platform.machine()} ({platform.system()}), {os.cpu_count()} CPU cores", "split": "validation",
-            "relation": args.relation, "offsets_chosen": dict(zip(labels, chosen)), "offset_sweep": sweep,
-            "false_positives": dict(false_positives), "false_negatives": dict(false_negatives),
-            "training_targets_per_source": {str(k): v for k, v in sorted(per_source.items())},
-            "examples": [{"sentence": a, "predicted_not_gold": b, "gold": c} for a, b, c in examples]}, indent=2) + "\n",
-            encoding="utf-8")
+        args.results.write_text(
+            json.dumps(
+                {
+                    "command": "python benchmarks/relation_errors.py " + " ".join(sys.argv[1:]),
+                    "machine": f"{platform.machine()} ({platform.system()}), {os.cpu_count()} CPU cores",
+                    "split": "validation",
+                    "relation": args.relation,
+                    "offsets_chosen": dict(zip(labels, chosen)),
+                    "offset_sweep": sweep,
+                    "false_positives": dict(false_positives),
+                    "false_negatives": dict(false_negatives),
+                    "training_targets_per_source": {str(k): v for k, v in sorted(per_source.items())},
+                    "examples": [{"sentence": a, "predicted_not_gold": b, "gold": c} for a, b, c in examples],
+                },
+                indent=2,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
         print(f"wrote {args.results}")
 
 

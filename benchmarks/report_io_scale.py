@@ -33,7 +33,9 @@ def write_files(directory: Path, n: int) -> dict[str, tuple[Path, Path]]:
         for path, order in zip(paths, (ids, shuffled if kind != "txt" else ids)):
             texts = [REPORT.format(n=i) for i in order]
             if kind == "jsonl":
-                path.write_text("".join(json.dumps({"id": i, "report": t}) + "\n" for i, t in zip(order, texts)), encoding="utf-8")
+                path.write_text(
+                    "".join(json.dumps({"id": i, "report": t}) + "\n" for i, t in zip(order, texts)), encoding="utf-8"
+                )
             elif kind == "csv":
                 with path.open("w", newline="", encoding="utf-8") as fh:
                     writer = csv.writer(fh)
@@ -59,7 +61,12 @@ def read_both(references: Path, candidates: Path) -> tuple:
 
 
 if __name__ == "__main__":
-    results = {"machine": machine(), "command": "python benchmarks/report_io_scale.py", "timing": "best of 3", "runs": {}}
+    results = {
+        "machine": machine(),
+        "command": "python benchmarks/report_io_scale.py",
+        "timing": "best of 3",
+        "runs": {},
+    }
     with tempfile.TemporaryDirectory() as tmp:
         for n in SIZES:
             for kind, (refs, hyps) in write_files(Path(tmp), n).items():
@@ -67,6 +74,10 @@ if __name__ == "__main__":
                 pair_seconds, (_, paired, _) = best_of_three(pair_reports, references, ref_ids, candidates, cand_ids)
                 if paired != references or len(paired) != n:
                     raise AssertionError(f"{kind}, {n} pairs: the candidates did not pair back to their references")
-                results["runs"][f"{kind} {n}"] = {"pairs": n, "read_seconds": read_seconds, "pair_seconds": pair_seconds}
+                results["runs"][f"{kind} {n}"] = {
+                    "pairs": n,
+                    "read_seconds": read_seconds,
+                    "pair_seconds": pair_seconds,
+                }
                 print(f"{kind:5} {n:>7,} pairs: read {read_seconds:.2f} s, pair {pair_seconds:.3f} s", flush=True)
     print(f"wrote {write_results('report_io_scale.json', results)}")

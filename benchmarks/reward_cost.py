@@ -4,7 +4,8 @@
     python benchmarks/reward_cost.py --keys radgraph_partial chexbert_similarity ratescore --components released
     python benchmarks/reward_cost.py --keys rougeL --batch-size 256 --rewards 4000
     python benchmarks/reward_cost.py --keys chexbert_similarity radgraph_partial radgraph_complete ratescore \
-        --lookalikes checkpoints/lookalikes_full        # full-size look-alikes (scoring_speed_vs_reference.py builds them)
+        --lookalikes checkpoints/lookalikes_full        # full-size look-alikes (scoring_speed_vs_reference.py builds
+        them)
 
 Each key is wrapped in `radmetrics.inference.rewards.MetricReward` (as a GRPO trainer would call it), loaded once
 (the load time is reported apart), warmed up on one batch, then timed on `--rewards` IU X-ray candidate/reference
@@ -58,19 +59,35 @@ def main() -> None:
         start = time.perf_counter()
         owner = next(spec.name for spec in REGISTRY.values() if key in spec.keys)
         reward = MetricReward(key, components, options.get(owner))
-        reward(completions=candidates[: args.batch_size], reference=references[: args.batch_size])  # warm-up (loads models)
+        reward(
+            completions=candidates[: args.batch_size], reference=references[: args.batch_size]
+        )  # warm-up (loads models)
         loaded = time.perf_counter() - start
         start = time.perf_counter()
         for i in range(0, args.rewards, args.batch_size):
-            reward(completions=candidates[i:i + args.batch_size], reference=references[i:i + args.batch_size])
+            reward(completions=candidates[i : i + args.batch_size], reference=references[i : i + args.batch_size])
         elapsed = time.perf_counter() - start
-        results[key] = {"seconds_per_1000": round(elapsed * 1000 / args.rewards, 3), "load_and_warm_up_s": round(loaded, 2)}
-        print(f"{key}: {results[key]['seconds_per_1000']} s per 1,000 rewards (load + warm-up {results[key]['load_and_warm_up_s']} s)",
-              flush=True)
+        results[key] = {
+            "seconds_per_1000": round(elapsed * 1000 / args.rewards, 3),
+            "load_and_warm_up_s": round(loaded, 2),
+        }
+        print(
+            f"{key}: {results[key]['seconds_per_1000']} s per 1,000 rewards (load + warm-up"
+            f" {results[key]['load_and_warm_up_s']} s)",
+            flush=True,
+        )
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else f"cpu ({os.cpu_count()} cores)"
-    out = {"command": "python benchmarks/reward_cost.py " + " ".join(sys.argv[1:]), "device": device,
-           "machine": platform.platform(), "torch_threads": torch.get_num_threads(), "rewards": args.rewards,
-           "batch_size": args.batch_size, "components": components, "keys": results, "models_loaded": len(_SHARED)}
+    out = {
+        "command": "python benchmarks/reward_cost.py " + " ".join(sys.argv[1:]),
+        "device": device,
+        "machine": platform.platform(),
+        "torch_threads": torch.get_num_threads(),
+        "rewards": args.rewards,
+        "batch_size": args.batch_size,
+        "components": components,
+        "keys": results,
+        "models_loaded": len(_SHARED),
+    }
     name = ("gpu" if torch.cuda.is_available() else "cpu") + ("_lookalikes_full" if args.lookalikes else "")
     path = ROOT / "benchmarks" / "results" / f"reward_cost_{name}.json"
     path.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")

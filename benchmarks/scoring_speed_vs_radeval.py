@@ -75,8 +75,11 @@ def time_ours(pairs: list[dict], components: dict) -> dict:
             output = spec(components=components, upstream=upstream)(refs, hyps)
             seconds.append(time.perf_counter() - start)
         upstream[name] = output
-        results[name] = {"first_call_seconds": round(seconds[0], 3), "seconds": round(seconds[1], 3),
-                         "keys": {k: round(output.aggregate(k), 4) for k in spec.keys}}
+        results[name] = {
+            "first_call_seconds": round(seconds[0], 3),
+            "seconds": round(seconds[1], 3),
+            "keys": {k: round(output.aggregate(k), 4) for k in spec.keys},
+        }
         if spec.depends_on:
             results[name]["note"] = f"combines per-sample scores of {', '.join(spec.depends_on)} computed before it"
     return results
@@ -87,12 +90,17 @@ def time_peer(pairs: list[dict], python: str) -> dict:
         data = Path(tmp) / "pairs.json"
         data.write_text(json.dumps(pairs))
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-        done = subprocess.run([python, "-c", PEER_SCRIPT, str(data), *sorted({m for m, _ in PEER_EQUIVALENT.values()})],
-                              capture_output=True, text=True, env=env, timeout=3600)
+        done = subprocess.run(
+            [python, "-c", PEER_SCRIPT, str(data), *sorted({m for m, _ in PEER_EQUIVALENT.values()})],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=3600,
+        )
     line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), None)
     if done.returncode != 0 or line is None:
         raise RuntimeError(f"RadEval run failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
-    return json.loads(line[len("RESULT "):])
+    return json.loads(line[len("RESULT ") :])
 
 
 def component_sizes(components: dict) -> dict:
@@ -109,15 +117,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=1000)
     parser.add_argument("--components", help="directory of exports (or one export) for the component metrics")
-    parser.add_argument("--peer-python", default=os.environ.get("RADEVAL_PYTHON"), help="python of the RadEval environment")
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "scoring_speed_vs_radeval.json"))
+    parser.add_argument(
+        "--peer-python", default=os.environ.get("RADEVAL_PYTHON"), help="python of the RadEval environment"
+    )
+    parser.add_argument(
+        "--out", default=str(Path(__file__).resolve().parent / "results" / "scoring_speed_vs_radeval.json")
+    )
     args = parser.parse_args()
 
     pairs = benchmark_pairs(args.pairs)
     components = discover_components([args.components]) if args.components else {}
-    result = {"machine": f"{platform.machine()} ({platform.system()}), {os.cpu_count()} CPU cores, no GPU",
-              "pairs": len(pairs), "pairs_source": "bundled IU X-ray reports, each against another report (seed 0)",
-              "components": component_sizes(components), "radmetrics": time_ours(pairs, components)}
+    result = {
+        "machine": f"{platform.machine()} ({platform.system()}), {os.cpu_count()} CPU cores, no GPU",
+        "pairs": len(pairs),
+        "pairs_source": "bundled IU X-ray reports, each against another report (seed 0)",
+        "components": component_sizes(components),
+        "radmetrics": time_ours(pairs, components),
+    }
     if args.peer_python:
         peer = time_peer(pairs, args.peer_python)
         result["radeval"] = peer
@@ -125,18 +141,28 @@ def main() -> None:
         for ours, (peer_metric, peer_key) in PEER_EQUIVALENT.items():
             owner = next(name for name, r in result["radmetrics"].items() if ours in r["keys"])
             ours_s, peer_s = result["radmetrics"][owner]["seconds"], peer["metrics"][peer_metric]["seconds"]
-            result["comparison"][ours] = {"radmetrics_seconds": ours_s, "radeval_metric": peer_metric, "radeval_seconds": round(peer_s, 3),
-                                          "radeval_first_call_seconds": round(peer["metrics"][peer_metric]["first_call_seconds"], 3),
-                                          "radeval_over_radmetrics": round(peer_s / ours_s, 2),
-                                          "radmetrics_value": result["radmetrics"][owner]["keys"][ours],
-                                          "radeval_value": peer["metrics"][peer_metric]["scores"][peer_key]}
+            result["comparison"][ours] = {
+                "radmetrics_seconds": ours_s,
+                "radeval_metric": peer_metric,
+                "radeval_seconds": round(peer_s, 3),
+                "radeval_first_call_seconds": round(peer["metrics"][peer_metric]["first_call_seconds"], 3),
+                "radeval_over_radmetrics": round(peer_s / ours_s, 2),
+                "radmetrics_value": result["radmetrics"][owner]["keys"][ours],
+                "radeval_value": peer["metrics"][peer_metric]["scores"][peer_key],
+            }
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"{len(pairs)} pairs on {result['machine']}\n\n| metric (score keys) | radmetrics s (first call) | RadEval s (first call) | RadEval / radmetrics |\n"
-          "|---|---|---|---|")
+    print(
+        f"{len(pairs)} pairs on {result['machine']}\n\n| metric (score keys) | radmetrics s (first call) | RadEval s"
+        " (first call) | RadEval / radmetrics |\n|---|---|---|---|"
+    )
     for name, r in result["radmetrics"].items():
         c = next((result["comparison"][k] for k in r["keys"] if k in result.get("comparison", {})), None)
-        peer_cols = (f"{c['radeval_seconds']:.2f} ({c['radeval_first_call_seconds']:.2f}; RadEval `{c['radeval_metric']}`) | "
-                     f"{c['radeval_over_radmetrics']:.2f}") if c else "n/a | n/a"
+        peer_cols = (
+            f"{c['radeval_seconds']:.2f} ({c['radeval_first_call_seconds']:.2f}; RadEval `{c['radeval_metric']}`) | "
+            f"{c['radeval_over_radmetrics']:.2f}"
+            if c
+            else "n/a | n/a"
+        )
         print(f"| {name} ({len(r['keys'])} keys) | {r['seconds']:.2f} ({r['first_call_seconds']:.2f}) | {peer_cols} |")
 
 

@@ -64,13 +64,19 @@ def string_rule_errors(reference: str, candidate: str) -> int:
 
     ref, cand = split_sentences(reference), split_sentences(candidate)
     ref_texts, cand_texts = {normalise_sentence(s) for s in ref}, {normalise_sentence(s) for s in cand}
-    differences = [s for s in ref if normalise_sentence(s) not in cand_texts] + \
-        [s for s in cand if normalise_sentence(s) not in ref_texts]
+    differences = [s for s in ref if normalise_sentence(s) not in cand_texts] + [
+        s for s in cand if normalise_sentence(s) not in ref_texts
+    ]
     return sum(findings.is_abnormal_finding(s) for s in differences)
 
 
-def cross_validated(scores_by_threshold: dict[float, np.ndarray], target: np.ndarray, cases: np.ndarray, seeds: int = 20,
-                    folds: int = 5) -> dict:
+def cross_validated(
+    scores_by_threshold: dict[float, np.ndarray],
+    target: np.ndarray,
+    cases: np.ndarray,
+    seeds: int = 20,
+    folds: int = 5,
+) -> dict:
     n_cases = cases.max() + 1
     pooled, chosen = [], []
     for seed in range(seeds):
@@ -81,9 +87,15 @@ def cross_validated(scores_by_threshold: dict[float, np.ndarray], target: np.nda
             chosen.append(best)
             out_of_fold[test] = scores_by_threshold[best][test]
         pooled.append(tau(out_of_fold, target))
-    return {"pooled_tau_b_mean": float(np.mean(pooled)), "min": float(np.min(pooled)), "max": float(np.max(pooled)),
-            "seed_0": pooled[0], "seeds": seeds, "folds": folds,
-            "thresholds_chosen": {str(t): chosen.count(t) for t in sorted(set(chosen))}}
+    return {
+        "pooled_tau_b_mean": float(np.mean(pooled)),
+        "min": float(np.min(pooled)),
+        "max": float(np.max(pooled)),
+        "seed_0": pooled[0],
+        "seeds": seeds,
+        "folds": folds,
+        "thresholds_chosen": {str(t): chosen.count(t) for t in sorted(set(chosen))},
+    }
 
 
 def main(argv=None) -> int:
@@ -92,7 +104,9 @@ def main(argv=None) -> int:
     from radmetrics.inference.radpref import case_index, load_radpref
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "semantic_green_radpref_dev.json"))
+    parser.add_argument(
+        "--out", default=str(Path(__file__).resolve().parent / "results" / "semantic_green_radpref_dev.json")
+    )
     args = parser.parse_args(argv)
 
     candidates = load_radpref()
@@ -106,13 +120,17 @@ def main(argv=None) -> int:
         return SemanticTeacher(encoder, rules)(references, texts)
 
     chosen = Rules()
-    by_threshold = {t: -np.array([sum(a.significant) for a in run(replace(chosen, threshold=t))], dtype=float)
-                    for t in THRESHOLDS}
+    by_threshold = {
+        t: -np.array([sum(a.significant) for a in run(replace(chosen, threshold=t))], dtype=float) for t in THRESHOLDS
+    }
     ablations = {}
     for name, change in ABLATIONS.items():
         annotations = run(replace(chosen, **change))
-        ablations[name] = {"rules": change, "tau_b": tau([-sum(a.significant) for a in annotations], target),
-                           "tau_b_green_score": tau([a.score for a in annotations], target)}
+        ablations[name] = {
+            "rules": change,
+            "tau_b": tau([-sum(a.significant) for a in annotations], target),
+            "tau_b_green_score": tau([a.score for a in annotations], target),
+        }
     annotations = run(chosen)
     calibration = {}
     for letter, kind in CATEGORY_LABELS.items():
@@ -121,30 +139,44 @@ def main(argv=None) -> int:
         theirs = np.array([c.mean_count(kind) for c in candidates])
         calibration[f"({letter}) significant vs raters' {kind}"] = {
             "tau_b": tau(mine, theirs) if mine.std() and theirs.std() else None,
-            "teacher_total": int(mine.sum()), "raters_mean_total": float(theirs.sum())}
+            "teacher_total": int(mine.sum()),
+            "raters_mean_total": float(theirs.sum()),
+        }
     significant = np.array([sum(a.significant) for a in annotations])
     calibration["significant total vs raters' significant"] = {
-        "tau_b": tau(significant, [c.mean_count("significant") for c in candidates]), "teacher_total": int(significant.sum()),
-        "raters_mean_total": float(sum(c.mean_count("significant") for c in candidates))}
+        "tau_b": tau(significant, [c.mean_count("significant") for c in candidates]),
+        "teacher_total": int(significant.sum()),
+        "raters_mean_total": float(sum(c.mean_count("significant") for c in candidates)),
+    }
     report = {
-        "command": "python benchmarks/semantic_green_radpref.py", "data": "radpref_dev (bundled: 50 cases, 100 candidates)",
+        "command": "python benchmarks/semantic_green_radpref.py",
+        "data": "radpref_dev (bundled: 50 cases, 100 candidates)",
         "target": "minus the mean over 3 raters of finding_errors + missing_findings",
-        "score": "minus the teacher's significant error count", "chosen_rules": asdict(chosen),
+        "score": "minus the teacher's significant error count",
+        "chosen_rules": asdict(chosen),
         "tau_b_by_threshold": {str(t): tau(s, target) for t, s in by_threshold.items()},
-        "ablations": ablations, "cross_validation": cross_validated(by_threshold, target, cases), "calibration": calibration,
+        "ablations": ablations,
+        "cross_validation": cross_validated(by_threshold, target, cases),
+        "calibration": calibration,
         "programmatic_string_rule_tau_b": tau([-string_rule_errors(r, t) for r, t in zip(references, texts)], target),
         "seconds": round(time.perf_counter() - start, 1),
         "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps({k: report[k] for k in ("tau_b_by_threshold", "cross_validation", "programmatic_string_rule_tau_b")},
-                     indent=2))
+    print(
+        json.dumps(
+            {k: report[k] for k in ("tau_b_by_threshold", "cross_validation", "programmatic_string_rule_tau_b")},
+            indent=2,
+        )
+    )
     for name, entry in ablations.items():
         print(f"{entry['tau_b']:.3f}  {name}")
     for name, entry in calibration.items():
-        print(f"{entry['tau_b'] if entry['tau_b'] is None else round(entry['tau_b'], 3)}  {name}  "
-              f"({entry['teacher_total']} vs {entry['raters_mean_total']:.1f})")
+        print(
+            f"{entry['tau_b'] if entry['tau_b'] is None else round(entry['tau_b'], 3)}  {name}  "
+            f"({entry['teacher_total']} vs {entry['raters_mean_total']:.1f})"
+        )
     return 0
 
 

@@ -51,17 +51,64 @@ MFU_GOAL = 0.45
 
 # (transformers config class, sizes as in the released model's config.json, default packed rows a step on 80 GB)
 SHAPES = {
-    "tiny": ("LlamaConfig", dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
-                                 num_key_value_heads=2, max_position_embeddings=4096), 1),
-    "phi-2": ("PhiConfig", dict(vocab_size=51200, hidden_size=2560, intermediate_size=10240, num_hidden_layers=32,
-                                num_attention_heads=32, partial_rotary_factor=0.4, rope_theta=10000.0, hidden_act="gelu_new",
-                                resid_pdrop=0.1, max_position_embeddings=2048), 4),
-    "llama-2-7b": ("LlamaConfig", dict(vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
-                                       num_attention_heads=32, num_key_value_heads=32, max_position_embeddings=4096,
-                                       rms_norm_eps=1e-5), 1),
-    "mistral-7b": ("MistralConfig", dict(vocab_size=32000, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
-                                         num_attention_heads=32, num_key_value_heads=8, max_position_embeddings=32768,
-                                         rope_theta=10000.0, sliding_window=4096, rms_norm_eps=1e-5), 1),
+    "tiny": (
+        "LlamaConfig",
+        dict(
+            hidden_size=128,
+            intermediate_size=256,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=4096,
+        ),
+        1,
+    ),
+    "phi-2": (
+        "PhiConfig",
+        dict(
+            vocab_size=51200,
+            hidden_size=2560,
+            intermediate_size=10240,
+            num_hidden_layers=32,
+            num_attention_heads=32,
+            partial_rotary_factor=0.4,
+            rope_theta=10000.0,
+            hidden_act="gelu_new",
+            resid_pdrop=0.1,
+            max_position_embeddings=2048,
+        ),
+        4,
+    ),
+    "llama-2-7b": (
+        "LlamaConfig",
+        dict(
+            vocab_size=32000,
+            hidden_size=4096,
+            intermediate_size=11008,
+            num_hidden_layers=32,
+            num_attention_heads=32,
+            num_key_value_heads=32,
+            max_position_embeddings=4096,
+            rms_norm_eps=1e-5,
+        ),
+        1,
+    ),
+    "mistral-7b": (
+        "MistralConfig",
+        dict(
+            vocab_size=32000,
+            hidden_size=4096,
+            intermediate_size=14336,
+            num_hidden_layers=32,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            max_position_embeddings=32768,
+            rope_theta=10000.0,
+            sliding_window=4096,
+            rms_norm_eps=1e-5,
+        ),
+        1,
+    ),
 }
 
 MEAN_DOCUMENT_TOKENS = 800  # about what the GREEN conversations measure with this tokeniser
@@ -97,10 +144,16 @@ def green_documents(workdir: Path, tokens: int) -> tuple[list[list[int]], int]:
     per_heuristic = tokens // (MEAN_DOCUMENT_TOKENS * len(heuristics)) + 1
     pairs = build_pairs(reports, assign_splits(reports), heuristics, per_heuristic, progress=False)
     records = [programmatic_annotation(pair) for pair in pairs]
-    tokenizer = build_causal_tokenizer(CausalLMArguments(tiny_vocab_size=4000), [r.text for r in reports[:1000]], workdir)
-    texts = [tokenizer.apply_chat_template(green_messages(r["reference"], r["candidate"])
-                                           + [{"role": "assistant", "content": r["response"]}], tokenize=False)
-             for r in records]
+    tokenizer = build_causal_tokenizer(
+        CausalLMArguments(tiny_vocab_size=4000), [r.text for r in reports[:1000]], workdir
+    )
+    texts = [
+        tokenizer.apply_chat_template(
+            green_messages(r["reference"], r["candidate"]) + [{"role": "assistant", "content": r["response"]}],
+            tokenize=False,
+        )
+        for r in records
+    ]
     return [tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts], len(tokenizer)
 
 
@@ -133,7 +186,9 @@ def step_batches(rows: list[list[list[int]]], rows_per_step: int, steps: int, fl
     for step in range(steps):
         documents = [d for i in range(rows_per_step) for d in rows[(step * rows_per_step + i) % len(rows)]]
         batch = collator([{"input_ids": d} for d in documents])
-        batches.append(({k: v.to(device) if hasattr(v, "to") else v for k, v in batch.items()}, [len(d) for d in documents]))
+        batches.append(
+            ({k: v.to(device) if hasattr(v, "to") else v for k, v in batch.items()}, [len(d) for d in documents])
+        )
     return batches
 
 
@@ -163,9 +218,13 @@ def parse_args(argv=None):
     parser.add_argument("--steps", type=int, default=20, help="timed steps")
     parser.add_argument("--warmup", type=int, default=3, help="untimed steps first")
     parser.add_argument("--activation-checkpointing", action=argparse.BooleanOptionalAction, default=False)
-    parser.add_argument("--attention", default="auto", help="auto (flash_attention_2 when installed, else sdpa), or a name")
+    parser.add_argument(
+        "--attention", default="auto", help="auto (flash_attention_2 when installed, else sdpa), or a name"
+    )
     parser.add_argument("--peak-tflops", type=float, help="the GPU's dense bf16 peak (default: from the device name)")
-    parser.add_argument("--out", type=Path, help="result JSON (default benchmarks/results/sft_throughput_<shape>.json)")
+    parser.add_argument(
+        "--out", type=Path, help="result JSON (default benchmarks/results/sft_throughput_<shape>.json)"
+    )
     return parser.parse_args(argv)
 
 
@@ -178,14 +237,19 @@ def main(argv=None) -> dict:
     args = parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cpu" and args.shape != "tiny":
-        sys.exit(f"sft_throughput: --shape {args.shape} needs a CUDA GPU; without one only --shape tiny runs (a smoke test)")
+        sys.exit(
+            f"sft_throughput: --shape {args.shape} needs a CUDA GPU; without one only --shape tiny runs (a smoke test)"
+        )
     rows_per_step = args.batch_size or SHAPES[args.shape][2]
     attention = attention_implementation(args.attention)
     with tempfile.TemporaryDirectory() as workdir:
         documents, vocab = green_documents(Path(workdir), (args.warmup + args.steps) * rows_per_step * args.seq_len)
     rows = pack(documents, args.seq_len)
     if not rows:
-        sys.exit(f"sft_throughput: no GREEN conversation fits in {args.seq_len} tokens (they have {min(map(len, documents))} or more)")
+        sys.exit(
+            f"sft_throughput: no GREEN conversation fits in {args.seq_len} tokens (they have"
+            f" {min(map(len, documents))} or more)"
+        )
     config = model_config(args.shape, vocab)
     model = build_model(config, device, attention, args.activation_checkpointing)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=device == "cuda")
@@ -194,14 +258,18 @@ def main(argv=None) -> dict:
         losses = train_steps(model, optimizer, batches[: args.warmup])
         synchronize(device)
         start = time.perf_counter()
-        losses += train_steps(model, optimizer, batches[args.warmup:])
+        losses += train_steps(model, optimizer, batches[args.warmup :])
         synchronize(device)
     except torch.OutOfMemoryError:
-        sys.exit(f"sft_throughput: out of GPU memory with {rows_per_step} row(s) of {args.seq_len} tokens a step; "
-                 "try --activation-checkpointing or a smaller --batch-size")
+        sys.exit(
+            f"sft_throughput: out of GPU memory with {rows_per_step} row(s) of {args.seq_len} tokens a step; "
+            "try --activation-checkpointing or a smaller --batch-size"
+        )
     seconds = time.perf_counter() - start
     command = ["python", "benchmarks/sft_throughput.py", *(sys.argv[1:] if argv is None else argv)]
-    result = summarise(args, model, config, batches[args.warmup:], seconds, losses, device, attention, rows_per_step, command)
+    result = summarise(
+        args, model, config, batches[args.warmup :], seconds, losses, device, attention, rows_per_step, command
+    )
     out = args.out or ROOT / "benchmarks" / "results" / f"sft_throughput_{args.shape}.json"
     out.write_text(json.dumps(result, indent=2), encoding="utf-8")
     print(json.dumps(result, indent=2))
@@ -231,20 +299,33 @@ def summarise(args, model, config, timed, seconds, losses, device, attention, ro
 
     loss = torch.stack(losses).float()
     return {
-        "shape": args.shape, "device": name, "command": shlex.join(command),
+        "shape": args.shape,
+        "device": name,
+        "command": shlex.join(command),
         "versions": versions("torch", "transformers", "flash-attn"),
-        "dtype": "bfloat16 (parameters, gradients, AdamW states)", "attention": attention,
-        "activation_checkpointing": args.activation_checkpointing, "seq_len": args.seq_len, "rows_per_step": rows_per_step,
-        "warmup_steps": args.warmup, "steps": args.steps, "parameters": sum(p.numel() for p in model.parameters()),
-        "matmul_parameters": n_params, "tokens_per_step": round(tokens / args.steps, 1),
+        "dtype": "bfloat16 (parameters, gradients, AdamW states)",
+        "attention": attention,
+        "activation_checkpointing": args.activation_checkpointing,
+        "seq_len": args.seq_len,
+        "rows_per_step": rows_per_step,
+        "warmup_steps": args.warmup,
+        "steps": args.steps,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "matmul_parameters": n_params,
+        "tokens_per_step": round(tokens / args.steps, 1),
         "documents_per_step": round(sum(len(lengths) for _, lengths in timed) / args.steps, 2),
-        "seconds": round(seconds, 3), "tokens_per_s": round(tokens / seconds, 1),
+        "seconds": round(seconds, 3),
+        "tokens_per_s": round(tokens / seconds, 1),
         "flops_formula": "6*N + 12*L*H*Q*T per token (PaLM appendix B); N excludes the input embedding only",
         "model_flops_per_token": flops_per_token(n_params, config, args.seq_len),
-        "achieved_tflops": round(model_flops / seconds / 1e12, 2), "peak_tflops": peak,
+        "achieved_tflops": round(model_flops / seconds / 1e12, 2),
+        "peak_tflops": peak,
         "peak_source": "--peak-tflops" if args.peak_tflops else ("device-name table" if peak else None),
-        "mfu": mfu(model_flops), "mfu_document_attention": mfu(document_flops), "mfu_goal": MFU_GOAL,
-        "loss_first": round(float(loss[0]), 4), "loss_last": round(float(loss[-1]), 4),
+        "mfu": mfu(model_flops),
+        "mfu_document_attention": mfu(document_flops),
+        "mfu_goal": MFU_GOAL,
+        "loss_first": round(float(loss[0]), 4),
+        "loss_last": round(float(loss[-1]), 4),
         "loss_finite": bool(torch.isfinite(loss).all()),
         "peak_gpu_memory_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2) if device == "cuda" else None,
     }

@@ -18,7 +18,11 @@ from radmetrics.data_builders.labeler_eval import f1_against_negbio
 from radmetrics.data_builders.radgraph_agreement import agreement_with_gold
 
 if __name__ == "__main__":
-    test_ids = {line.strip().removeprefix("CXR") for line in bundled_path("iu_xray", "negbio_openi_testset_ids.txt").read_text().splitlines() if line.strip()}
+    test_ids = {
+        line.strip().removeprefix("CXR")
+        for line in bundled_path("iu_xray", "negbio_openi_testset_ids.txt").read_text().splitlines()
+        if line.strip()
+    }
     results = {
         "machine": f"{platform.machine()} {platform.processor() or ''} ({platform.system()})".strip(),
         "chexpert_rule_labeler_vs_negbio": {
@@ -39,5 +43,8 @@ if __name__ == "__main__":
     rg = results["radgraph_silver_vs_radgraph_gold_in_sample"]
     print(f"\nRadGraph silver extractor vs gold, in-sample ({rg['documents']} reports):")
     for name in ("entities", "entity_spans", "relations"):
-        print(f"  {name:13s} P {rg[name]['precision']:.3f} R {rg[name]['recall']:.3f} F1 {rg[name]['f1']:.3f} (gold {rg[name]['gold']})")
+        print(
+            f"  {name:13s} P {rg[name]['precision']:.3f} R {rg[name]['recall']:.3f} F1 {rg[name]['f1']:.3f} (gold"
+            f" {rg[name]['gold']})"
+        )
     print(f"  {rg['note']}")

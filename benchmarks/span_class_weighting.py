@@ -2,7 +2,8 @@
 RadGraph configs trained with each setting of SETTINGS (`--class_weight_power` 0 is PURE's unweighted loss; RadGraph
 also tries a lighter weight on its relation loss), scored end to end on the validation split, per class.
 
-    python benchmarks/span_class_weighting.py [--only SETTING ...]    (writes benchmarks/results/span_class_weighting.json)
+    python benchmarks/span_class_weighting.py [--only SETTING ...]    (writes \\
+        benchmarks/results/span_class_weighting.json)
 
 `--only` runs some settings and merges them into the results file.
 
@@ -22,7 +23,10 @@ from pathlib import Path
 
 from encoder_recipes_tiny import RESULTS, build_silver, machine, train, write_results
 
-RECIPES = {"rate_ner/span": ("rate_ner", ("test_",)), "radgraph/train": ("radgraph", ("test_entity_", "test_relation_"))}
+RECIPES = {
+    "rate_ner/span": ("rate_ner", ("test_",)),
+    "radgraph/train": ("radgraph", ("test_entity_", "test_relation_")),
+}
 # RadGraph settings measured when the small config trained on 1,000 reports (before the relation offsets existed, for
 # the first five)
 EARLIER = ("--max_train_samples", "1000")
@@ -30,15 +34,37 @@ NO_OFFSETS = ("--tune_relation_offsets", "false")
 # recipe -> setting name -> its arguments
 SETTINGS = {
     "rate_ner/span": {f"power {p}": ("--class_weight_power", p) for p in ("0", "0.5", "1")},
-    "radgraph/train": {**{f"power {p}": ("--class_weight_power", p, *NO_OFFSETS, *EARLIER) for p in ("0", "0.5", "1")},
-                       **{f"power 0.5, relations {p}": ("--class_weight_power", "0.5", "--relation_class_weight_power", p,
-                                                        *NO_OFFSETS, *EARLIER) for p in ("0", "0.25")},
-                       # the shipped weighting with its relation offsets, on 1,000 reports and on every training report
-                       # (the small config's setting): does more data teach suggestive_of?
-                       "power 0.5, relations 0.25, offsets": ("--class_weight_power", "0.5", "--relation_class_weight_power", "0.25",
-                                                              *EARLIER),
-                       "power 0.5, relations 0.25, offsets, every training report": (
-                           "--class_weight_power", "0.5", "--relation_class_weight_power", "0.25", "--max_train_samples", "0")},
+    "radgraph/train": {
+        **{f"power {p}": ("--class_weight_power", p, *NO_OFFSETS, *EARLIER) for p in ("0", "0.5", "1")},
+        **{
+            f"power 0.5, relations {p}": (
+                "--class_weight_power",
+                "0.5",
+                "--relation_class_weight_power",
+                p,
+                *NO_OFFSETS,
+                *EARLIER,
+            )
+            for p in ("0", "0.25")
+        },
+        # the shipped weighting with its relation offsets, on 1,000 reports and on every training report
+        # (the small config's setting): does more data teach suggestive_of?
+        "power 0.5, relations 0.25, offsets": (
+            "--class_weight_power",
+            "0.5",
+            "--relation_class_weight_power",
+            "0.25",
+            *EARLIER,
+        ),
+        "power 0.5, relations 0.25, offsets, every training report": (
+            "--class_weight_power",
+            "0.5",
+            "--relation_class_weight_power",
+            "0.25",
+            "--max_train_samples",
+            "0",
+        ),
+    },
 }
 
 
@@ -55,23 +81,39 @@ def validation_as_test(silver: Path, out: Path, labelers: list[str]) -> Path:
 
 def per_class(results: dict, prefix: str) -> dict:
     """Micro and macro F1, each class's F1 / support / predicted count and the classes never predicted."""
-    classes = [key[len(f"{prefix}support_"):] for key in results if key.startswith(f"{prefix}support_")]
-    return {"f1": results[f"{prefix}f1"], "macro_f1": results[f"{prefix}macro_f1"],
-            "never_predicted": results[f"{prefix}never_predicted"],
-            "classes": {c: {"f1": results[f"{prefix}f1_{c}"], "support": results[f"{prefix}support_{c}"],
-                            "predicted": results[f"{prefix}predicted_{c}"]} for c in classes}}
+    classes = [key[len(f"{prefix}support_") :] for key in results if key.startswith(f"{prefix}support_")]
+    return {
+        "f1": results[f"{prefix}f1"],
+        "macro_f1": results[f"{prefix}macro_f1"],
+        "never_predicted": results[f"{prefix}never_predicted"],
+        "classes": {
+            c: {
+                "f1": results[f"{prefix}f1_{c}"],
+                "support": results[f"{prefix}support_{c}"],
+                "predicted": results[f"{prefix}predicted_{c}"],
+            }
+            for c in classes
+        },
+    }
 
 
 def markdown(results: dict) -> str:
-    """One row per recipe, setting and scored output: micro and macro F1, each class's F1, the classes never predicted."""
-    lines = ["| recipe | setting | output | micro F1 | macro F1 | F1 per class | never predicted |", "|---|---|---|---|---|---|---|"]
+    """One row per recipe, setting and scored output: micro and macro F1, each class's F1, the classes never
+    predicted."""
+    lines = [
+        "| recipe | setting | output | micro F1 | macro F1 | F1 per class | never predicted |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for recipe, settings in results["recipes"].items():
         for name, run in settings.items():
             for output, scores in run.items():
                 if isinstance(scores, dict) and "classes" in scores:
                     classes = ", ".join(f"{c} {v['f1']:.2f}" for c, v in scores["classes"].items())
-                    lines.append(f"| `{recipe}` | {name} | {'relations' if output.endswith('relation') else 'entities'} | {scores['f1']:.3f} | "
-                                 f"{scores['macro_f1']:.3f} | {classes} | {', '.join(scores['never_predicted']) or '-'} |")
+                    lines.append(
+                        f"| `{recipe}` | {name} | {'relations' if output.endswith('relation') else 'entities'} |"
+                        f" {scores['f1']:.3f} | {scores['macro_f1']:.3f} | {classes} |"
+                        f" {', '.join(scores['never_predicted']) or '-'} |"
+                    )
     return "\n".join(lines)
 
 
@@ -82,7 +124,9 @@ if __name__ == "__main__":
     start = time.perf_counter()
     out = RESULTS / "span_class_weighting.json"
     results = json.loads(out.read_text()) if only and out.exists() else {"recipes": {}}
-    results.update({"machine": machine(), "command": "python benchmarks/span_class_weighting.py", "split": "validation"})
+    results.update(
+        {"machine": machine(), "command": "python benchmarks/span_class_weighting.py", "split": "validation"}
+    )
     with tempfile.TemporaryDirectory() as tmp:
         labelers = [labeler for labeler, _ in RECIPES.values()]
         silver = validation_as_test(build_silver(Path(tmp) / "silver", labelers), Path(tmp) / "validation", labelers)
@@ -90,12 +134,21 @@ if __name__ == "__main__":
             for n, (name, arguments) in enumerate(SETTINGS[recipe].items()):
                 if only and name not in only:
                     continue
-                _, record = train(recipe, f"{recipe}/small.yaml", Path(tmp) / f"{recipe.replace('/', '_')}_{n}", silver, arguments)
+                _, record = train(
+                    recipe, f"{recipe}/small.yaml", Path(tmp) / f"{recipe.replace('/', '_')}_{n}", silver, arguments
+                )
                 scores = {prefix.strip("_"): per_class(record["eval_results"], prefix) for prefix in prefixes}
-                results["recipes"].setdefault(recipe, {})[name] = {"arguments": list(arguments), "seconds": record["seconds"],
-                                                                   **scores}
-                print(recipe, name, {k: (round(v["f1"], 3), round(v["macro_f1"], 3), v["never_predicted"])
-                                     for k, v in scores.items()}, flush=True)
+                results["recipes"].setdefault(recipe, {})[name] = {
+                    "arguments": list(arguments),
+                    "seconds": record["seconds"],
+                    **scores,
+                }
+                print(
+                    recipe,
+                    name,
+                    {k: (round(v["f1"], 3), round(v["macro_f1"], 3), v["never_predicted"]) for k, v in scores.items()},
+                    flush=True,
+                )
                 write_results(out.name, results)
     print(f"wrote {out} ({time.perf_counter() - start:.0f} s)")
     print(markdown(results))

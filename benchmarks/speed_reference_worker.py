@@ -38,9 +38,11 @@ def timed(make, call) -> dict:
 
 def head_recorder(model, recorded: list) -> None:
     """Records each report's 14 CheXbert head classes as the model computes them (a forward hook: no extra pass)."""
+
     def hook(module, inputs, outputs):
         classes = [out.argmax(dim=1).tolist() for out in outputs]
         recorded.extend([list(row) for row in zip(*classes)])
+
     model.register_forward_hook(hook)
 
 
@@ -57,29 +59,44 @@ def f1chexbert_side(refs, hyps, device: str) -> dict:
     def call(scorer):
         recorded.clear()
         _, _, report_14, report_5 = scorer(hyps=hyps, refs=refs)  # labels the references first, then the candidates
-        return {"reference_classes": recorded[:len(refs)], "candidate_classes": recorded[len(refs):],
-                "f1": {f"chexbert_f1_{n}_{kind}": report[f"{kind} avg"]["f1-score"]
-                       for n, report in ((14, report_14), (5, report_5)) for kind in ("micro", "macro", "weighted")}}
+        return {
+            "reference_classes": recorded[: len(refs)],
+            "candidate_classes": recorded[len(refs) :],
+            "f1": {
+                f"chexbert_f1_{n}_{kind}": report[f"{kind} avg"]["f1-score"]
+                for n, report in ((14, report_14), (5, report_5))
+                for kind in ("micro", "macro", "weighted")
+            },
+        }
 
     return timed(make, call)
 
 
 def compact_graphs(annotations) -> list:
-    return [[[e["start_ix"], e["end_ix"], e["label"], sorted(map(list, e["relations"]))] for e in a["entities"].values()]
-            for a in annotations]
+    return [
+        [[e["start_ix"], e["end_ix"], e["label"], sorted(map(list, e["relations"]))] for e in a["entities"].values()]
+        for a in annotations
+    ]
 
 
 def radgraph_side(root: str, refs, hyps, device: str) -> dict:
     from radgraph import F1RadGraph
 
     def make():
-        return F1RadGraph(reward_level="all", model_type="radgraph-xl", model_cache_dir=os.path.join(root, "radgraph"),
-                          cuda=0 if device == "cuda" else -1)
+        return F1RadGraph(
+            reward_level="all",
+            model_type="radgraph-xl",
+            model_cache_dir=os.path.join(root, "radgraph"),
+            cuda=0 if device == "cuda" else -1,
+        )
 
     def call(scorer):
         _, rewards, hyp_annotations, ref_annotations = scorer(refs=refs, hyps=hyps)
-        return {"rewards": [[float(x) for x in level] for level in rewards],
-                "reference_entities": compact_graphs(ref_annotations), "candidate_entities": compact_graphs(hyp_annotations)}
+        return {
+            "rewards": [[float(x) for x in level] for level in rewards],
+            "reference_entities": compact_graphs(ref_annotations),
+            "candidate_entities": compact_graphs(hyp_annotations),
+        }
 
     return timed(make, call)
 
@@ -109,12 +126,19 @@ def ratescore_side(refs, hyps, device: str) -> dict:
 
 
 # RadCliQ's BERTScore as CXR-Report-Metric (CXRMetric/run_eval.py) and RadEval's RadCliQ-v1 (CompositeMetric) build it
-RADCLIQ_BERTSCORE = {"model_type": "distilroberta-base", "num_layers": 5, "rescale_with_baseline": True, "idf": True,
-                     "lang": "en", "batch_size": 64}
+RADCLIQ_BERTSCORE = {
+    "model_type": "distilroberta-base",
+    "num_layers": 5,
+    "rescale_with_baseline": True,
+    "idf": True,
+    "lang": "en",
+    "batch_size": 64,
+}
 
 
 def bert_score_side(refs, hyps, device: str) -> dict:
-    """The bert-score package with RadCliQ's setting, idf weights from the references (the warm call reuses the scorer)."""
+    """The bert-score package with RadCliQ's setting, idf weights from the references (the warm call reuses the
+    scorer)."""
     from bert_score import BERTScorer
 
     def call(scorer):
@@ -131,7 +155,9 @@ def radeval_bertscore_side(refs, hyps, device: str) -> dict:
     def call(scorer):
         return {"bertscore": [float(f) for f in scorer.score(cands=hyps, refs=refs, verbose=False, batch_size=64)[2]]}
 
-    return timed(lambda: BERTScorer(**RADCLIQ_BERTSCORE, idf_sents=refs, nthreads=4, all_layers=False, device=device), call)
+    return timed(
+        lambda: BERTScorer(**RADCLIQ_BERTSCORE, idf_sents=refs, nthreads=4, all_layers=False, device=device), call
+    )
 
 
 class RadEvalAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -145,15 +171,26 @@ class RadEvalAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def create_module(self, spec):
-        return importlib.import_module("radeval" + spec.name[len("RadEval"):])
+        return importlib.import_module("radeval" + spec.name[len("RadEval") :])
 
     def exec_module(self, module):
         pass
 
 
-RADEVAL_NAMES = {"chexbert": "f1chexbert", "radgraph": "radgraph", "ratescore": "ratescore", "bertscore": "bertscore",
-                 "radcliq": "radcliq"}
-ALL = ("chexbert", "radgraph", "ratescore", "bertscore", "radcliq")  # `all`: the five model-based metrics in one process
+RADEVAL_NAMES = {
+    "chexbert": "f1chexbert",
+    "radgraph": "radgraph",
+    "ratescore": "ratescore",
+    "bertscore": "bertscore",
+    "radcliq": "radcliq",
+}
+ALL = (
+    "chexbert",
+    "radgraph",
+    "ratescore",
+    "bertscore",
+    "radcliq",
+)  # `all`: the five model-based metrics in one process
 
 
 def radeval_side(root: str, metric: str, refs, hyps, device: str) -> dict:
@@ -162,10 +199,15 @@ def radeval_side(root: str, metric: str, refs, hyps, device: str) -> dict:
     # RadEval caches its checkpoints under XDG_CACHE_HOME: chexbert.pth through hf_hub_download, RadGraph-XL unpacked
     cache = os.environ["XDG_CACHE_HOME"]
     hub = os.path.join(root, "hf", "hub", "models--StanfordAIMI--RRG_scorers")
-    shutil.copytree(hub, os.path.join(cache, "chexbert", "models--StanfordAIMI--RRG_scorers"), dirs_exist_ok=True, symlinks=True)
+    shutil.copytree(
+        hub, os.path.join(cache, "chexbert", "models--StanfordAIMI--RRG_scorers"), dirs_exist_ok=True, symlinks=True
+    )
     for model_type in ("radgraph-xl", "radgraph"):  # RadCliQ-v1 runs the original RadGraph
-        shutil.copytree(os.path.join(root, "radgraph", model_type), os.path.join(cache, "radgraph", "0.1.18", model_type),
-                        dirs_exist_ok=True)
+        shutil.copytree(
+            os.path.join(root, "radgraph", model_type),
+            os.path.join(cache, "radgraph", "0.1.18", model_type),
+            dirs_exist_ok=True,
+        )
     sys.meta_path.insert(0, RadEvalAlias())
     from radeval import RadEval
     from radeval.metrics.f1chexbert.f1chexbert import F1CheXbert
@@ -179,14 +221,22 @@ def radeval_side(root: str, metric: str, refs, hyps, device: str) -> dict:
     from radeval.metrics import _chexbert_base
 
     sparse_count_nonzero = _chexbert_base.count_nonzero
-    _chexbert_base.count_nonzero = lambda x, axis=None: (sparse_count_nonzero(x, axis=axis) if hasattr(x, "format")
-                                                         else np.asarray(x != 0).sum(axis=axis))
+    _chexbert_base.count_nonzero = lambda x, axis=None: (
+        sparse_count_nonzero(x, axis=axis) if hasattr(x, "format") else np.asarray(x != 0).sum(axis=axis)
+    )
     names = [RADEVAL_NAMES[m] for m in ALL] if metric == "all" else [RADEVAL_NAMES[metric]]
 
     def make():
-        return {"per_sample": RadEval(metrics=[n for n in names if n != "f1chexbert"], per_sample=True, show_progress=False)
-                if names != ["f1chexbert"] else None,
-                "detailed": RadEval(metrics=["f1chexbert"], detailed=True, show_progress=False) if "f1chexbert" in names else None}
+        return {
+            "per_sample": (
+                RadEval(metrics=[n for n in names if n != "f1chexbert"], per_sample=True, show_progress=False)
+                if names != ["f1chexbert"]
+                else None
+            ),
+            "detailed": (
+                RadEval(metrics=["f1chexbert"], detailed=True, show_progress=False) if "f1chexbert" in names else None
+            ),
+        }
 
     def call(scorers):
         out = {}
@@ -202,12 +252,21 @@ def radeval_side(root: str, metric: str, refs, hyps, device: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--side", required=True, choices=["f1chexbert", "radgraph", "ratescore", "bert-score", "radeval"])
-    parser.add_argument("--metric", required=True, choices=["chexbert", "radgraph", "ratescore", "bertscore", "radcliq", "all"])
+    parser.add_argument(
+        "--side", required=True, choices=["f1chexbert", "radgraph", "ratescore", "bert-score", "radeval"]
+    )
+    parser.add_argument(
+        "--metric", required=True, choices=["chexbert", "radgraph", "ratescore", "bertscore", "radcliq", "all"]
+    )
     parser.add_argument("--root", required=True)
     parser.add_argument("--pairs", required=True)
     parser.add_argument("--out", required=True)
-    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="RadEval picks RadGraph's and RaTEScore's device itself")
+    parser.add_argument(
+        "--device",
+        choices=["cpu", "cuda"],
+        default="cpu",
+        help="RadEval picks RadGraph's and RaTEScore's device itself",
+    )
     args = parser.parse_args()
     with open(args.pairs, encoding="utf-8") as fh:
         pairs = json.load(fh)
@@ -226,7 +285,9 @@ def main() -> None:
         result = ratescore_side(refs, hyps, args.device)
     import torch
 
-    result.update(peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, torch_threads=torch.get_num_threads())
+    result.update(
+        peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, torch_threads=torch.get_num_threads()
+    )
     with open(args.out, "w", encoding="utf-8") as fh:
         json.dump(result, fh)
 

@@ -32,7 +32,8 @@ Examples: radmetrics data corpus --kind iu_xray --out outputs/corpus
           radmetrics data pairs --out outputs/pairs --per-heuristic 2000
           radmetrics data silver --out outputs/silver --labelers chexpert rate_ner radgraph
           radmetrics data annotate --pairs my_pairs.jsonl --out outputs/teacher              (semantic teacher, no LLM)
-          radmetrics data annotate --pairs outputs/pairs/train.jsonl --endpoint configs/llm/openai_gpt4o.yaml --out outputs/teacher"""
+          radmetrics data annotate --pairs outputs/pairs/train.jsonl --endpoint configs/llm/openai_gpt4o.yaml --out \
+outputs/teacher"""
 
 
 def add_llm_arguments(p: argparse.ArgumentParser, endpoint_required: bool = True) -> None:
@@ -45,16 +46,26 @@ def add_llm_arguments(p: argparse.ArgumentParser, endpoint_required: bool = True
 def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
     from .corpus_io import SPLIT_METHODS
 
-    p.add_argument("--kind", default="iu_xray", choices=["iu_xray", "rexrank", "free_text", "table"],
-                   help="corpus layout (default: the bundled IU X-ray reports)")
+    p.add_argument(
+        "--kind",
+        default="iu_xray",
+        choices=["iu_xray", "rexrank", "free_text", "table"],
+        help="corpus layout (default: the bundled IU X-ray reports)",
+    )
     p.add_argument("--path", help="file or directory of the corpus (default for iu_xray: the bundled copy)")
     p.add_argument("--id-column", default="id", help="table corpora: id column ('' = row number)")
     p.add_argument("--findings-column", default="findings", help="table corpora: findings column")
     p.add_argument("--impression-column", default="impression", help="table corpora: impression column ('' = none)")
     p.add_argument("--text-column", default=None, help="table corpora: one column holding the whole report")
-    p.add_argument("--split-by", default="text", choices=SPLIT_METHODS,
-                   help="text: seeded 80/10/10 by normalised report text, so identical reports share a split; "
-                        "predefined: the corpus' own split (IU: R2Gen), whose overlap with train the stats report")
+    p.add_argument(
+        "--split-by",
+        default="text",
+        choices=SPLIT_METHODS,
+        help=(
+            "text: seeded 80/10/10 by normalised report text, so identical reports share a split; "
+            "predefined: the corpus' own split (IU: R2Gen), whose overlap with train the stats report"
+        ),
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the text split")
 
 
@@ -65,41 +76,83 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     corpus.add_argument("--out", required=True, help="output directory")
     pairs = sub.add_parser("pairs", help="build report pairs with edit logs and programmatic GREEN annotations")
     add_corpus_arguments(pairs)
-    pairs.add_argument("--heuristics", nargs="+", default=None,
-                       help="subset of: random remove_shuffle nearest_neighbour radgraph_permute recombine (default: all)")
-    pairs.add_argument("--per-heuristic", type=int, default=None, help="pairs per heuristic (default: one per reference)")
+    pairs.add_argument(
+        "--heuristics",
+        nargs="+",
+        default=None,
+        help="subset of: random remove_shuffle nearest_neighbour radgraph_permute recombine (default: all)",
+    )
+    pairs.add_argument(
+        "--per-heuristic", type=int, default=None, help="pairs per heuristic (default: one per reference)"
+    )
     pairs.add_argument("--sentence-splitter", default="robust", choices=["robust", "fineradscore"])
-    pairs.add_argument("--encoder", default="default", help="encoder for nearest-neighbour pairing (default: bundled MiniLM)")
-    pairs.add_argument("--teacher", default="programmatic", choices=["programmatic", "semantic"],
-                       help="who annotates: programmatic (each pair's edit log) or semantic (the semantic_green teacher, "
-                            "from the two texts alone; its explanation is its numbered walkthrough)")
-    pairs.add_argument("--explanation", default=None, choices=["summary", "walkthrough"],
-                       help="the programmatic teacher's [Explanation]: the counts only, or each sentence's verdict then the counts")
+    pairs.add_argument(
+        "--encoder", default="default", help="encoder for nearest-neighbour pairing (default: bundled MiniLM)"
+    )
+    pairs.add_argument(
+        "--teacher",
+        default="programmatic",
+        choices=["programmatic", "semantic"],
+        help=(
+            "who annotates: programmatic (each pair's edit log) or semantic (the semantic_green teacher, "
+            "from the two texts alone; its explanation is its numbered walkthrough)"
+        ),
+    )
+    pairs.add_argument(
+        "--explanation",
+        default=None,
+        choices=["summary", "walkthrough"],
+        help="the programmatic teacher's [Explanation]: the counts only, or each sentence's verdict then the counts",
+    )
     pairs.add_argument("--out", required=True, help="output directory")
-    inject = sub.add_parser("inject-errors", help="LLM-written candidates with sampled GREEN error categories (appendix A.4)")
+    inject = sub.add_parser(
+        "inject-errors", help="LLM-written candidates with sampled GREEN error categories (appendix A.4)"
+    )
     add_corpus_arguments(inject)
     add_llm_arguments(inject)
     inject.add_argument("--max-errors", type=int, default=3, help="at most this many error categories per candidate")
     inject.add_argument("--out", required=True, help="output directory")
     annotate = sub.add_parser("annotate", help="GREEN annotations of any pairs by the semantic or an LLM teacher")
-    annotate.add_argument("--pairs", required=True, nargs="+",
-                          help="pair JSONL files: `reference` and `candidate` per line; `id` and `split` kept when present")
-    annotate.add_argument("--teacher", choices=["semantic", "llm"], default=None,
-                          help="semantic (the semantic_green teacher, no LLM) or llm (appendix A.1, needs --endpoint); "
-                               "default: llm with --endpoint, else semantic")
+    annotate.add_argument(
+        "--pairs",
+        required=True,
+        nargs="+",
+        help="pair JSONL files: `reference` and `candidate` per line; `id` and `split` kept when present",
+    )
+    annotate.add_argument(
+        "--teacher",
+        choices=["semantic", "llm"],
+        default=None,
+        help=(
+            "semantic (the semantic_green teacher, no LLM) or llm (appendix A.1, needs --endpoint); "
+            "default: llm with --endpoint, else semantic"
+        ),
+    )
     annotate.add_argument("--encoder", default="default", help="the semantic teacher's sentence encoder")
-    annotate.add_argument("--quoted", action="store_true",
-                          help="the semantic teacher names each statement with its first words too, not by number only "
-                               "(for a student prompted without numbered statements)")
+    annotate.add_argument(
+        "--quoted",
+        action="store_true",
+        help=(
+            "the semantic teacher names each statement with its first words too, not by number only "
+            "(for a student prompted without numbered statements)"
+        ),
+    )
     add_llm_arguments(annotate, endpoint_required=False)
     annotate.add_argument("--out", required=True, help="output directory")
-    pretrain = sub.add_parser("pretrain-corpus", help="de-duplicated report text as an HF dataset for causal-LM pretraining")
+    pretrain = sub.add_parser(
+        "pretrain-corpus", help="de-duplicated report text as an HF dataset for causal-LM pretraining"
+    )
     add_corpus_arguments(pretrain)
     pretrain.add_argument("--out", required=True, help="output directory")
     silver = sub.add_parser("silver", help="silver CheXpert / RaTE-NER / RadGraph labels with a dataset card")
     add_corpus_arguments(silver)
-    silver.add_argument("--labelers", nargs="+", default=["chexpert", "rate_ner", "radgraph"],
-                        choices=["chexpert", "rate_ner", "radgraph"], help="which silver labels to build (default: all)")
+    silver.add_argument(
+        "--labelers",
+        nargs="+",
+        default=["chexpert", "rate_ner", "radgraph"],
+        choices=["chexpert", "rate_ner", "radgraph"],
+        help="which silver labels to build (default: all)",
+    )
     silver.add_argument("--sentence-splitter", default="robust", choices=["robust", "fineradscore"])
     silver.add_argument("--out", required=True, help="output directory")
 
@@ -117,7 +170,9 @@ def load_corpus_from_args(args: argparse.Namespace):
         }
     reports = [r for r in load_corpus(args.kind, args.path, **options) if r.text]
     if not reports:
-        raise SystemExit(f"radmetrics data: the {args.kind} corpus at {args.path or 'the bundled default'} has no report text")
+        raise SystemExit(
+            f"radmetrics data: the {args.kind} corpus at {args.path or 'the bundled default'} has no report text"
+        )
     return reports
 
 
@@ -134,34 +189,64 @@ def run(args: argparse.Namespace) -> int:
 
         reports = load_corpus_from_args(args)
         splits = assign_splits(reports, args.split_by, seed=args.seed)
-        pairs = build_pairs(reports, splits, args.heuristics or HEURISTICS, args.per_heuristic, args.seed,
-                            args.sentence_splitter, args.encoder)
-        stats = write_pairs(pairs, args.out, {"corpus": args.kind, "path": args.path or "bundled", "split_by": args.split_by,
-                                              "seed": args.seed, "sentence_splitter": args.sentence_splitter},
-                            args.explanation or ("walkthrough" if args.teacher == "semantic" else "summary"), args.teacher)
+        pairs = build_pairs(
+            reports,
+            splits,
+            args.heuristics or HEURISTICS,
+            args.per_heuristic,
+            args.seed,
+            args.sentence_splitter,
+            args.encoder,
+        )
+        stats = write_pairs(
+            pairs,
+            args.out,
+            {
+                "corpus": args.kind,
+                "path": args.path or "bundled",
+                "split_by": args.split_by,
+                "seed": args.seed,
+                "sentence_splitter": args.sentence_splitter,
+            },
+            args.explanation or ("walkthrough" if args.teacher == "semantic" else "summary"),
+            args.teacher,
+        )
         print(json.dumps({k: stats[k] for k in ("pairs", "per_heuristic", "per_split")}, indent=2))
     elif args.data_command == "annotate" and (args.teacher or ("llm" if args.endpoint else "semantic")) == "semantic":
         if args.endpoint:
-            raise SystemExit("radmetrics data annotate: --endpoint is for --teacher llm; the semantic teacher needs no LLM")
+            raise SystemExit(
+                "radmetrics data annotate: --endpoint is for --teacher llm; the semantic teacher needs no LLM"
+            )
         annotate_semantic(args)
     elif args.data_command in ("inject-errors", "annotate"):
         if not args.endpoint:
-            raise SystemExit(f"radmetrics data {args.data_command}: the LLM teacher needs --endpoint YAML (see configs/llm/)")
+            raise SystemExit(
+                f"radmetrics data {args.data_command}: the LLM teacher needs --endpoint YAML (see configs/llm/)"
+            )
         run_llm_builder(args)
     elif args.data_command == "pretrain-corpus":
         from .pretrain_corpus import write_pretrain_corpus
 
         reports = load_corpus_from_args(args)
-        stats = write_pretrain_corpus(reports, assign_splits(reports, args.split_by, seed=args.seed), args.out,
-                                      {"corpus": args.kind, "path": args.path or "bundled", "split_by": args.split_by})
+        stats = write_pretrain_corpus(
+            reports,
+            assign_splits(reports, args.split_by, seed=args.seed),
+            args.out,
+            {"corpus": args.kind, "path": args.path or "bundled", "split_by": args.split_by},
+        )
         print(json.dumps(stats, indent=2))
     elif args.data_command == "silver":
         from .silver_dataset import write_silver
 
         reports = load_corpus_from_args(args)
-        stats = write_silver(reports, assign_splits(reports, args.split_by, seed=args.seed), args.out, args.labelers,
-                             {"corpus": args.kind, "path": args.path or "bundled", "split_by": args.split_by},
-                             args.sentence_splitter)
+        stats = write_silver(
+            reports,
+            assign_splits(reports, args.split_by, seed=args.seed),
+            args.out,
+            args.labelers,
+            {"corpus": args.kind, "path": args.path or "bundled", "split_by": args.split_by},
+            args.sentence_splitter,
+        )
         print(json.dumps({name: s["records_per_split"] for name, s in stats["labelers"].items()}, indent=2))
         print(f"dataset card: {args.out}/README.md")
     return 0
@@ -211,11 +296,14 @@ def run_llm_builder(args: argparse.Namespace) -> None:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    engine = LLMEngine(Endpoint.from_yaml(args.endpoint), args.llm_cache or out / "llm_cache.sqlite", args.max_reprompts)
+    engine = LLMEngine(
+        Endpoint.from_yaml(args.endpoint), args.llm_cache or out / "llm_cache.sqlite", args.max_reprompts
+    )
     if args.data_command == "inject-errors":
         reports = load_corpus_from_args(args)[: args.limit]
-        pairs, failures = inject_errors(reports, assign_splits(reports, args.split_by, seed=args.seed), engine, args.seed,
-                                        args.max_errors)
+        pairs, failures = inject_errors(
+            reports, assign_splits(reports, args.split_by, seed=args.seed), engine, args.seed, args.max_errors
+        )
         records = [p.to_dict() for p in pairs]
     else:
         records, failures = annotate_pairs(read_pairs(args.pairs, args.limit), engine)
@@ -224,5 +312,14 @@ def run_llm_builder(args: argparse.Namespace) -> None:
         for failure in failures:
             fh.write(json.dumps(failure) + "\n")
     engine.write_manifest(out / "llm_manifest.json")
-    print(json.dumps({"written": len(records), "failed": len(failures), "per_file": per_file,
-                      "llm": {k: engine.totals.__dict__[k] for k in ("requests_sent", "cache_hits", "retries", "reprompts")}}, indent=2))
+    print(
+        json.dumps(
+            {
+                "written": len(records),
+                "failed": len(failures),
+                "per_file": per_file,
+                "llm": {k: engine.totals.__dict__[k] for k in ("requests_sent", "cache_hits", "retries", "reprompts")},
+            },
+            indent=2,
+        )
+    )

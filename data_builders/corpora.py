@@ -75,7 +75,12 @@ def read_iu_xray_csv(path: str | Path | None = None) -> list[Report]:
     path = _require_file(path or bundled_path("iu_xray", "indiana_reports.csv"))
     rows = _read_csv_rows(path, ["uid", "findings", "impression"])
     return [
-        Report(id=str(row["uid"]).strip(), findings=_clean(row["findings"]), impression=_clean(row["impression"]), source="iu_xray")
+        Report(
+            id=str(row["uid"]).strip(),
+            findings=_clean(row["findings"]),
+            impression=_clean(row["impression"]),
+            source="iu_xray",
+        )
         for row in rows
     ]
 
@@ -163,7 +168,9 @@ def parse_free_text_report(report_id: str, text: str, titles: list[str], source:
     return Report(id=report_id, findings=findings, impression=impression, source=source)
 
 
-def read_free_text_reports(paths: str | Path | Iterable[str | Path], section_titles: str | Path | None = None) -> list[Report]:
+def read_free_text_reports(
+    paths: str | Path | Iterable[str | Path], section_titles: str | Path | None = None
+) -> list[Report]:
     """MIMIC-CXR-style report files (one report per .txt; a directory is searched recursively).
 
     The report id is the file stem. Reports where neither FINDINGS nor IMPRESSION is found are kept
@@ -205,7 +212,9 @@ def read_table(
     Without an id column, the row number is the id.
     """
     path = _require_file(path)
-    wanted = [c for c in (id_column, split_column) if c] + ([text_column] if text_column else [c for c in (findings_column, impression_column) if c])
+    wanted = [c for c in (id_column, split_column) if c] + (
+        [text_column] if text_column else [c for c in (findings_column, impression_column) if c]
+    )
     if path.suffix.lower() in {".jsonl", ".json"}:
         from radmetrics.inference.report_io import ReportFileError, read_jsonl_records
 

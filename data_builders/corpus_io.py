@@ -20,14 +20,18 @@ def assign_splits(reports: list[Report], how: str = "text", ratios=(0.8, 0.1, 0.
     by default, so reports with the same text share a split and no test report repeats a train report.
     'predefined': the corpus' own split, which may repeat reports across splits (the stats measure it)."""
     if how == "hash":
-        raise ValueError("split method 'hash' (a hash of the report id) was removed: it put reports repeated word for "
-                         "word in both train and test; use 'text' (the default), which keeps identical reports together")
+        raise ValueError(
+            "split method 'hash' (a hash of the report id) was removed: it put reports repeated word for "
+            "word in both train and test; use 'text' (the default), which keeps identical reports together"
+        )
     if how == "text":
         return {r.id: text_split(r.text, ratios, seed) for r in reports}
     if how == "predefined":
         missing = [r.id for r in reports if not r.split]
         if missing:
-            raise ValueError(f"{len(missing)} reports have no predefined split (first: {missing[0]}); use --split-by text")
+            raise ValueError(
+                f"{len(missing)} reports have no predefined split (first: {missing[0]}); use --split-by text"
+            )
         return {r.id: r.split for r in reports}
     raise ValueError(f"unknown split method {how!r}; expected one of {list(SPLIT_METHODS)}")
 
@@ -57,7 +61,9 @@ def write_corpus(reports: list[Report], splits: dict[str, str], out_dir: str | P
     return stats
 
 
-def write_split_records(by_split: dict[str, list[dict]], out_dir: str | Path, jsonl: bool = True, to_arrow=None) -> None:
+def write_split_records(
+    by_split: dict[str, list[dict]], out_dir: str | Path, jsonl: bool = True, to_arrow=None
+) -> None:
     """`{split}.jsonl` per split (optional) and the same records as an HF DatasetDict under `hf/`.
 
     `to_arrow` rewrites a record for Arrow where JSONL's mixed-type lists (`[start, end, "LABEL"]`) cannot go."""
@@ -71,5 +77,6 @@ def write_split_records(by_split: dict[str, list[dict]], out_dir: str | Path, js
                 for record in records:
                     fh.write(json.dumps(record) + "\n")
     convert = to_arrow or (lambda record: record)
-    DatasetDict({split: Dataset.from_list([convert(r) for r in records])
-                 for split, records in by_split.items()}).save_to_disk(str(out / "hf"))
+    DatasetDict(
+        {split: Dataset.from_list([convert(r) for r in records]) for split, records in by_split.items()}
+    ).save_to_disk(str(out / "hf"))

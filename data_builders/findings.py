@@ -9,18 +9,34 @@ from __future__ import annotations
 
 import re
 
-NEGATION = re.compile(r"\b(no|not|without|negative for|free of|resolved|clear|normal|unremarkable|within normal limits|intact)\b", re.I)
-COMPARISON = re.compile(r"\b(compared (to|with)|comparison|prior|previous|interval|since|unchanged|stable|again (seen|noted)|"
-                        r"increased|decreased|improved|worsened|new|redemonstrat\w*|persistent)\b", re.I)
+NEGATION = re.compile(
+    r"\b(no|not|without|negative for|free of|resolved|clear|normal|unremarkable|within normal limits|intact)\b", re.I
+)
+COMPARISON = re.compile(
+    r"\b(compared (to|with)|comparison|prior|previous|interval|since|unchanged|stable|again (seen|noted)|"
+    r"increased|decreased|improved|worsened|new|redemonstrat\w*|persistent)\b",
+    re.I,
+)
 CHANGE_WORDS = re.compile(r"\b(increased|decreased|improved|worsened|new|enlarging|progress\w*|resolv\w*)\b", re.I)
-LATERALITY = {"left": "right", "right": "left", "bilateral": "left", "upper": "lower", "lower": "upper",
-              "apical": "basilar", "basilar": "apical", "medial": "lateral", "lateral": "medial"}
+LATERALITY = {
+    "left": "right",
+    "right": "left",
+    "bilateral": "left",
+    "upper": "lower",
+    "lower": "upper",
+    "apical": "basilar",
+    "basilar": "apical",
+    "medial": "lateral",
+    "lateral": "medial",
+}
 SEVERITY_LADDER = ["minimal", "mild", "moderate", "severe"]
 SIZE_LADDER = ["tiny", "small", "moderate", "large"]
 NEGATED_START = re.compile(r"^(there is |there are )?no (evidence of )?(an? )?", re.I)
-COMPARISON_SENTENCES = ["Compared to the prior study, there is no significant interval change.",
-                        "Findings are unchanged from the previous examination.",
-                        "Stable appearance since the prior radiograph."]
+COMPARISON_SENTENCES = [
+    "Compared to the prior study, there is no significant interval change.",
+    "Findings are unchanged from the previous examination.",
+    "Stable appearance since the prior radiograph.",
+]
 
 
 def is_normal(sentence: str) -> bool:
@@ -42,7 +58,7 @@ def _replace_word(sentence: str, mapping: dict[str, str]) -> tuple[str, str, str
         target = mapping.get(word.lower())
         if target:
             new = target.capitalize() if word[0].isupper() else target
-            return sentence[: match.start()] + new + sentence[match.end():], word, new
+            return sentence[: match.start()] + new + sentence[match.end() :], word, new
     return None
 
 
@@ -62,7 +78,7 @@ def change_severity(sentence: str):
         value = float(measure.group(1))
         new_value = f"{value * 2:g}"
         new = f"{new_value} {measure.group(2)}"
-        return sentence[: measure.start()] + new + sentence[measure.end():], measure.group(0), new
+        return sentence[: measure.start()] + new + sentence[measure.end() :], measure.group(0), new
     return None
 
 
@@ -80,7 +96,7 @@ def affirm(sentence: str) -> str | None:
     match = NEGATED_START.match(sentence.strip())
     if not match:
         return None
-    body = sentence.strip()[match.end():].rstrip(".").strip()
+    body = sentence.strip()[match.end() :].rstrip(".").strip()
     if not body or len(body.split()) > 8 or re.search(r"\b(or|and|nor)\b", body):
         return None
     return f"{body[0].upper()}{body[1:]} is present."

@@ -14,19 +14,30 @@ from radmetrics.inference.stats import precision_recall_f1
 from .corpora import bundled_path, iu_xray_corpus
 from .rule_labeler import label_report
 
-SHARED_LABELS = {"Atelectasis": "Atelectasis", "Cardiomegaly": "Cardiomegaly", "Effusion": "Pleural Effusion",
-                 "Pneumonia": "Pneumonia", "Pneumothorax": "Pneumothorax", "Consolidation": "Consolidation",
-                 "Edema": "Edema", "normal": "No Finding"}
+SHARED_LABELS = {
+    "Atelectasis": "Atelectasis",
+    "Cardiomegaly": "Cardiomegaly",
+    "Effusion": "Pleural Effusion",
+    "Pneumonia": "Pneumonia",
+    "Pneumothorax": "Pneumothorax",
+    "Consolidation": "Consolidation",
+    "Edema": "Edema",
+    "normal": "No Finding",
+}
 
 
 def read_negbio_gold(path=None) -> dict[str, dict[str, int]]:
     path = path or bundled_path("iu_xray", "negbio_openi_gold_standard_14labels.csv")
     with open(path, newline="", encoding="utf-8") as fh:
-        return {row["filename"].removeprefix("CXR"): {k: int(v) for k, v in row.items() if k != "filename"} for row in csv.DictReader(fh)}
+        return {
+            row["filename"].removeprefix("CXR"): {k: int(v) for k, v in row.items() if k != "filename"}
+            for row in csv.DictReader(fh)
+        }
 
 
-def f1_against_negbio(report_ids: set[str] | None = None, uncertain_as_positive: bool = False,
-                      predictions: dict[str, dict] | None = None) -> dict:
+def f1_against_negbio(
+    report_ids: set[str] | None = None, uncertain_as_positive: bool = False, predictions: dict[str, dict] | None = None
+) -> dict:
     """Per shared label P/R/F1 against NegBio gold. `predictions` ({report id: {observation: 1/0/-1/None}})
     scores another labeler (a trained CheXbert-style model) on its reports; default: the rule labeler."""
     gold = read_negbio_gold()
@@ -47,5 +58,9 @@ def f1_against_negbio(report_ids: set[str] | None = None, uncertain_as_positive:
             fn += true and not pred
         precision, recall, f1 = precision_recall_f1(tp, tp + fp, tp + fn)
         results[ours] = {"precision": precision, "recall": recall, "f1": f1, "support": tp + fn}
-    return {"reports": len(reports), "uncertain_as_positive": uncertain_as_positive, "per_label": results,
-            "macro_f1": sum(v["f1"] for v in results.values()) / len(results)}
+    return {
+        "reports": len(reports),
+        "uncertain_as_positive": uncertain_as_positive,
+        "per_label": results,
+        "macro_f1": sum(v["f1"] for v in results.values()) / len(results),
+    }

@@ -35,19 +35,23 @@ def error_injection_prompt(report: str, categories: list[str], subtle: bool) -> 
     """Appendix A.4's prompt: inject the named error types, or rephrase when there are none."""
     if categories:
         error_types = ", ".join(CATEGORIES[c] for c in categories)
-        return ("[Objective]: Create a candidate radiology report that subtly integrates specific errors based on the "
-                "provided reference report.\nProcess Overview: You will be presented with:\n1. Style of errors.\n"
-                "2. A reference radiology report to base your candidate report on.\n3. The desired format for your "
-                "candidate report. Note: Be short in your response!\n\nStyle of errors:\n"
-                f"Introduce errors related to {error_types}. The errors should be woven into the report as if they were "
-                "genuine observations from a medical image, without any meta-commentary on their accuracy. "
-                f"{SUBTLE if subtle else ''}\n\nReference Report: \n{report}\n Desired format for your candidate report: "
-                "\n\n[Candidate]: <Candidate Report>")
-    return ("[Objective]: Create a candidate radiology report that has the same clinical meaning but is slightly "
-            "rephrased.\nProcess Overview: You will be presented with: \n 1.A reference radiology report to base your "
-            "candidate report on. \n 2. The desired format for your candidate report.\nNote: Be short in your response! "
-            f"\n\n Reference radiology report: \n{report}\n\nDesired format for your candidate report: \n\n "
-            "[Candidate]: <Candidate Report>")
+        return (
+            "[Objective]: Create a candidate radiology report that subtly integrates specific errors based on the "
+            "provided reference report.\nProcess Overview: You will be presented with:\n1. Style of errors.\n"
+            "2. A reference radiology report to base your candidate report on.\n3. The desired format for your "
+            "candidate report. Note: Be short in your response!\n\nStyle of errors:\n"
+            f"Introduce errors related to {error_types}. The errors should be woven into the report as if they were "
+            "genuine observations from a medical image, without any meta-commentary on their accuracy. "
+            f"{SUBTLE if subtle else ''}\n\nReference Report: \n{report}\n Desired format for your candidate report: "
+            "\n\n[Candidate]: <Candidate Report>"
+        )
+    return (
+        "[Objective]: Create a candidate radiology report that has the same clinical meaning but is slightly "
+        "rephrased.\nProcess Overview: You will be presented with: \n 1.A reference radiology report to base your "
+        "candidate report on. \n 2. The desired format for your candidate report.\nNote: Be short in your response! "
+        f"\n\n Reference radiology report: \n{report}\n\nDesired format for your candidate report: \n\n "
+        "[Candidate]: <Candidate Report>"
+    )
 
 
 def sample_error_combination(rng: random.Random, max_errors: int = 3) -> list[str]:
@@ -64,25 +68,44 @@ def parse_candidate(text: str) -> str:
     return candidate
 
 
-def inject_errors(reports: list[Report], splits: dict[str, str], engine: LLMEngine, seed: int = 0,
-                  max_errors: int = 3) -> tuple[list[PairRecord], list[dict]]:
+def inject_errors(
+    reports: list[Report], splits: dict[str, str], engine: LLMEngine, seed: int = 0, max_errors: int = 3
+) -> tuple[list[PairRecord], list[dict]]:
     """One LLM-written candidate per reference. Returns (pairs, failures)."""
     rng = random.Random(seed)
     plans = []
     for report in reports:
         categories = sample_error_combination(rng, max_errors)
         plans.append((report, categories, rng.random() > 0.5))
-    tasks = [LLMTask(f"inject-{r.id}", [{"role": "user", "content": error_injection_prompt(r.text, cats, subtle)}], parse_candidate)
-             for r, cats, subtle in plans]
+    tasks = [
+        LLMTask(
+            f"inject-{r.id}",
+            [{"role": "user", "content": error_injection_prompt(r.text, cats, subtle)}],
+            parse_candidate,
+        )
+        for r, cats, subtle in plans
+    ]
     pairs, failures = [], []
     for (report, categories, subtle), result in zip(plans, engine.run(tasks)):
         if not result.ok:
             failures.append({"reference_id": report.id, "error": result.error})
             continue
         kind = f"llm_requested_error{'_subtle' if subtle else ''}"
-        edits = [Edit(kind, None, "", "", c, None) for c in categories] or [Edit("llm_rephrase", None, "", "", None, False)]
-        pairs.append(PairRecord(f"{LLM_HEURISTIC}-{report.id}", report.text, result.parsed, LLM_HEURISTIC, splits[report.id],
-                                edits, [], report.id))
+        edits = [Edit(kind, None, "", "", c, None) for c in categories] or [
+            Edit("llm_rephrase", None, "", "", None, False)
+        ]
+        pairs.append(
+            PairRecord(
+                f"{LLM_HEURISTIC}-{report.id}",
+                report.text,
+                result.parsed,
+                LLM_HEURISTIC,
+                splits[report.id],
+                edits,
+                [],
+                report.id,
+            )
+        )
     return pairs, failures
 
 
@@ -96,8 +119,14 @@ def validate_green_answer(text: str):
 def annotate_pairs(pairs: list[dict], engine: LLMEngine) -> tuple[list[dict], list[dict]]:
     """GREEN annotation records (the pair + `response` + `teacher`) from the LLM teacher (the engine's
     `max_reprompts` bounds the re-prompts after unreadable answers). Returns (records, failures)."""
-    tasks = [LLMTask(f"green-{p['id']}", [{"role": "user", "content": green_prompt(p["reference"], p["candidate"])}],
-                     validate_green_answer) for p in pairs]
+    tasks = [
+        LLMTask(
+            f"green-{p['id']}",
+            [{"role": "user", "content": green_prompt(p["reference"], p["candidate"])}],
+            validate_green_answer,
+        )
+        for p in pairs
+    ]
     records, failures = [], []
     for pair, result in zip(pairs, engine.run(tasks)):
         if result.ok:

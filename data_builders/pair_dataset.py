@@ -28,9 +28,13 @@ def pair_statistics(pairs: list[PairRecord]) -> dict:
         "pairs": len(pairs),
         "per_heuristic": dict(Counter(p.heuristic for p in pairs)),
         "per_split": dict(Counter(p.split for p in pairs)),
-        "per_heuristic_and_split": {h: dict(Counter(p.split for p in pairs if p.heuristic == h)) for h in sorted({p.heuristic for p in pairs})},
-        "errors_per_category": {f"{c}_{'requested' if s is None else 'significant' if s else 'insignificant'}": n
-                                for (c, s), n in sorted(Counter((e.category, e.significant) for e in edits).items(), key=str)},
+        "per_heuristic_and_split": {
+            h: dict(Counter(p.split for p in pairs if p.heuristic == h)) for h in sorted({p.heuristic for p in pairs})
+        },
+        "errors_per_category": {
+            f"{c}_{'requested' if s is None else 'significant' if s else 'insignificant'}": n
+            for (c, s), n in sorted(Counter((e.category, e.significant) for e in edits).items(), key=str)
+        },
         "edit_kinds": dict(Counter(e.kind for p in pairs for e in p.edits)),
         "split_overlap": split_overlap(reference_texts_by_split(pairs)),
     }
@@ -39,11 +43,16 @@ def pair_statistics(pairs: list[PairRecord]) -> dict:
 def render_card(stats: dict, provenance: dict) -> str:
     semantic = provenance.get("teacher") == "semantic"
     teacher_title = "semantic-teacher" if semantic else "programmatic"
-    teacher_text = ("a GREEN-format annotation by the semantic teacher (semantic_green: sentence matching and word rules on "
-                    "the two texts; the edit log is kept but not used), whose error counts are in each record's `counts`; "
-                    "the edit statistics below describe the edits, not the annotations." if semantic else
-                    "a GREEN-format annotation written from that log by the programmatic teacher.")
-    rows = "\n".join(f"| {h} | {n} | {stats['per_heuristic_and_split'][h]} |" for h, n in stats["per_heuristic"].items())
+    teacher_text = (
+        "a GREEN-format annotation by the semantic teacher (semantic_green: sentence matching and word rules on "
+        "the two texts; the edit log is kept but not used), whose error counts are in each record's `counts`; "
+        "the edit statistics below describe the edits, not the annotations."
+        if semantic
+        else "a GREEN-format annotation written from that log by the programmatic teacher."
+    )
+    rows = "\n".join(
+        f"| {h} | {n} | {stats['per_heuristic_and_split'][h]} |" for h, n in stats["per_heuristic"].items()
+    )
     cats = "\n".join(f"| {k} | {v} |" for k, v in stats["errors_per_category"].items())
     return f"""---
 tags: [radiology, radmetrics, green]
@@ -90,10 +99,16 @@ def pairs_explanation(out_dir: str | Path) -> str:
 TEACHERS = ("programmatic", "semantic")
 
 
-def write_pairs(pairs: list[PairRecord], out_dir: str | Path, provenance: dict, explanation: str = "summary",
-                teacher: str = "programmatic") -> dict:
+def write_pairs(
+    pairs: list[PairRecord],
+    out_dir: str | Path,
+    provenance: dict,
+    explanation: str = "summary",
+    teacher: str = "programmatic",
+) -> dict:
     """Annotate `pairs` and write each split, the statistics and a dataset card. `teacher`: "programmatic" (the edit
-    log; `explanation`: teacher.EXPLANATIONS) or "semantic" (the semantic_green teacher, which reads only the two texts:
+    log; `explanation`: teacher.EXPLANATIONS) or "semantic" (the semantic_green teacher, which reads only the two
+    texts:
     a walkthrough names numbered statements, a summary quotes them)."""
     if teacher not in TEACHERS:
         raise ValueError(f"teacher {teacher!r}: expected one of {', '.join(TEACHERS)}")
@@ -102,8 +117,9 @@ def write_pairs(pairs: list[PairRecord], out_dir: str | Path, provenance: dict, 
         from .semantic_teacher import semantic_annotations
 
         # a walkthrough names numbered statements (the `numbered` prompt shows them); a summary quotes them instead
-        annotated = semantic_annotations([p.to_dict() for p in pairs], quoted=explanation == "summary",
-                                         explanation=explanation)
+        annotated = semantic_annotations(
+            [p.to_dict() for p in pairs], quoted=explanation == "summary", explanation=explanation
+        )
     else:
         annotated = [programmatic_annotation(p, explanation) for p in pairs]
     provenance = {**provenance, "teacher": teacher, "teacher_explanation": explanation}

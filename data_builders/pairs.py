@@ -114,9 +114,13 @@ class BuildContext:
         return None
 
 
-def _pair_from_alignment(ref: Report, cand_sents: list[str], heuristic: str, ctx: BuildContext, donor_id=None) -> PairRecord:
+def _pair_from_alignment(
+    ref: Report, cand_sents: list[str], heuristic: str, ctx: BuildContext, donor_id=None
+) -> PairRecord:
     edits, matched = align(ctx.sentences[ref.id], cand_sents)
-    return PairRecord("", ref.text, " ".join(cand_sents), heuristic, ctx.splits[ref.id], edits, matched, ref.id, donor_id)
+    return PairRecord(
+        "", ref.text, " ".join(cand_sents), heuristic, ctx.splits[ref.id], edits, matched, ref.id, donor_id
+    )
 
 
 def build_random(ref: Report, ctx: BuildContext, rng: random.Random) -> PairRecord | None:
@@ -126,7 +130,11 @@ def build_random(ref: Report, ctx: BuildContext, rng: random.Random) -> PairReco
 
 def build_nearest_neighbour(ref: Report, ctx: BuildContext, rng: random.Random) -> PairRecord | None:
     other_id = ctx.neighbours.get(ref.id)
-    return None if other_id is None else _pair_from_alignment(ref, ctx.sentences[other_id], "nearest_neighbour", ctx, other_id)
+    return (
+        None
+        if other_id is None
+        else _pair_from_alignment(ref, ctx.sentences[other_id], "nearest_neighbour", ctx, other_id)
+    )
 
 
 def build_remove_shuffle(ref: Report, ctx: BuildContext, rng: random.Random) -> PairRecord | None:
@@ -140,9 +148,26 @@ def build_remove_shuffle(ref: Report, ctx: BuildContext, rng: random.Random) -> 
     rng.shuffle(order)
     edits = [omission_edit(i, sents[i], "removed_sentence") for i in sorted(removed)]
     if order != kept and len(order) > 1:
-        edits.append(Edit("reordered_sentences", None, " ".join(sents[i] for i in kept), " ".join(sents[i] for i in order), None, False))
-    return PairRecord("", ref.text, " ".join(sents[i] for i in order), "remove_shuffle", ctx.splits[ref.id], edits,
-                      [sents[i] for i in kept], ref.id)
+        edits.append(
+            Edit(
+                "reordered_sentences",
+                None,
+                " ".join(sents[i] for i in kept),
+                " ".join(sents[i] for i in order),
+                None,
+                False,
+            )
+        )
+    return PairRecord(
+        "",
+        ref.text,
+        " ".join(sents[i] for i in order),
+        "remove_shuffle",
+        ctx.splits[ref.id],
+        edits,
+        [sents[i] for i in kept],
+        ref.id,
+    )
 
 
 def _permutations(sents: list[str]) -> list[tuple[str, int]]:
@@ -205,7 +230,11 @@ def build_radgraph_permute(ref: Report, ctx: BuildContext, rng: random.Random) -
             edits.append(Edit(kind, i, s, "", "f", bool(fx.CHANGE_WORDS.search(s))))
         elif kind == "insert_finding":
             donor = ctx.donor(ref, rng)
-            pool = [x for x in (ctx.sentences[donor.id] if donor else []) if fx.is_abnormal_finding(x) and normalise_sentence(x) not in {normalise_sentence(y) for y in sents}]
+            pool = [
+                x
+                for x in (ctx.sentences[donor.id] if donor else [])
+                if fx.is_abnormal_finding(x) and normalise_sentence(x) not in {normalise_sentence(y) for y in sents}
+            ]
             if not pool:
                 continue
             new = rng.choice(pool)
@@ -245,14 +274,21 @@ BUILDERS: dict[str, Callable] = {
 }
 
 
-def nearest_neighbours(reports: list[Report], splits: dict[str, str], encoder: str = "default", batch_size: int = 64,
-                       progress: bool = True) -> dict[str, str]:
+def nearest_neighbours(
+    reports: list[Report],
+    splits: dict[str, str],
+    encoder: str = "default",
+    batch_size: int = 64,
+    progress: bool = True,
+) -> dict[str, str]:
     """For each report, the most similar other report of its split (cosine of mean-pooled embeddings)."""
     import torch
 
     from radmetrics.inference.models.text_encoder import TextEncoder
 
-    vectors = TextEncoder(encoder, pooling="mean").encode([r.text for r in reports], batch_size, progress, "embedding reports")
+    vectors = TextEncoder(encoder, pooling="mean").encode(
+        [r.text for r in reports], batch_size, progress, "embedding reports"
+    )
     emb = torch.from_numpy(vectors)
     result = {}
     for split in set(splits.values()):
@@ -268,8 +304,16 @@ def nearest_neighbours(reports: list[Report], splits: dict[str, str], encoder: s
     return result
 
 
-def build_pairs(reports: list[Report], splits: dict[str, str], heuristics=HEURISTICS, per_heuristic: int | None = None,
-                seed: int = 0, sentence_method: str = "robust", encoder: str = "default", progress: bool = True) -> list[PairRecord]:
+def build_pairs(
+    reports: list[Report],
+    splits: dict[str, str],
+    heuristics=HEURISTICS,
+    per_heuristic: int | None = None,
+    seed: int = 0,
+    sentence_method: str = "robust",
+    encoder: str = "default",
+    progress: bool = True,
+) -> list[PairRecord]:
     """Build pairs with every heuristic; `per_heuristic` caps each (None = one attempt per reference per round)."""
     unknown = [h for h in heuristics if h not in BUILDERS]
     if unknown:

@@ -26,21 +26,31 @@ def dedupe_texts(reports: list[Report], splits: dict[str, str]) -> dict[str, lis
         if not report.text or key in seen:
             continue
         seen.add(key)
-        by_split.setdefault(splits[report.id], []).append({"id": report.id, "text": report.text, "source": report.source})
+        by_split.setdefault(splits[report.id], []).append(
+            {"id": report.id, "text": report.text, "source": report.source}
+        )
     return by_split
 
 
-def write_pretrain_corpus(reports: list[Report], splits: dict[str, str], out_dir: str | Path, provenance: dict) -> dict:
+def write_pretrain_corpus(
+    reports: list[Report], splits: dict[str, str], out_dir: str | Path, provenance: dict
+) -> dict:
     out = Path(out_dir)
     by_split = dedupe_texts(reports, splits)
     write_split_records(by_split, out, jsonl=False)
-    stats = {"reports_in": len(reports), "unique_texts": sum(len(v) for v in by_split.values()),
-             "per_split": {s: len(v) for s, v in by_split.items()},
-             "words": sum(len(r["text"].split()) for rows in by_split.values() for r in rows), "provenance": provenance}
+    stats = {
+        "reports_in": len(reports),
+        "unique_texts": sum(len(v) for v in by_split.values()),
+        "per_split": {s: len(v) for s, v in by_split.items()},
+        "words": sum(len(r["text"].split()) for rows in by_split.values() for r in rows),
+        "provenance": provenance,
+    }
     overlap = split_overlap({s: [r["text"] for r in rows] for s, rows in by_split.items()})
     (out / "stats.json").write_text(json.dumps({**stats, "split_overlap": overlap}, indent=2), encoding="utf-8")
     (out / "README.md").write_text(
         "# radmetrics domain-pretraining corpus\n\nFindings + impression text, de-duplicated on normalised text, "
         f"in the splits of the provenance below.\n\n```json\n{json.dumps(stats, indent=2)}\n```\n\n"
-        f"{overlap_card_section(overlap)}", encoding="utf-8")
+        f"{overlap_card_section(overlap)}",
+        encoding="utf-8",
+    )
     return {**stats, "split_overlap": overlap}

@@ -21,8 +21,10 @@ from .corpora import bundled_path
 from .silver_radgraph import extract_sentence
 
 GOLD_DESCRIPTION = "radgraph package test annotations (bundled, 10 reports)"
-IN_SAMPLE_NOTE = ("The silver RadGraph lexicon and rules were developed on these 10 gold reports, so this agreement is "
-                  "in-sample: optimistic, not a held-out estimate.")
+IN_SAMPLE_NOTE = (
+    "The silver RadGraph lexicon and rules were developed on these 10 gold reports, so this agreement is "
+    "in-sample: optimistic, not a held-out estimate."
+)
 
 
 def gold_documents() -> list[dict]:
@@ -34,7 +36,9 @@ def gold_documents() -> list[dict]:
             docs.extend(case["expected_annotations"].values())
         elif "expected_processed_annotations" in case:
             docs.extend(case["expected_processed_annotations"]["radgraph_annotations"].values())
-    for report in json.loads(bundled_path("radgraph", "expected_processed_annotations_radgraph_xl.json").read_text(encoding="utf-8")):
+    for report in json.loads(
+        bundled_path("radgraph", "expected_processed_annotations_radgraph_xl.json").read_text(encoding="utf-8")
+    ):
         docs.extend(report["processed_annotations"]["radgraph_annotations"].values())
     return docs
 
@@ -75,13 +79,22 @@ def agreement_with_gold(extract_sentences=_silver_extract) -> dict:
     for doc in docs:
         gold_e, gold_r = _gold_sets(doc)
         sentences = _sentences(doc["text"].split())
-        predicted = dygie_document("", ((w, *extracted) for w, extracted in zip(sentences, extract_sentences(sentences))))
+        predicted = dygie_document(
+            "", ((w, *extracted) for w, extracted in zip(sentences, extract_sentences(sentences)))
+        )
         pred_e = {tuple(e) for sentence in predicted["ner"] for e in sentence}
         pred_r = {tuple(r) for sentence in predicted["relations"] for r in sentence}
-        for name, pred, gold in (("entities", pred_e, gold_e), ("relations", pred_r, gold_r),
-                                 ("entity_spans", {e[:2] for e in pred_e}, {e[:2] for e in gold_e})):
+        for name, pred, gold in (
+            ("entities", pred_e, gold_e),
+            ("relations", pred_r, gold_r),
+            ("entity_spans", {e[:2] for e in pred_e}, {e[:2] for e in gold_e}),
+        ):
             counts[name][0] += len(pred & gold)
             counts[name][1] += len(pred)
             counts[name][2] += len(gold)
-    return {"documents": len(docs), "in_sample": True, "note": IN_SAMPLE_NOTE,
-            **{name: _prf(*c) for name, c in counts.items()}}
+    return {
+        "documents": len(docs),
+        "in_sample": True,
+        "note": IN_SAMPLE_NOTE,
+        **{name: _prf(*c) for name, c in counts.items()},
+    }

@@ -19,13 +19,29 @@ def semantic_teacher(encoder: str = "default"):
     return SemanticTeacher(TextEncoder(encoder))
 
 
-def semantic_annotations(records: Sequence[dict], encoder: str = "default", progress: bool = True,
-                         quoted: bool = False, explanation: str = "walkthrough") -> list[dict]:
+def semantic_annotations(
+    records: Sequence[dict],
+    encoder: str = "default",
+    progress: bool = True,
+    quoted: bool = False,
+    explanation: str = "walkthrough",
+) -> list[dict]:
     """Each record (with `reference` and `candidate`) + `response` (GREEN's format, a numbered walkthrough as its
     explanation, statements named by number as `format.numbered_prompt` shows them, or with their first words:
     `quoted`; `explanation`: "walkthrough" or "summary", see `Annotation.response`), `teacher` and its `counts`."""
-    annotations = semantic_teacher(encoder)([r["reference"] for r in records], [r["candidate"] for r in records],
-                                            progress=progress)
-    return [{**record, "response": a.response(quoted, explanation), "teacher": TEACHER,
-             "counts": {"significant": list(a.significant), "insignificant": list(a.insignificant), "matched": a.matched}}
-            for record, a in zip(records, annotations)]
+    annotations = semantic_teacher(encoder)(
+        [r["reference"] for r in records], [r["candidate"] for r in records], progress=progress
+    )
+    return [
+        {
+            **record,
+            "response": a.response(quoted, explanation),
+            "teacher": TEACHER,
+            "counts": {
+                "significant": list(a.significant),
+                "insignificant": list(a.insignificant),
+                "matched": a.matched,
+            },
+        }
+        for record, a in zip(records, annotations)
+    ]

@@ -51,15 +51,20 @@ def _span_structs(spans: list[list]) -> list[dict]:
 
 
 def _relation_structs(relations: list[list]) -> list[dict]:
-    return [{"source_start": a, "source_end": b, "target_start": c, "target_end": d, "label": label}
-            for a, b, c, d, label in relations]
+    return [
+        {"source_start": a, "source_end": b, "target_start": c, "target_end": d, "label": label}
+        for a, b, c, d, label in relations
+    ]
 
 
 ARROW_LAYOUT = {  # the HF copy writes [start, end, label] lists as structs; the JSONL keeps the DESIGN layout
     "chexpert": None,
     "rate_ner": lambda r: {**r, "spans": _span_structs(r["spans"])},
-    "radgraph": lambda r: {**r, "ner": [_span_structs(s) for s in r["ner"]],
-                           "relations": [_relation_structs(s) for s in r["relations"]]},
+    "radgraph": lambda r: {
+        **r,
+        "ner": [_span_structs(s) for s in r["ner"]],
+        "relations": [_relation_structs(s) for s in r["relations"]],
+    },
 }
 
 
@@ -72,10 +77,14 @@ def label_distribution(labeler: str, records: list[dict]) -> dict:
                 table.setdefault(name, Counter())[names[str(value)]] += 1
         return {name: dict(c) for name, c in table.items()}
     if labeler == "rate_ner":
-        return {"entities": dict(Counter(s[2] for r in records for s in r["spans"])),
-                "sentences_without_entities": sum(not r["spans"] for r in records)}
-    return {"entities": dict(Counter(e[2] for r in records for sent in r["ner"] for e in sent)),
-            "relations": dict(Counter(x[4] for r in records for sent in r["relations"] for x in sent))}
+        return {
+            "entities": dict(Counter(s[2] for r in records for s in r["spans"])),
+            "sentences_without_entities": sum(not r["spans"] for r in records),
+        }
+    return {
+        "entities": dict(Counter(e[2] for r in records for sent in r["ner"] for e in sent)),
+        "relations": dict(Counter(x[4] for r in records for sent in r["relations"] for x in sent)),
+    }
 
 
 def gold_agreement(labeler: str, corpus_kind: str) -> dict | None:
@@ -90,8 +99,15 @@ def gold_agreement(labeler: str, corpus_kind: str) -> dict | None:
     return None
 
 
-def write_silver(reports: list[Report], splits: dict[str, str], out_dir: str | Path, labelers=LABELERS,
-                 provenance: dict | None = None, sentence_method: str = "robust", progress: bool = True) -> dict:
+def write_silver(
+    reports: list[Report],
+    splits: dict[str, str],
+    out_dir: str | Path,
+    labelers=LABELERS,
+    provenance: dict | None = None,
+    sentence_method: str = "robust",
+    progress: bool = True,
+) -> dict:
     unknown = sorted(set(labelers) - set(BUILDERS))
     if unknown:
         raise ValueError(f"unknown silver labeler(s) {unknown}; choose from {list(BUILDERS)}")
@@ -107,14 +123,20 @@ def write_silver(reports: list[Report], splits: dict[str, str], out_dir: str | P
         sentences = split_sentences(report.text, sentence_method)
         for name in labelers:
             by_labeler[name].setdefault(splits[report.id], []).extend(BUILDERS[name](report, sentences))
-    stats: dict = {"reports": len(reports), "provenance": provenance,
-                   "split_overlap": split_overlap(texts_by_split(reports, splits), sentence_method), "labelers": {}}
+    stats: dict = {
+        "reports": len(reports),
+        "provenance": provenance,
+        "split_overlap": split_overlap(texts_by_split(reports, splits), sentence_method),
+        "labelers": {},
+    }
     for name, by_split in by_labeler.items():
         write_split_records(by_split, out / name, to_arrow=ARROW_LAYOUT[name])
         records = [r for rs in by_split.values() for r in rs]
-        stats["labelers"][name] = {"records_per_split": {s: len(rs) for s, rs in by_split.items()},
-                                   "label_distribution": label_distribution(name, records),
-                                   "gold_agreement": gold_agreement(name, provenance.get("corpus", ""))}
+        stats["labelers"][name] = {
+            "records_per_split": {s: len(rs) for s, rs in by_split.items()},
+            "label_distribution": label_distribution(name, records),
+            "gold_agreement": gold_agreement(name, provenance.get("corpus", "")),
+        }
     out.mkdir(parents=True, exist_ok=True)
     (out / "stats.json").write_text(json.dumps(stats, indent=2), encoding="utf-8")
     (out / "README.md").write_text(render_card(stats), encoding="utf-8")
@@ -142,7 +164,10 @@ def _distribution_text(labeler: str, distribution: dict) -> str:
         return f"```json\n{json.dumps(distribution, indent=1)}\n```"
     columns = ("positive", "negative", "uncertain", "blank")
     lines = ["| observation | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
-    lines += [f"| {name} | " + " | ".join(str(counts.get(c, 0)) for c in columns) + " |" for name, counts in distribution.items()]
+    lines += [
+        f"| {name} | " + " | ".join(str(counts.get(c, 0)) for c in columns) + " |"
+        for name, counts in distribution.items()
+    ]
     return "\n".join(lines)
 
 
@@ -150,12 +175,19 @@ def render_card(stats: dict) -> str:
     sections = []
     for name, s in stats["labelers"].items():
         agreement = s["gold_agreement"]
-        measured = (_agreement_text(agreement) if agreement
-                    else "No gold labels exist for this labeler on this corpus; its labels are unmeasured silver.")
-        sections.append(f"## {name}\n\nRecords per split: `{json.dumps(s['records_per_split'])}`\n\n"
-                        f"Label distribution:\n\n{_distribution_text(name, s['label_distribution'])}\n\n{measured}\n")
-    return ("---\ntags: [radiology, radmetrics, silver-labels]\n---\n# radmetrics silver labels\n\n"
-            "Rule- and lexicon-based labels for the encoder recipes (`radmetrics data silver`): a CheXpert-style rule "
-            "labeler, a RaTE-NER tagger (IOB and spans) and a RadGraph-style extractor (DyGIE JSONL). Every record "
-            f"of a report lands in the report's split.\n\nProvenance: `{json.dumps(stats['provenance'])}`; "
-            f"{stats['reports']} reports.\n\n{overlap_card_section(stats['split_overlap'])}\n" + "\n".join(sections))
+        measured = (
+            _agreement_text(agreement)
+            if agreement
+            else "No gold labels exist for this labeler on this corpus; its labels are unmeasured silver."
+        )
+        sections.append(
+            f"## {name}\n\nRecords per split: `{json.dumps(s['records_per_split'])}`\n\n"
+            f"Label distribution:\n\n{_distribution_text(name, s['label_distribution'])}\n\n{measured}\n"
+        )
+    return (
+        "---\ntags: [radiology, radmetrics, silver-labels]\n---\n# radmetrics silver labels\n\n"
+        "Rule- and lexicon-based labels for the encoder recipes (`radmetrics data silver`): a CheXpert-style rule "
+        "labeler, a RaTE-NER tagger (IOB and spans) and a RadGraph-style extractor (DyGIE JSONL). Every record "
+        f"of a report lands in the report's split.\n\nProvenance: `{json.dumps(stats['provenance'])}`; "
+        f"{stats['reports']} reports.\n\n{overlap_card_section(stats['split_overlap'])}\n" + "\n".join(sections)
+    )

@@ -28,8 +28,10 @@ from radmetrics.inference.sentences import tokenize
 STATUS_LABEL = {"present": "OBS-DP", "uncertain": "OBS-U", "absent": "OBS-DA"}
 HEADS = ("abnormality", "disease", "normal")
 CLAUSE_BREAK = {",", ";", ".", ":", "and", "but", "or", "however", "with", "without"}
-SUGGESTIVE = re.compile(r"\b(suggest\w*|concerning for|consistent with|compatible with|represent\w*|reflect\w*|"
-                        r"likely|due to|secondary to|related to|from)\b")
+SUGGESTIVE = re.compile(
+    r"\b(suggest\w*|concerning for|consistent with|compatible with|represent\w*|reflect\w*|"
+    r"likely|due to|secondary to|related to|from)\b"
+)
 
 
 def _clause_ids(tokens: list[str]) -> list[int]:
@@ -57,7 +59,7 @@ def extract_sentence(tokens: list[str]) -> tuple[list[list], list[list]]:
         relations.append([a.start, a.start, b.start, b.start, label])
 
     for n, atom in enumerate(atoms):
-        later = atoms[n + 1:]
+        later = atoms[n + 1 :]
         if atom.kind == "location" and later:
             link(atom, later[0], "modify")
         elif atom.kind == "severity":
@@ -70,7 +72,7 @@ def extract_sentence(tokens: list[str]) -> tuple[list[list], list[list]]:
         if anatomy:
             link(atom, anatomy, "located_at")
         target = next((b for b in later if b.kind in ("abnormality", "disease")), None)
-        if target and SUGGESTIVE.search(" ".join(tokens[atom.end + 1: target.start]).lower()):
+        if target and SUGGESTIVE.search(" ".join(tokens[atom.end + 1 : target.start]).lower()):
             link(atom, target, "suggestive_of")
     return entities, relations
 

@@ -16,8 +16,15 @@ import hashlib
 import re
 
 SPLITS = ("train", "validation", "test")
-_ALIASES = {"train": "train", "training": "train", "valid": "validation", "val": "validation",
-            "validation": "validation", "dev": "validation", "test": "test"}
+_ALIASES = {
+    "train": "train",
+    "training": "train",
+    "valid": "validation",
+    "val": "validation",
+    "validation": "validation",
+    "dev": "validation",
+    "test": "test",
+}
 NORMALISATION = "lower-case, punctuation dropped, each run of XXXX one placeholder word, whitespace collapsed"
 PLACEHOLDER = "xxxx"
 _PLACEHOLDER_RUN = re.compile(r"x{4,}")

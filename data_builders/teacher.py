@@ -24,16 +24,20 @@ EXPLANATIONS = ("summary", "walkthrough")
 def describe(edit: Edit) -> str:
     before, after = edit.before.rstrip(". "), edit.after.rstrip(". ")
     if edit.category == "a":
-        return f"The candidate reports \"{after}\", which the reference does not mention"
+        return f'The candidate reports "{after}", which the reference does not mention'
     if edit.category == "b":
-        return f"The candidate omits \"{before}\"" if not after else f"The candidate reports \"{after}\" where the reference reports \"{before}\""
+        return (
+            f'The candidate omits "{before}"'
+            if not after
+            else f'The candidate reports "{after}" where the reference reports "{before}"'
+        )
     if edit.category == "c":
-        return f"Location differs: \"{after}\" instead of \"{before}\""
+        return f'Location differs: "{after}" instead of "{before}"'
     if edit.category == "d":
-        return f"Severity or size differs: \"{after}\" instead of \"{before}\""
+        return f'Severity or size differs: "{after}" instead of "{before}"'
     if edit.category == "e":
-        return f"The candidate mentions a comparison absent from the reference: \"{after}\""
-    return f"The candidate omits the comparison \"{before}\""
+        return f'The candidate mentions a comparison absent from the reference: "{after}"'
+    return f'The candidate omits the comparison "{before}"'
 
 
 def counts_from_edits(edits: list[Edit]) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -47,7 +51,7 @@ QUOTED_WORDS = 6  # a sentence is named by its first words: enough to find it, a
 
 def quote(sentence: str) -> str:
     words = sentence.rstrip(". ").split()
-    return f"\"{' '.join(words[:QUOTED_WORDS])}{' ...' if len(words) > QUOTED_WORDS else ''}\""
+    return f'"{" ".join(words[:QUOTED_WORDS])}{" ..." if len(words) > QUOTED_WORDS else ""}"'
 
 
 def verdict(edit: Edit) -> str:
@@ -62,14 +66,14 @@ def candidate_sentences(candidate: str, known: list[str]) -> list[str]:
     known = sorted({k.strip() for k in known if k.strip()}, key=len, reverse=True)
     sentences, rest = [], candidate.strip()
     while rest:
-        piece = next((k for k in known if rest.startswith(k) and rest[len(k):len(k) + 1] in ("", " ")), None)
+        piece = next((k for k in known if rest.startswith(k) and rest[len(k) : len(k) + 1] in ("", " ")), None)
         if piece is None:
             end = min((i for k in known if (i := rest.find(" " + k)) > 0), default=len(rest))
             piece = rest[:end]
             sentences.extend(split_sentences(piece))
         else:
             sentences.append(piece)
-        rest = rest[len(piece):].strip()
+        rest = rest[len(piece) :].strip()
     return sentences
 
 
@@ -89,17 +93,28 @@ def walkthrough(candidate: str, errors: list[Edit], matched: list[str]) -> list[
 
 
 def programmatic_annotation(pair: PairRecord, explanation: str = "summary") -> dict:
-    """The GREEN annotation record of DESIGN.md: the pair + `response` + `teacher`; `explanation` is one of EXPLANATIONS."""
+    """The GREEN annotation record of DESIGN.md: the pair + `response` + `teacher`; `explanation` is one of
+    EXPLANATIONS."""
     if explanation not in EXPLANATIONS:
         raise ValueError(f"explanation {explanation!r}: expected one of {EXPLANATIONS}")
     errors = [e for e in pair.edits if e.category is not None]
     significant = {c: [describe(e) for e in errors if e.category == c and e.significant] for c in CATEGORY_LETTERS}
-    insignificant = {c: [describe(e) for e in errors if e.category == c and not e.significant] for c in CATEGORY_LETTERS}
+    insignificant = {
+        c: [describe(e) for e in errors if e.category == c and not e.significant] for c in CATEGORY_LETTERS
+    }
     n_sig = sum(len(v) for v in significant.values())
-    summary = (f"The candidate differs from the reference in {len(errors)} finding(s), {n_sig} of them clinically significant."
-               if errors else "The candidate report conveys the same findings as the reference report.")
+    summary = (
+        f"The candidate differs from the reference in {len(errors)} finding(s), {n_sig} of them clinically"
+        " significant."
+        if errors
+        else "The candidate report conveys the same findings as the reference report."
+    )
     if any(e.kind == "reordered_sentences" for e in pair.edits):
         summary += " The order of sentences differs, which is not an error."
-    text = summary if explanation == "summary" else " ".join([*walkthrough(pair.candidate, errors, pair.matched_findings), summary])
+    text = (
+        summary
+        if explanation == "summary"
+        else " ".join([*walkthrough(pair.candidate, errors, pair.matched_findings), summary])
+    )
     response = render_green_response(text, significant, insignificant, pair.matched_findings)
     return {**pair.to_dict(), "response": response, "teacher": "programmatic"}

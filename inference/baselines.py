@@ -42,7 +42,9 @@ def derangement(references: list[str], seed: int = 0) -> list[int]:
     raise BaselineError("no derangement found that avoids identical texts (nearly all references are the same report)")
 
 
-def baseline_candidates(references: list[str], template: str = DEFAULT_TEMPLATE, seed: int = 0) -> dict[str, list[str]]:
+def baseline_candidates(
+    references: list[str], template: str = DEFAULT_TEMPLATE, seed: int = 0
+) -> dict[str, list[str]]:
     order = derangement(references, seed)
     return {SHUFFLED: [references[k] for k in order], TEMPLATE: [template] * len(references)}
 
@@ -70,8 +72,11 @@ def score_baselines(scorer, references: list[str], system, template: str = DEFAU
         result = scorer(references, candidates)
         entry = {"candidate": template if name == TEMPLATE else "each reference scored against another one (seeded)"}
         for key in system.summary:
-            entry[key] = {"value": result.summary[key]["value"], "ci95": result.summary[key]["ci95"],
-                          "system_minus_baseline": paired_difference(system, result, key, scorer.n_bootstrap, seed)}
+            entry[key] = {
+                "value": result.summary[key]["value"],
+                "ci95": result.summary[key]["ci95"],
+                "system_minus_baseline": paired_difference(system, result, key, scorer.n_bootstrap, seed),
+            }
         report[name] = entry
     published = rexrank_rows(scorer, references)
     if published:
@@ -92,8 +97,13 @@ def standing(system_summary: dict, baselines: dict, key: str) -> str:
             words.append(f"{name}: n/a")
             continue
         low, high = sorted((direction * low, direction * high))
-        words.append(f"better than {name}" if low > 0 else f"WORSE than {name}" if high < 0 else
-                     f"not distinguishable from {name}")
+        words.append(
+            f"better than {name}"
+            if low > 0
+            else f"WORSE than {name}"
+            if high < 0
+            else f"not distinguishable from {name}"
+        )
     return "; ".join(words)
 
 
@@ -117,10 +127,14 @@ def baselines_table(system_summary: dict, baselines: dict, published: dict | Non
     system stands."""
     names = [name for name in baselines if name != "rexrank"]
     extra = [f"ReXrank IU X-ray {published['split']} (published)"] if published else []
-    lines = [f"| score | system | {' | '.join([*names, *extra])} | standing |",
-             "|---|---|" + "---|" * (len(names) + len(extra)) + "---|"]
+    lines = [
+        f"| score | system | {' | '.join([*names, *extra])} | standing |",
+        "|---|---|" + "---|" * (len(names) + len(extra)) + "---|",
+    ]
     for key, entry in system_summary.items():
-        cells = [_value(baselines[name][key]) for name in names] + ([published_range(published, key)] if published else [])
+        cells = [_value(baselines[name][key]) for name in names] + (
+            [published_range(published, key)] if published else []
+        )
         lines.append(f"| {key} | {_value(entry)} | {' | '.join(cells)} | {standing(system_summary, baselines, key)} |")
     return "\n".join(lines)
 
@@ -133,28 +147,46 @@ def baselines_html(system_summary: dict, baselines: dict) -> str:
     head = "".join(f"<th>{html.escape(n)}</th>" for n in names)
     if published:
         head += f"<th>ReXrank IU X-ray {html.escape(published['split'])} (published)</th>"
-    rows = "".join(f"<tr><td>{html.escape(key)}</td><td>{_value(entry)}</td>"
-                   + "".join(f"<td>{_value(baselines[n][key])}</td>" for n in names)
-                   + (f"<td>{published_range(published, key)}</td>" if published else "")
-                   + f"<td>{html.escape(standing(system_summary, baselines, key))}</td></tr>"
-                   for key, entry in system_summary.items())
+    rows = "".join(
+        f"<tr><td>{html.escape(key)}</td><td>{_value(entry)}</td>"
+        + "".join(f"<td>{_value(baselines[n][key])}</td>" for n in names)
+        + (f"<td>{published_range(published, key)}</td>" if published else "")
+        + f"<td>{html.escape(standing(system_summary, baselines, key))}</td></tr>"
+        for key, entry in system_summary.items()
+    )
     described = "; ".join(f"{name}: {baselines[name]['candidate']}" for name in names)
     if published:
         described += f"; {published['source']}, only where the run's configuration is ReXrank's"
-    return (f"<h2>Baselines</h2><p>The same metrics on your references with naive candidates ({html.escape(described)}). "
-            "Standing: the paired 95% interval of the system's difference from each.</p>"
-            f"<table><thead><tr><th>score</th><th>system</th>{head}<th>standing</th></tr></thead><tbody>{rows}</tbody></table>")
+    return (
+        f"<h2>Baselines</h2><p>The same metrics on your references with naive candidates ({html.escape(described)}). "
+        "Standing: the paired 95% interval of the system's difference from each.</p>"
+        f"<table><thead><tr><th>score</th><th>system</th>{head}<th>standing</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
 
 
 # ReXrank's published IU X-ray rows (rajpurkarlab/ReXrank; CXR-Report-Metric's code): each column, the radmetrics key
 # that computes it, and what that key's metric must be given for the value to be comparable.
 REXRANK_SPLITS = {"test": 590, "valid": 296}
-REXRANK_COLUMNS = {"BLEU": "bleu2", "BertScore": "bertscore", "SembScore": "chexbert_similarity",
-                   "RadGraph": "radgraph_radcliq", "RadCliQ-v0": "radcliq_v0", "RadCliQ-v1": "radcliq_v1"}
+REXRANK_COLUMNS = {
+    "BLEU": "bleu2",
+    "BertScore": "bertscore",
+    "SembScore": "chexbert_similarity",
+    "RadGraph": "radgraph_radcliq",
+    "RadCliQ-v0": "radcliq_v0",
+    "RadCliQ-v1": "radcliq_v1",
+}
 REXRANK_SETTINGS = {  # metric -> (options it must have, components it must be the released originals of)
     "bleu2": ({}, ()),
-    "bertscore": ({"model": "distilroberta-base", "idf": True, "rescale_with_baseline": True, "precision": "fp32",
-                   "baseline_path": None}, ()),
+    "bertscore": (
+        {
+            "model": "distilroberta-base",
+            "idf": True,
+            "rescale_with_baseline": True,
+            "precision": "fp32",
+            "baseline_path": None,
+        },
+        (),
+    ),
     "chexbert": ({"uncertain_as_positive": True, "precision": "fp32"}, ("chexbert",)),
     "radgraph": ({"precision": "fp32"}, ("radgraph",)),
 }
@@ -165,7 +197,7 @@ def _normalised(text: str) -> str:
 
 
 def rexrank_split(references: list[str]) -> str | None:
-    """"test" or "valid" when the references are exactly that ReXrank IU X-ray split's reports (each study's report,
+    """ "test" or "valid" when the references are exactly that ReXrank IU X-ray split's reports (each study's report,
     its findings, or its findings and impression), one per study; else None."""
     return _match_split(references) if references else None
 
@@ -201,12 +233,18 @@ def rexrank_comparable(metric) -> bool:
     from .loading.released import ARTEFACTS
 
     if metric.name == "radcliq":
-        return not metric.options.get("constants") and not metric.options.get("radgraph_model") \
+        return (
+            not metric.options.get("constants")
+            and not metric.options.get("radgraph_model")
             and not metric.options.get("bertscore_model")
+        )
     options, components = REXRANK_SETTINGS.get(metric.name, (None, ()))
     if options is None or any(metric.options.get(k) != v for k, v in options.items()):
         return False
-    if metric.name == "bertscore" and metric.options.get("num_layers") not in (None, 5):  # bert-score's 5 for distilroberta
+    if metric.name == "bertscore" and metric.options.get("num_layers") not in (
+        None,
+        5,
+    ):  # bert-score's 5 for distilroberta
         return False
     for kind in components:
         given = str(metric.components.get(kind, ""))
@@ -228,15 +266,25 @@ def rexrank_rows(scorer, references: list[str]) -> dict | None:
     comparable = {}
     for column, key in REXRANK_COLUMNS.items():
         owner = next((m for m in metrics.values() if key in m.keys), None)
-        composite_ok = owner is not None and all(rexrank_comparable(metrics[d]) for d in owner.dependencies(owner.options)
-                                                 if d in metrics)
+        composite_ok = owner is not None and all(
+            rexrank_comparable(metrics[d]) for d in owner.dependencies(owner.options) if d in metrics
+        )
         if owner is not None and rexrank_comparable(owner) and composite_ok:
             comparable[key] = column
     if not comparable:
         return None
     text = files("radmetrics.inference").joinpath("resources", "rexrank", f"rexrank_leaderboard_iu_xray_{split}.csv")
     rows = list(csv.DictReader(text.read_text(encoding="utf-8").splitlines()))
-    return {"split": split, "source": "ReXrank leaderboard, IU X-ray (rajpurkarlab/ReXrank @ 8152f99), published figures",
-            "comparable_keys": comparable,
-            "rows": [{"model": r["Model Name"], "institution": r["Institution"],
-                      "values": {key: float(r[column]) for key, column in comparable.items()}} for r in rows]}
+    return {
+        "split": split,
+        "source": "ReXrank leaderboard, IU X-ray (rajpurkarlab/ReXrank @ 8152f99), published figures",
+        "comparable_keys": comparable,
+        "rows": [
+            {
+                "model": r["Model Name"],
+                "institution": r["Institution"],
+                "values": {key: float(r[column]) for key, column in comparable.items()},
+            }
+            for r in rows
+        ],
+    }

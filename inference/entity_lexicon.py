@@ -29,7 +29,8 @@ cardiomediastinal_silhouette silhouette contour contours soft_tissues soft_tissu
 skeletal structures abdomen abdominal upper_abdomen stomach bowel liver gallbladder shoulder shoulders humerus
 humeral sternum sternal scapula thoracolumbar cervical lumbar neck axilla axillary subclavian jugular
 atrium ventricle ventricular pericardial pericardium esophagus esophageal hiatal svc cavoatrial_junction
-carina artery arteries vein veins retrocardiac subsegmental segmental pneumothoraces_region costovertebral paratracheal subpulmonic
+carina artery arteries vein veins retrocardiac subsegmental segmental pneumothoraces_region costovertebral \
+paratracheal subpulmonic
 """
 LOCATION_MODIFIERS = """
 left right bilateral bilaterally upper lower middle mid basilar basal apical central peripheral lateral medial
@@ -98,8 +99,8 @@ def _status(tokens: list[str], start: int, end: int) -> str:
     """Clause status of tokens[start:end+1] by the rule labeler's cue/scope matcher."""
     lowered = [t.lower() for t in tokens]
     prefix = " " + " ".join(lowered[:start])
-    mention = " ".join(lowered[start: end + 1])
-    text = prefix + (" " if start else "") + mention + " " + " ".join(lowered[end + 1:]) + " "
+    mention = " ".join(lowered[start : end + 1])
+    text = prefix + (" " if start else "") + mention + " " + " ".join(lowered[end + 1 :]) + " "
     begin = len(prefix) + (1 if start else 0)
     code = classify_mention(text, begin, begin + len(mention))
     return {1: "present", 0: "absent", -1: "uncertain"}[code]
@@ -113,7 +114,7 @@ def find_atoms(tokens: list[str]) -> list[Atom]:
     while i < len(tokens):
         best = None
         for width in range(min(_MAX_ENTRY, len(tokens) - i), 0, -1):
-            key = tuple(lowered[i: i + width])
+            key = tuple(lowered[i : i + width])
             kind = next((k for k, entries in KINDS.items() if key in entries), None)
             if kind:
                 best = (width, kind)
@@ -137,7 +138,9 @@ def _drop_orphan_modifiers(atoms: list[Atom]) -> list[Atom]:
         near = following is not None and following.start - atom.end <= 2
         if atom.kind == "location" and not (near and following.kind in ("anatomy", "location", *OBSERVATION_KINDS)):
             continue
-        if atom.kind == "severity" and not (near and following.kind in ("abnormality", "disease", "severity", "anatomy", "location")):
+        if atom.kind == "severity" and not (
+            near and following.kind in ("abnormality", "disease", "severity", "anatomy", "location")
+        ):
             continue
         kept.append(atom)
     return kept

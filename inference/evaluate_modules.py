@@ -40,10 +40,16 @@ def _metric(name: str):
 
 def _description(name: str) -> str:
     spec = _metric(name)
-    needs = f" Needs the component(s) {', '.join(spec.requires_components)} (`components={{kind: path}}`)." if spec.requires_components else ""
+    needs = (
+        f" Needs the component(s) {', '.join(spec.requires_components)} (`components={{kind: path}}`)."
+        if spec.requires_components
+        else ""
+    )
     llm = " Judged by an LLM: pass `endpoint` (an endpoint YAML, see configs/llm/)." if spec.judged_by_llm else ""
-    return (f"radmetrics `{name}`: score keys {', '.join(spec.keys)}, the values `radmetrics score --metrics {name}` gives "
-            f"(each key's reference implementation is named in the radmetrics README).{needs}{llm}")
+    return (
+        f"radmetrics `{name}`: score keys {', '.join(spec.keys)}, the values `radmetrics score --metrics {name}` gives"
+        f" (each key's reference implementation is named in the radmetrics README).{needs}{llm}"
+    )
 
 
 def evaluate_module_class(name: str):
@@ -54,7 +60,9 @@ def evaluate_module_class(name: str):
     spec = _metric(name)
 
     class RadmetricsMetric(evaluate.Metric):
-        def __init__(self, *args, components: dict | None = None, options: dict | None = None, endpoint=None, **kwargs):
+        def __init__(
+            self, *args, components: dict | None = None, options: dict | None = None, endpoint=None, **kwargs
+        ):
             super().__init__(*args, **kwargs)
             self.components, self.options, self.endpoint = dict(components or {}), dict(options or {}), endpoint
             self._scorers: dict = {}
@@ -63,14 +71,25 @@ def evaluate_module_class(name: str):
             return evaluate.MetricInfo(
                 description=_description(name),
                 citation=spec.citation,
-                inputs_description="predictions: generated reports (str); references: reference reports (str). Optional compute "
-                                   "arguments: components, options, endpoint, bootstrap (resamples for a 95% interval, 0 = none).",
-                features=datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
+                inputs_description=(
+                    "predictions: generated reports (str); references: reference reports (str). Optional compute "
+                    "arguments: components, options, endpoint, bootstrap (resamples for a 95% interval, 0 = none)."
+                ),
+                features=datasets.Features(
+                    {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
+                ),
                 reference_urls=["https://github.com/radmetrics/radmetrics"],
             )
 
-        def _compute(self, predictions, references, components: dict | None = None, options: dict | None = None, endpoint=None,
-                     bootstrap: int = 0):
+        def _compute(
+            self,
+            predictions,
+            references,
+            components: dict | None = None,
+            options: dict | None = None,
+            endpoint=None,
+            bootstrap: int = 0,
+        ):
             from .scorer import Scorer
 
             components = {**self.components, **(components or {})}
@@ -78,7 +97,9 @@ def evaluate_module_class(name: str):
             endpoint = endpoint if endpoint is not None else self.endpoint
             key = (tuple(sorted(components.items())), repr(sorted(options.items())), repr(endpoint), bootstrap)
             if key not in self._scorers:  # one Scorer per setting: its metric instances keep their models loaded
-                self._scorers[key] = Scorer([name], components, {name: options}, n_bootstrap=bootstrap, endpoint=endpoint)
+                self._scorers[key] = Scorer(
+                    [name], components, {name: options}, n_bootstrap=bootstrap, endpoint=endpoint
+                )
             result = self._scorers[key](list(references), list(predictions))
             values = {k: result.summary[k]["value"] for k in spec.keys}
             if bootstrap:
@@ -118,7 +139,7 @@ metric = evaluate.load(module_path("{name}"){load_arguments})
 metric.compute(predictions=["No acute findings."], references=["No acute cardiopulmonary process."])
 ```
 
-Returns {', '.join(f'`{k}`' for k in spec.keys)} (with `bootstrap=N`, each key's 95% interval as `<key>_ci95`).
+Returns {", ".join(f"`{k}`" for k in spec.keys)} (with `bootstrap=N`, each key's 95% interval as `<key>_ci95`).
 
 ## Citation
 
@@ -145,9 +166,11 @@ def write_evaluate_modules(out_dir: str | os.PathLike) -> list[Path]:
 
 def module_path(name: str) -> str:
     """The folder of metric `name`'s evaluate module under the radmetrics cache, written when missing or outdated."""
-    from .loading.released import radmetrics_cache
+    from .loading.cache import radmetrics_cache
 
     folder = radmetrics_cache() / "evaluate" / name
-    if not (folder / f"{name}.py").is_file() or (folder / f"{name}.py").read_text(encoding="utf-8") != SCRIPT.format(name=name):
+    if not (folder / f"{name}.py").is_file() or (folder / f"{name}.py").read_text(encoding="utf-8") != SCRIPT.format(
+        name=name
+    ):
         write_evaluate_module(name, folder.parent)
     return str(folder)

@@ -9,18 +9,90 @@ from __future__ import annotations
 
 import re
 
-PRE_NEGATION = ["no", "not", "without", "negative for", "free of", "absence of", "no evidence of", "no signs of",
-                "resolution of", "resolved", "clear of", "rather than", "removal of", "interval removal of", "no new",
-                "normal", "unremarkable", "negative"]
-POST_NEGATION = ["is not seen", "are not seen", "not seen", "not identified", "not present", "is absent", "are absent",
-                 "has resolved", "have resolved", "resolved", "is normal", "are normal", "normal", "within normal limits",
-                 "unremarkable", "not enlarged", "is clear", "are clear", "removed"]
-PRE_UNCERTAINTY = ["may", "might", "possible", "possibly", "probable", "probably", "likely", "suggest", "suggests",
-                   "suggestive of", "concerning for", "concern for", "question of", "questionable", "suspicious for",
-                   "worrisome for", "could", "versus", "vs", "differential", "borderline", "cannot exclude",
-                   "can not exclude", "cannot rule out", "not excluded", "compatible with", "equivocal", "suspected"]
-POST_UNCERTAINTY = ["cannot be excluded", "can not be excluded", "not excluded", "cannot be ruled out", "is possible",
-                    "are possible", "is suspected", "not ruled out", "could be", "may be present", "is questioned"]
+PRE_NEGATION = [
+    "no",
+    "not",
+    "without",
+    "negative for",
+    "free of",
+    "absence of",
+    "no evidence of",
+    "no signs of",
+    "resolution of",
+    "resolved",
+    "clear of",
+    "rather than",
+    "removal of",
+    "interval removal of",
+    "no new",
+    "normal",
+    "unremarkable",
+    "negative",
+]
+POST_NEGATION = [
+    "is not seen",
+    "are not seen",
+    "not seen",
+    "not identified",
+    "not present",
+    "is absent",
+    "are absent",
+    "has resolved",
+    "have resolved",
+    "resolved",
+    "is normal",
+    "are normal",
+    "normal",
+    "within normal limits",
+    "unremarkable",
+    "not enlarged",
+    "is clear",
+    "are clear",
+    "removed",
+]
+PRE_UNCERTAINTY = [
+    "may",
+    "might",
+    "possible",
+    "possibly",
+    "probable",
+    "probably",
+    "likely",
+    "suggest",
+    "suggests",
+    "suggestive of",
+    "concerning for",
+    "concern for",
+    "question of",
+    "questionable",
+    "suspicious for",
+    "worrisome for",
+    "could",
+    "versus",
+    "vs",
+    "differential",
+    "borderline",
+    "cannot exclude",
+    "can not exclude",
+    "cannot rule out",
+    "not excluded",
+    "compatible with",
+    "equivocal",
+    "suspected",
+]
+POST_UNCERTAINTY = [
+    "cannot be excluded",
+    "can not be excluded",
+    "not excluded",
+    "cannot be ruled out",
+    "is possible",
+    "are possible",
+    "is suspected",
+    "not ruled out",
+    "could be",
+    "may be present",
+    "is questioned",
+]
 CLAUSE_BREAK = re.compile(r";|\bbut\b|\bhowever\b|\balthough\b|\bexcept\b|\bwhich\b|\bwith\b")
 
 
@@ -37,7 +109,7 @@ def _clause(sentence: str, start: int, end: int) -> tuple[str, str]:
     before, after = sentence[:start], sentence[end:]
     breaks = list(CLAUSE_BREAK.finditer(before))
     if breaks:
-        before = before[breaks[-1].end():]
+        before = before[breaks[-1].end() :]
     nxt = CLAUSE_BREAK.search(after)
     if nxt:
         after = after[: nxt.start()]

@@ -123,18 +123,29 @@ def _tau(x: np.ndarray, y: np.ndarray) -> float:
 def _percentiles(values) -> list[float]:
     values = np.asarray(values, dtype=float)
     values = values[~np.isnan(values)]
-    return [float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))] if len(values) else [float("nan")] * 2
+    return (
+        [float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))] if len(values) else [float("nan")] * 2
+    )
 
 
 def case_resamples(cases: np.ndarray, n_resamples: int, seed: int) -> list[np.ndarray]:
     """Candidate indices of `n_resamples` bootstrap resamples of the cases (both candidates of a drawn case)."""
     rng = np.random.default_rng(seed)
     members = [np.flatnonzero(cases == c) for c in range(cases.max() + 1)]
-    return [np.concatenate([members[c] for c in rng.integers(0, len(members), len(members))]) for _ in range(n_resamples)]
+    return [
+        np.concatenate([members[c] for c in rng.integers(0, len(members), len(members))]) for _ in range(n_resamples)
+    ]
 
 
-def agreement(scores: dict[str, np.ndarray], human_errors: np.ndarray, cases: np.ndarray, preferred: np.ndarray,
-              baseline: str | None = "rougeL", n_resamples: int = 1000, seed: int = 0) -> dict:
+def agreement(
+    scores: dict[str, np.ndarray],
+    human_errors: np.ndarray,
+    cases: np.ndarray,
+    preferred: np.ndarray,
+    baseline: str | None = "rougeL",
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> dict:
     """Per key (scores oriented higher = better): tau-b with its case-bootstrap interval, the paired difference with
     `baseline`, and the preference accuracy."""
     target = -np.asarray(human_errors, dtype=float)
@@ -145,8 +156,10 @@ def agreement(scores: dict[str, np.ndarray], human_errors: np.ndarray, cases: np
         entry = {"tau_b": _tau(values, target), "ci95": _percentiles(boot[key]), "n": int((~np.isnan(values)).sum())}
         if baseline in scores and key != baseline:
             differences = boot[key] - boot[baseline]
-            entry["vs_" + baseline] = {"difference": entry["tau_b"] - _tau(scores[baseline], target),
-                                       "ci95": _percentiles(differences)}
+            entry["vs_" + baseline] = {
+                "difference": entry["tau_b"] - _tau(scores[baseline], target),
+                "ci95": _percentiles(differences),
+            }
         entry["preference"] = preference_accuracy(values, preferred)
         report[key] = entry
     return report
@@ -157,5 +170,8 @@ def preference_accuracy(values: np.ndarray, preferred: np.ndarray) -> dict:
     first, second = values[0::2], values[1::2]
     kept = (preferred != 0) & ~(np.isnan(first) | np.isnan(second))
     credit = np.where(first == second, 0.5, ((first > second) == (preferred == 1)).astype(float))[kept]
-    return {"accuracy": float(credit.mean()) if kept.any() else float("nan"), "n": int(kept.sum()),
-            "metric_ties": int((first == second)[kept].sum())}
+    return {
+        "accuracy": float(credit.mean()) if kept.any() else float("nan"),
+        "n": int(kept.sum()),
+        "metric_ties": int((first == second)[kept].sum()),
+    }

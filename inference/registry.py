@@ -32,8 +32,11 @@ class UnknownMetricError(ValueError):
 
 
 def _classes_in(module) -> list[type[Metric]]:
-    return [value for value in vars(module).values()
-            if isinstance(value, type) and issubclass(value, Metric) and value.__module__ == module.__name__ and value.name]
+    return [
+        value
+        for value in vars(module).values()
+        if isinstance(value, type) and issubclass(value, Metric) and value.__module__ == module.__name__ and value.name
+    ]
 
 
 def _builtin_classes() -> list[type[Metric]]:
@@ -54,7 +57,9 @@ def _plugin_classes() -> list[type[Metric]]:
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         cls = entry.load()
         if not (isinstance(cls, type) and issubclass(cls, Metric) and cls.name):
-            raise TypeError(f"entry point {entry.name} = {entry.value} ({ENTRY_POINT_GROUP}) is not a named Metric subclass")
+            raise TypeError(
+                f"entry point {entry.name} = {entry.value} ({ENTRY_POINT_GROUP}) is not a named Metric subclass"
+            )
         found.append(cls)
     return found
 
@@ -72,7 +77,9 @@ def _ordered(classes: list[type[Metric]]) -> dict[str, type[Metric]]:
     by_name: dict[str, type[Metric]] = {}
     for cls in classes:
         if cls.name in by_name and by_name[cls.name] is not cls:
-            raise ValueError(f"two metrics are named {cls.name!r}: {by_name[cls.name].__module__} and {cls.__module__}")
+            raise ValueError(
+                f"two metrics are named {cls.name!r}: {by_name[cls.name].__module__} and {cls.__module__}"
+            )
         by_name[cls.name] = cls
     ordered: dict[str, type[Metric]] = {}
 
@@ -114,8 +121,11 @@ def __getattr__(name: str):
 
 def available_metrics(components, endpoint: bool = False) -> list[str]:
     """Names of the metrics whose required components are all in `components` (LLM-judged ones with an endpoint)."""
-    return [name for name, cls in metrics().items()
-            if not cls.missing_components(components, endpoint) and (endpoint or not cls.judged_by_llm)]
+    return [
+        name
+        for name, cls in metrics().items()
+        if not cls.missing_components(components, endpoint) and (endpoint or not cls.judged_by_llm)
+    ]
 
 
 def key_owner() -> dict[str, str]:
@@ -148,8 +158,15 @@ def resolve(names: list[str] | None, metric_options: dict | None = None) -> list
     return [cls for name, cls in registry.items() if name in wanted]
 
 
-def build_metric(cls: type[Metric], components: dict, upstream: dict, options: dict | None = None, endpoint=None,
-                 llm_cache=None, progress: bool | None = None) -> Metric:
+def build_metric(
+    cls: type[Metric],
+    components: dict,
+    upstream: dict,
+    options: dict | None = None,
+    endpoint=None,
+    llm_cache=None,
+    progress: bool | None = None,
+) -> Metric:
     """The one place a metric is built from its options, for the Scorer and the rewards alike: an LLM-judged metric (or
     one an endpoint can serve) gets the endpoint and the answer cache."""
     options = dict(options or {})

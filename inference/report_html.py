@@ -4,7 +4,8 @@ It shows the summary with intervals, each key's distribution (an SVG histogram d
 that sorts (click a header), filters (text in either report or the id; a key's range, e.g. `KEY<0.3`) and pages
 through 100 rows at a time, so 10,000 pairs stay quick to open. A row opens its pair: both reports and each metric's
 detail as its metric class's `display_detail` draws it (notes, entities coloured matched or not, tables, texts), cut
-to keep the file small. `radmetrics compare` adds both systems side by side with the paired differences; `meta-eval` adds its scatter plots.
+to keep the file small. `radmetrics compare` adds both systems side by side with the paired differences; `meta-eval`
+adds its scatter plots.
 """
 
 from __future__ import annotations
@@ -30,7 +31,10 @@ def compact_detail(metric: str, detail: dict | None):
     if not isinstance(detail, dict):
         return None
     if "error" in detail:
-        return {"error": cut(detail["error"]), **({"response": cut(detail["response"])} if detail.get("response") else {})}
+        return {
+            "error": cut(detail["error"]),
+            **({"response": cut(detail["response"])} if detail.get("response") else {}),
+        }
     cls = metrics().get(metric)
     return strict(cls.display_detail(detail) if cls is not None else json_detail(detail))
 
@@ -45,19 +49,27 @@ def histogram_svg(values: list[float], key: str) -> str:
     for v in finite:
         counts[min(int((v - low) / width), BINS - 1)] += 1
     top = max(counts)
-    bars = "".join(f'<rect x="{4 + i * 14}" y="{84 - 80 * c / top:.1f}" width="12" height="{80 * c / top:.1f}"><title>'
-                   f'[{low + i * width:.3g}, {low + (i + 1) * width:.3g}): {c}</title></rect>' for i, c in enumerate(counts))
-    return (f'<figure><svg viewBox="0 0 290 100" width="290" height="100" role="img" aria-label="{html.escape(key)} histogram">{bars}'
-            f'<text x="4" y="98">{low:.3g}</text><text x="286" y="98" text-anchor="end">{high:.3g}</text></svg>'
-            f"<figcaption>{html.escape(key)} (n={len(finite)})</figcaption></figure>")
+    bars = "".join(
+        f'<rect x="{4 + i * 14}" y="{84 - 80 * c / top:.1f}" width="12" height="{80 * c / top:.1f}"><title>'
+        f"[{low + i * width:.3g}, {low + (i + 1) * width:.3g}): {c}</title></rect>"
+        for i, c in enumerate(counts)
+    )
+    return (
+        f'<figure><svg viewBox="0 0 290 100" width="290" height="100" role="img" aria-label="{html.escape(key)}'
+        f' histogram">{bars}<text x="4" y="98">{low:.3g}</text><text x="286" y="98"'
+        f' text-anchor="end">{high:.3g}</text></svg><figcaption>{html.escape(key)}'
+        f" (n={len(finite)})</figcaption></figure>"
+    )
 
 
 def signatures_list(signatures: dict) -> str:
     if not signatures:
         return ""
     items = "".join(f"<li><code>{html.escape(sig)}</code></li>" for sig in signatures.values())
-    return (f"<details open><summary>Signatures: everything that changes each value (compare scores only where they "
-            f"match)</summary><ul class=\"sigs\">{items}</ul></details>")
+    return (
+        f"<details open><summary>Signatures: everything that changes each value (compare scores only where they "
+        f'match)</summary><ul class="sigs">{items}</ul></details>'
+    )
 
 
 def summary_table(summary: dict) -> str:
@@ -69,89 +81,163 @@ def summary_table(summary: dict) -> str:
         low, high = (s.get("ci95") or [None, None])[:2]
         interval = "n/a" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
         warning = f'<span class="warn">{html.escape(s["warning"])}</span>' if s.get("warning") else ""
-        rows.append(f"<tr><td>{html.escape(key)}</td><td>{'↑' if s.get('higher_is_better') else '↓'}</td><td>{number(s.get('value'))}</td>"
-                    f"<td>{interval}</td><td>{s.get('n', '')}</td><td>{s.get('not_scored', 0)}</td><td>{s.get('empty_candidates', 0)}</td>"
-                    f"<td>{warning}</td></tr>")
-    return ("<table><thead><tr><th>score</th><th>better</th><th>value</th><th>95% CI</th><th>n</th><th>not scored</th>"
-            "<th>empty candidates</th><th></th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+        cells = [
+            html.escape(key),
+            "↑" if s.get("higher_is_better") else "↓",
+            number(s.get("value")),
+            interval,
+            s.get("n", ""),
+            s.get("not_scored", 0),
+            s.get("empty_candidates", 0),
+            warning,
+        ]
+        rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
+    return (
+        "<table><thead><tr><th>score</th><th>better</th><th>value</th><th>95% CI</th><th>n</th><th>not scored</th>"
+        "<th>empty candidates</th><th></th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+    )
 
 
 def page(title: str, body: str, data: dict | None = None) -> str:
-    payload = "" if data is None else (
-        '<script id="data" type="application/json">' + json.dumps(strict(data), allow_nan=False).replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e") + "</script>"
-        f"<script>{SCRIPT}</script>")
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{STYLE}</style></head>'
-            f"<body><h1>{html.escape(title)}</h1>{body}{payload}</body></html>")
+    payload = (
+        ""
+        if data is None
+        else (
+            '<script id="data" type="application/json">'
+            + json.dumps(strict(data), allow_nan=False)
+            .replace("&", "\\u0026")
+            .replace("<", "\\u003c")
+            .replace(">", "\\u003e")
+            + f"</script><script>{SCRIPT}</script>"
+        )
+    )
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{STYLE}</style></head>'
+        f"<body><h1>{html.escape(title)}</h1>{body}{payload}</body></html>"
+    )
 
 
-def sample_data(per_sample: list[dict], keys: list[str], references, candidates, details: dict, directions: dict,
-                sort_key: str | None = None) -> dict:
+def sample_data(
+    per_sample: list[dict],
+    keys: list[str],
+    references,
+    candidates,
+    details: dict,
+    directions: dict,
+    sort_key: str | None = None,
+) -> dict:
     """The page's data: per pair its values, texts and displayed details; `sort_key` (default: the first key) orders
     the pair table worst first when the page opens."""
     compacted = {metric: [compact_detail(metric, d) for d in rows] for metric, rows in (details or {}).items() if rows}
     sort_key = sort_key if sort_key in keys else (keys[0] if keys else None)
-    return {"keys": keys, "higher_is_better": {k: directions.get(k, True) for k in keys}, "sort_key": sort_key,
-            "rows": [{"id": row["id"], "values": [row.get(k) for k in keys], "reference": cut(ref), "candidate": cut(cand),
-                      "details": {m: d[i] for m, d in compacted.items() if d[i] is not None}}
-                     for i, (row, ref, cand) in enumerate(zip(per_sample, references, candidates))]}
+    return {
+        "keys": keys,
+        "higher_is_better": {k: directions.get(k, True) for k in keys},
+        "sort_key": sort_key,
+        "rows": [
+            {
+                "id": row["id"],
+                "values": [row.get(k) for k in keys],
+                "reference": cut(ref),
+                "candidate": cut(cand),
+                "details": {m: d[i] for m, d in compacted.items() if d[i] is not None},
+            }
+            for i, (row, ref, cand) in enumerate(zip(per_sample, references, candidates))
+        ],
+    }
 
 
-def render_score_report(result, references, candidates, title: str = "radmetrics scores", baselines: str = "",
-                        sort_key: str | None = None) -> str:
+def render_score_report(
+    result, references, candidates, title: str = "radmetrics scores", baselines: str = "", sort_key: str | None = None
+) -> str:
     """The summary with each key's signature, then the baselines (HTML, when computed), then the pairs with their texts
     (worst first on `sort_key`), then the distributions."""
     keys = list(result.summary)
     distributions = "".join(histogram_svg([row.get(k) for row in result.per_sample], k) for k in keys)
-    body = (f"<h2>Summary</h2><p>{len(result.per_sample)} pairs; 95% percentile bootstrap intervals.</p>"
-            f"{summary_table(result.summary)}{signatures_list(getattr(result, 'signatures', {}))}{baselines}"
-            f'{SAMPLES_SECTION}<h2>Distributions</h2><div class="hists">{distributions}</div>')
-    return page(title, body, sample_data(result.per_sample, keys, references, candidates, result.details,
-                                         result.higher_is_better, sort_key))
+    body = (
+        f"<h2>Summary</h2><p>{len(result.per_sample)} pairs; 95% percentile bootstrap intervals.</p>"
+        f"{summary_table(result.summary)}{signatures_list(getattr(result, 'signatures', {}))}{baselines}"
+        f'{SAMPLES_SECTION}<h2>Distributions</h2><div class="hists">{distributions}</div>'
+    )
+    return page(
+        title,
+        body,
+        sample_data(
+            result.per_sample, keys, references, candidates, result.details, result.higher_is_better, sort_key
+        ),
+    )
 
 
-def write_score_report(result, out: Path, references, candidates, baselines: str = "", sort_key: str | None = None) -> Path:
+def write_score_report(
+    result, out: Path, references, candidates, baselines: str = "", sort_key: str | None = None
+) -> Path:
     path = Path(out) / "report.html"
-    path.write_text(render_score_report(result, references, candidates, baselines=baselines, sort_key=sort_key),
-                    encoding="utf-8")
+    path.write_text(
+        render_score_report(result, references, candidates, baselines=baselines, sort_key=sort_key), encoding="utf-8"
+    )
     return path
 
 
-def write_compare_report(out: Path, names: tuple[str, str], comparison: dict, result, n: int, references, system_a, system_b) -> Path:
+def write_compare_report(
+    out: Path, names: tuple[str, str], comparison: dict, result, n: int, references, system_a, system_b
+) -> Path:
     """Both systems' summaries side by side with the paired differences, then each pair with A's and B's values."""
     rows = []
     for key, c in comparison.items():
         if not c.get("n"):
-            rows.append(f"<tr><td>{html.escape(key)}</td><td colspan=5>no pair scored by both</td>"
-                        f"<td>{c['a_not_scored']} / {c['b_not_scored']}</td></tr>")
+            rows.append(
+                f"<tr><td>{html.escape(key)}</td><td colspan=5>no pair scored by both</td>"
+                f"<td>{c['a_not_scored']} / {c['b_not_scored']}</td></tr>"
+            )
             continue
-        rows.append(f"<tr><td>{html.escape(key)}</td><td>{c['a']:.4f}</td><td>{c['b']:.4f}</td><td>{c['difference']:+.4f}</td>"
-                    f"<td>[{c['ci95'][0]:+.4f}, {c['ci95'][1]:+.4f}]</td><td>{c['p_value']:.4f}</td><td>{c['n']} ({c['a_not_scored']} / "
-                    f"{c['b_not_scored']} lost)</td></tr>")
+        rows.append(
+            f"<tr><td>{html.escape(key)}</td><td>{c['a']:.4f}</td><td>{c['b']:.4f}</td><td>{c['difference']:+.4f}</td><td>[{c['ci95'][0]:+.4f},"
+            f" {c['ci95'][1]:+.4f}]</td><td>{c['p_value']:.4f}</td><td>{c['n']} ({c['a_not_scored']} /"
+            f" {c['b_not_scored']} lost)</td></tr>"
+        )
     a, b = (html.escape(x) for x in names)
-    table = (f"<table><thead><tr><th>score</th><th>{a}</th><th>{b}</th><th>{a} − {b}</th><th>95% CI (paired bootstrap)</th>"
-             f"<th>p (approx. randomisation)</th><th>pairs both scored</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
+    table = (
+        f"<table><thead><tr><th>score</th><th>{a}</th><th>{b}</th><th>{a} − {b}</th><th>95% CI (paired"
+        " bootstrap)</th><th>p (approx. randomisation)</th><th>pairs both"
+        f" scored</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
     keys = [f"{k} ({tag})" for k in result.summary for tag in names]
-    per_sample = [{"id": result.per_sample[i]["id"].removesuffix(" (A)"),
-                   **{f"{k} ({names[0]})": result.per_sample[i].get(k) for k in result.summary},
-                   **{f"{k} ({names[1]})": result.per_sample[n + i].get(k) for k in result.summary}} for i in range(n)]
+    per_sample = [
+        {
+            "id": result.per_sample[i]["id"].removesuffix(" (A)"),
+            **{f"{k} ({names[0]})": result.per_sample[i].get(k) for k in result.summary},
+            **{f"{k} ({names[1]})": result.per_sample[n + i].get(k) for k in result.summary},
+        }
+        for i in range(n)
+    ]
     candidates = [f"{names[0]}: {cut(x)}\n\n{names[1]}: {cut(y)}" for x, y in zip(system_a, system_b)]
     directions = {f"{k} ({tag})": result.higher_is_better[k] for k in result.summary for tag in names}
-    body = (f"<h2>{a} against {b}</h2><p>{n} pairs; each key over the pairs both systems scored.</p>{table}"
-            f"{signatures_list(getattr(result, 'signatures', {}))}{SAMPLES_SECTION}")
+    body = (
+        f"<h2>{a} against {b}</h2><p>{n} pairs; each key over the pairs both systems scored.</p>{table}"
+        f"{signatures_list(getattr(result, 'signatures', {}))}{SAMPLES_SECTION}"
+    )
     path = Path(out) / "report.html"
-    path.write_text(page(f"radmetrics compare: {names[0]} vs {names[1]}", body,
-                         sample_data(per_sample, keys, references, candidates, {}, directions)), encoding="utf-8")
+    path.write_text(
+        page(
+            f"radmetrics compare: {names[0]} vs {names[1]}",
+            body,
+            sample_data(per_sample, keys, references, candidates, {}, directions),
+        ),
+        encoding="utf-8",
+    )
     return path
 
 
 def write_figures_report(out: Path, title: str, intro: str, figures: list[tuple[str, Path]]) -> Path:
     """A page of PNG figures embedded as data URIs (meta-eval's scatter plots), each with its caption."""
-    blocks = "".join(f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,'
-                     f'{base64.b64encode(Path(png).read_bytes()).decode()}"><figcaption>{html.escape(caption)}</figcaption></figure>'
-                     for caption, png in figures)
+    blocks = "".join(
+        f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,'
+        f'{base64.b64encode(Path(png).read_bytes()).decode()}"><figcaption>{html.escape(caption)}</figcaption></figure>'
+        for caption, png in figures
+    )
     path = Path(out) / "report.html"
-    path.write_text(page(title, f"<p>{html.escape(intro)}</p><div class=\"hists\">{blocks}</div>"), encoding="utf-8")
+    path.write_text(page(title, f'<p>{html.escape(intro)}</p><div class="hists">{blocks}</div>'), encoding="utf-8")
     return path
 
 

@@ -7,7 +7,8 @@ with classic Mac OS line endings and is split on "\r".
 
 Bad input is a `ReportFileError` naming the file and the line (or row, or record): a file that is not UTF-8, a line
 over `MAX_REPORT_CHARS` characters (most likely the wrong file), malformed CSV or JSON, a missing field, and a report
-that is null, not a string (or a grounded report), or empty where an empty one is not allowed (references). Ids, where the file carries them, must be present on every
+that is null, not a string (or a grounded report), or empty where an empty one is not allowed (references). Ids, where
+the file carries them, must be present on every
 record and unique; `pair_reports` then pairs two files by id (any field: `id_field`, `--id-field`), and refuses to pair
 a file with ids and one without.
 """
@@ -35,17 +36,23 @@ def _read_text(path: Path) -> str:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise ReportFileError(f"{path}: line {line} is not UTF-8 (byte {data[exc.start]:#x} at offset {exc.start}); re-encode the file as UTF-8") from exc
+        raise ReportFileError(
+            f"{path}: line {line} is not UTF-8 (byte {data[exc.start]:#x} at offset {exc.start}); re-encode the file"
+            " as UTF-8"
+        ) from exc
     for n, line in enumerate(split_lines(text), 1):
         if len(line) > MAX_REPORT_CHARS:
-            raise ReportFileError(f"{path}: line {n} holds {len(line):,} characters, more than a report's {MAX_REPORT_CHARS:,}; "
-                                  "is this the right file?")
+            raise ReportFileError(
+                f"{path}: line {n} holds {len(line):,} characters, more than a report's {MAX_REPORT_CHARS:,}; "
+                "is this the right file?"
+            )
     return text
 
 
 def split_lines(text: str) -> list[str]:
     """Lines split on "\n" alone, each without its "\r\n" or "\n" ending; a final newline adds no empty line.
-    (`str.splitlines` also splits on U+2028, U+2029, U+0085, form feeds and lone "\r", which can stand inside a report.)
+    (`str.splitlines` also splits on U+2028, U+2029, U+0085, form feeds and lone "\r", which can stand inside a
+    report.)
     Text with "\r" and no "\n" (classic Mac OS line endings) is split on "\r"."""
     lines = text.split("\r" if "\r" in text and "\n" not in text else "\n")
     if lines and lines[-1] == "":
@@ -76,8 +83,10 @@ def _checked(value, path: Path, where: str, name: str = "the report", allow_empt
         raise ReportFileError(f"{path}: {where}: {name} is null")
     grounded = isinstance(value, list) and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in value)
     if not isinstance(value, str) and not grounded:
-        raise ReportFileError(f"{path}: {where}: {name} is {type(value).__name__}, not a string "
-                              "or a grounded report (a list of {\"text\", \"boxes\"})")
+        raise ReportFileError(
+            f"{path}: {where}: {name} is {type(value).__name__}, not a string "
+            'or a grounded report (a list of {"text", "boxes"})'
+        )
     if not allow_empty and not (value.strip() if isinstance(value, str) else value):
         raise ReportFileError(f"{path}: {where}: {name} is empty")
     return value
@@ -86,8 +95,10 @@ def _checked(value, path: Path, where: str, name: str = "the report", allow_empt
 def _pick(record: dict, field: str | None, path: Path, where: str, allow_empty: bool = False) -> str | list:
     names = [field] if field else [f for f in DEFAULT_FIELDS if f in record]
     if not names or names[0] not in record:
-        raise ReportFileError(f"{path}: {where} has no field {field or ' or '.join(DEFAULT_FIELDS)!r} (found {sorted(map(str, record))}); "
-                              "pass --ref-field/--hyp-field")
+        raise ReportFileError(
+            f"{path}: {where} has no field {field or ' or '.join(DEFAULT_FIELDS)!r} (found"
+            f" {sorted(map(str, record))}); pass --ref-field/--hyp-field"
+        )
     return _checked(record[names[0]], path, where, f"field {names[0]!r}", allow_empty)
 
 
@@ -98,7 +109,9 @@ def _ids(found: list, path: Path, where: list[str]) -> list[str] | None:
         return None
     if not all(present):
         lacking = [w for w, ok in zip(where, present) if not ok]
-        raise ReportFileError(f"{path}: {len(lacking)} record(s) have no id while the others do, e.g. {', '.join(lacking[:5])}")
+        raise ReportFileError(
+            f"{path}: {len(lacking)} record(s) have no id while the others do, e.g. {', '.join(lacking[:5])}"
+        )
     ids = [str(i) for i in found]
     seen, repeated = set(), []
     for i in ids:
@@ -111,13 +124,21 @@ def _ids(found: list, path: Path, where: list[str]) -> list[str] | None:
 
 
 def _refuse_missing_id_field(path: Path, id_field: str, columns) -> None:
-    raise ReportFileError(f"{path}: no id field {id_field!r}; its fields: {', '.join(sorted(map(str, columns)))} "
-                          "(pass --id-field, or --ref-id-field / --hyp-id-field, naming one of them)")
+    raise ReportFileError(
+        f"{path}: no id field {id_field!r}; its fields: {', '.join(sorted(map(str, columns)))} "
+        "(pass --id-field, or --ref-id-field / --hyp-id-field, naming one of them)"
+    )
 
 
-def read_reports(path: str | Path, field: str | None = None, id_field: str | None = "id",
-                 allow_empty: bool = False, id_required: bool = False) -> tuple[list, list[str] | None]:
-    """Returns (reports, ids or None). `allow_empty` for generated reports: an empty one is a model's real output and is
+def read_reports(
+    path: str | Path,
+    field: str | None = None,
+    id_field: str | None = "id",
+    allow_empty: bool = False,
+    id_required: bool = False,
+) -> tuple[list, list[str] | None]:
+    """Returns (reports, ids or None). `allow_empty` for generated reports: an empty one is a model's real output and
+    is
     scored; an empty reference is a defect in the data and refused. `id_field` None or "": no ids. `id_required` (the
     user named the id field): a file without that field is refused, with its fields listed."""
     path = Path(path)
@@ -126,9 +147,13 @@ def read_reports(path: str | Path, field: str | None = None, id_field: str | Non
     id_required = id_required and bool(id_field)
     if suffix == ".txt":
         if id_required:
-            raise ReportFileError(f"{path}: a .txt file (one report per line) has no id field {id_field!r}; use a CSV, "
-                                  "JSONL or JSON file with ids, or pass --id-field '' to pair by position")
-        return [_checked(line, path, f"line {n}", allow_empty=allow_empty) for n, line in enumerate(split_lines(text), 1)], None
+            raise ReportFileError(
+                f"{path}: a .txt file (one report per line) has no id field {id_field!r}; use a CSV, "
+                "JSONL or JSON file with ids, or pass --id-field '' to pair by position"
+            )
+        return [
+            _checked(line, path, f"line {n}", allow_empty=allow_empty) for n, line in enumerate(split_lines(text), 1)
+        ], None
     if suffix == ".csv":
         try:
             rows = list(csv.DictReader(io.StringIO(text, newline="")))
@@ -140,7 +165,9 @@ def read_reports(path: str | Path, field: str | None = None, id_field: str | Non
         reports = [_pick(r, field, path, w, allow_empty) for r, w in zip(rows, where)]
         if id_required and id_field not in rows[0]:
             _refuse_missing_id_field(path, id_field, rows[0])
-        return reports, (_ids([r.get(id_field) for r in rows], path, where) if id_field and id_field in rows[0] else None)
+        return reports, (
+            _ids([r.get(id_field) for r in rows], path, where) if id_field and id_field in rows[0] else None
+        )
     if suffix == ".jsonl":
         records = read_jsonl_records(path)
         where = [f"line {n}" for n, _ in records]
@@ -168,27 +195,44 @@ def read_reports(path: str | Path, field: str | None = None, id_field: str | Non
     return reports, _ids(ids, path, where)
 
 
-def pair_reports(references: list, ref_ids: list[str] | None, candidates: list, cand_ids: list[str] | None,
-                 names: tuple[str, str] = ("references", "candidates")) -> tuple[list, list, list[str] | None]:
-    """(references, candidates in the references' order, ids): by id when both files carry ids, by position when neither
+def pair_reports(
+    references: list,
+    ref_ids: list[str] | None,
+    candidates: list,
+    cand_ids: list[str] | None,
+    names: tuple[str, str] = ("references", "candidates"),
+) -> tuple[list, list, list[str] | None]:
+    """(references, candidates in the references' order, ids): by id when both files carry ids, by position when
+    neither
     does. When one file has ids and the other has none, pairing by position could silently pair the wrong reports:
     refused."""
     if (ref_ids is None) != (cand_ids is None):
         has, lacks = (names[0], names[1]) if ref_ids is not None else (names[1], names[0])
-        raise ReportFileError(f"the {has} have ids but the {lacks} have none, so they cannot be paired by id; give both files "
-                              f"ids (--id-field, --ref-id-field / --hyp-id-field name the field), or pass --id-field '' to "
-                              "pair them by position")
+        raise ReportFileError(
+            f"the {has} have ids but the {lacks} have none, so they cannot be paired by id; give both files "
+            "ids (--id-field, --ref-id-field / --hyp-id-field name the field), or pass --id-field '' to "
+            "pair them by position"
+        )
     if ref_ids is not None and cand_ids is not None:
         known_refs, known_cands = set(ref_ids), set(cand_ids)  # built once: pairing is linear in the number of ids
         missing = [i for i in ref_ids if i not in known_cands]
         extra = [i for i in cand_ids if i not in known_refs]
         if missing or extra:
-            problems = ([f"{len(missing)} id(s) of the {names[0]} have no {names[1][:-1]} ({', '.join(missing[:10])})"] if missing else []) + \
-                       ([f"{len(extra)} id(s) of the {names[1]} are not among the {names[0]} ({', '.join(extra[:10])})"] if extra else [])
+            problems = (
+                [f"{len(missing)} id(s) of the {names[0]} have no {names[1][:-1]} ({', '.join(missing[:10])})"]
+                if missing
+                else []
+            ) + (
+                [f"{len(extra)} id(s) of the {names[1]} are not among the {names[0]} ({', '.join(extra[:10])})"]
+                if extra
+                else []
+            )
             raise ReportFileError("; ".join(problems))
         position = {i: n for n, i in enumerate(cand_ids)}
         return references, [candidates[position[i]] for i in ref_ids], ref_ids
     if len(references) != len(candidates):
-        raise ReportFileError(f"{len(references)} {names[0]} but {len(candidates)} {names[1]}; without ids on both sides "
-                              "they pair by position and must be as many")
+        raise ReportFileError(
+            f"{len(references)} {names[0]} but {len(candidates)} {names[1]}; without ids on both sides "
+            "they pair by position and must be as many"
+        )
     return references, candidates, None

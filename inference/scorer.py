@@ -28,7 +28,7 @@ class MissingComponentError(RuntimeError):
 
 
 def default_llm_cache() -> Path:
-    from .loading.released import radmetrics_cache
+    from .loading.cache import radmetrics_cache
 
     return radmetrics_cache() / "llm_answers.sqlite"
 
@@ -37,12 +37,15 @@ def _is_grounded(value) -> bool:
     return isinstance(value, list) and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in value)
 
 
-def validate_reports(references: Sequence, candidates: Sequence, ids: Sequence | None = None,
-                     grounded_ok: bool = False) -> list[str]:
+def validate_reports(
+    references: Sequence, candidates: Sequence, ids: Sequence | None = None, grounded_ok: bool = False
+) -> list[str]:
     """The pairs' ids as strings, or a ScoringInputError naming the pair. An empty or whitespace-only candidate is
     scored (each metric gives what its reference implementation gives for it); an empty reference is refused."""
     if len(references) != len(candidates):
-        raise ScoringInputError(f"{len(references)} references but {len(candidates)} candidates; they must pair up one to one")
+        raise ScoringInputError(
+            f"{len(references)} references but {len(candidates)} candidates; they must pair up one to one"
+        )
     ids = [str(i) for i in (ids if ids is not None else range(len(references)))]
     if len(ids) != len(references):
         raise ScoringInputError(f"{len(ids)} ids for {len(references)} pairs")
@@ -51,7 +54,7 @@ def validate_reports(references: Sequence, candidates: Sequence, ids: Sequence |
             if grounded_ok and _is_grounded(value):
                 continue
             if not isinstance(value, str):
-                kind = "a string or a grounded report (a list of {\"text\", \"boxes\"})" if grounded_ok else "a string"
+                kind = 'a string or a grounded report (a list of {"text", "boxes"})' if grounded_ok else "a string"
                 raise ScoringInputError(f"pair {ids[i]}: the {side} is {type(value).__name__}, not {kind}")
             if side == "reference" and not value.strip():  # a defect in the data; an empty candidate is a real output
                 raise ScoringInputError(f"pair {ids[i]}: the reference is empty")
@@ -98,7 +101,10 @@ class ScoreResult:
                 continue
             lo, hi = s["ci95"]
             interval = "n/a" if lo is None else f"[{lo:.4f}, {hi:.4f}]"
-            lines.append(f"| {key}{' (most pairs not scored)' if 'warning' in s else ''} | {s['value']:.4f} | {interval} | {s['n']} |")
+            lines.append(
+                f"| {key}{' (most pairs not scored)' if 'warning' in s else ''} | {s['value']:.4f} | {interval} |"
+                f" {s['n']} |"
+            )
         empty = max((s.get("empty_candidates", 0) for s in self.summary.values()), default=0)
         if empty:
             lines.append(f"\n{empty} of the candidates are empty; they are scored and counted in n.")
@@ -118,9 +124,16 @@ class Scorer:
     A per-sample value of None is a sample that could not be scored; `n` counts the scored ones.
     """
 
-    def __init__(self, metrics: list[str] | None = None, components: dict | None = None,
-                 metric_options: dict | None = None, n_bootstrap: int = 1000, seed: int = 0,
-                 endpoint=None, llm_cache: str | Path | None = None):
+    def __init__(
+        self,
+        metrics: list[str] | None = None,
+        components: dict | None = None,
+        metric_options: dict | None = None,
+        n_bootstrap: int = 1000,
+        seed: int = 0,
+        endpoint=None,
+        llm_cache: str | Path | None = None,
+    ):
         self.metric_options = metric_options or {}
         self.specs = resolve(metrics, self.metric_options)
         self.components = dict(components or {})
@@ -128,16 +141,24 @@ class Scorer:
         self.endpoint, self.llm_cache = endpoint, llm_cache or default_llm_cache()
         judged = [s.name for s in self.specs if s.judged_by_llm]
         if judged and endpoint is None:
-            raise MissingComponentError(f"{', '.join(judged)} {'is' if len(judged) == 1 else 'are'} judged by an LLM: "
-                                        "pass endpoint=... (radmetrics score --endpoint YAML)")
-        missing = {s.name: s.missing_components(self.components, endpoint is not None, self.metric_options.get(s.name))
-                   for s in self.specs}
+            raise MissingComponentError(
+                f"{', '.join(judged)} {'is' if len(judged) == 1 else 'are'} judged by an LLM: "
+                "pass endpoint=... (radmetrics score --endpoint YAML)"
+            )
+        missing = {
+            s.name: s.missing_components(self.components, endpoint is not None, self.metric_options.get(s.name))
+            for s in self.specs
+        }
         missing = {k: v for k, v in missing.items() if v}
         if missing:
             text = "; ".join(f"{m} needs {', '.join(c)}" for m, c in missing.items())
-            raise MissingComponentError(f"missing component checkpoints: {text} (pass components={{kind: path}} or --components DIR)")
+            raise MissingComponentError(
+                f"missing component checkpoints: {text} (pass components={{kind: path}} or --components DIR)"
+            )
 
-    def __call__(self, references: Sequence[str], candidates: Sequence[str], ids: Sequence | None = None) -> ScoreResult:
+    def __call__(
+        self, references: Sequence[str], candidates: Sequence[str], ids: Sequence | None = None
+    ) -> ScoreResult:
         ids = validate_reports(references, candidates, ids, grounded_ok=all(s.accepts_grounded for s in self.specs))
         outputs, docs, directions = {}, {}, {}
         empty = sum(is_empty_report(c) for c in candidates)
@@ -172,14 +193,28 @@ class Scorer:
                     warnings.append(warning)
         for key, signature in signatures.items():
             summary[key]["signature"] = signature
-        return ScoreResult(summary, rows, {name: o.details for name, o in outputs.items()}, docs,
-                           {name: o.meta for name, o in outputs.items() if o.meta}, directions, outputs, warnings, signatures)
+        return ScoreResult(
+            summary,
+            rows,
+            {name: o.details for name, o in outputs.items()},
+            docs,
+            {name: o.meta for name, o in outputs.items() if o.meta},
+            directions,
+            outputs,
+            warnings,
+            signatures,
+        )
 
     def metrics(self, upstream: dict | None = None) -> list:
-        """The metric instances of this Scorer's metrics, built from their options (no model is loaded until they run)."""
+        """The metric instances of this Scorer's metrics, built from their options (no model is loaded until they
+        run)."""
         upstream = {} if upstream is None else upstream
-        return [build_metric(spec, self.components, upstream, self.metric_options.get(spec.name), self.endpoint,
-                             self.llm_cache) for spec in self.specs]
+        return [
+            build_metric(
+                spec, self.components, upstream, self.metric_options.get(spec.name), self.endpoint, self.llm_cache
+            )
+            for spec in self.specs
+        ]
 
     def signatures(self, metrics: list | None = None) -> dict[str, str]:
         """Score key -> its signature (radmetrics.inference.signature): the key, what pins its metric's values (a
@@ -193,7 +228,9 @@ class Scorer:
             parts = metric.signature_parts()
             for dependency in spec.dependencies(metric.options):
                 parts += [f"{dependency}.{part}" for part in by_name[dependency].signature_parts()]
-            runtimes = {m.runtime_part() for m in (metric, *(by_name[d] for d in spec.dependencies(metric.options)))} - {None}
+            runtimes = {
+                m.runtime_part() for m in (metric, *(by_name[d] for d in spec.dependencies(metric.options)))
+            } - {None}
             tail = [*sorted(runtimes), f"v:{version()}"]
             signatures.update({key: "|".join([key, *parts, *tail]) for key in spec.keys})
         return signatures

@@ -13,8 +13,34 @@ from __future__ import annotations
 import re
 
 FINERADSCORE_PATTERN = re.compile(r"(?<!\d)\.(?!\d|$) ")
-ABBREVIATIONS = {"e.g", "i.e", "approx", "vs", "dr", "mr", "mrs", "ms", "st", "fig", "cf", "etc", "no", "nos", "min",
-                 "max", "ant", "post", "lat", "ap", "pa", "rt", "lt", "sq", "cm", "mm"}
+ABBREVIATIONS = {
+    "e.g",
+    "i.e",
+    "approx",
+    "vs",
+    "dr",
+    "mr",
+    "mrs",
+    "ms",
+    "st",
+    "fig",
+    "cf",
+    "etc",
+    "no",
+    "nos",
+    "min",
+    "max",
+    "ant",
+    "post",
+    "lat",
+    "ap",
+    "pa",
+    "rt",
+    "lt",
+    "sq",
+    "cm",
+    "mm",
+}
 _LIST_MARKER = re.compile(r"(?:(?<=^)|(?<=[.:;!?]))\s*\(?(\d{1,2})[.)]\s*(?=[A-Za-z(])")
 _GLUED = re.compile(r"(?<=[a-z]{2})\.(?=[A-Z][a-z])")
 
@@ -80,3 +106,9 @@ def sentences_with_owner(reports) -> tuple[list[list[str]], list[int]]:
         flat.extend(sentences)
         owner.extend([n] * len(sentences))
     return flat, owner
+
+
+def statements(report: str) -> list[str]:
+    """A report's sentences without their full stops, empty ones dropped: what the semantic GREEN teacher matches and
+    what GREEN's numbered prompt numbers (R1, R2, ... and C1, C2, ...), so that both count the same statements."""
+    return [s for s in (sentence.strip().rstrip(".").strip() for sentence in split_sentences(report)) if s]

@@ -4,7 +4,8 @@
     radgraph_partial|w:radgraph-xl#3f9a1c|case:insensitive|cpu-fp32|v:0.1.0+079e59a
 
 - `w:NAME#HASH` for each component (and each option that names weights): an export's manifest checksum (the sha256 of
-  its file list, which already holds every file's sha256), a Hugging Face cache snapshot's commit, or for any other file
+  its file list, which already holds every file's sha256), a Hugging Face cache snapshot's commit, or for any other
+  file
   its sha256, computed once per file (keyed by path, size and modification time in the radmetrics cache), never once
   per run;
 - every option whose change changes values (the metric class declares which), at its value in this run;
@@ -57,8 +58,8 @@ def _file_digest(path: Path) -> str:
     """sha256 of a file, remembered in the radmetrics cache by (path, size, mtime) so that it is computed once. The
     cache is a convenience: an unreadable or unwritable one (a read-only cache, another process writing it) is passed
     over, never a reason to stop a run."""
+    from .loading.cache import radmetrics_cache
     from .loading.checkpoint import sha256_file
-    from .loading.released import radmetrics_cache
 
     stat = path.stat()
     key = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
@@ -98,8 +99,11 @@ def _cached_hub_file(text: str) -> Path | None:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:
         return None
-    repo, filename = (ARTEFACTS[text].repo_id, ARTEFACTS[text].filename or "config.json") if text in ARTEFACTS \
+    repo, filename = (
+        (ARTEFACTS[text].repo_id, ARTEFACTS[text].filename or "config.json")
+        if text in ARTEFACTS
         else (text, "config.json")
+    )
     try:
         found = try_to_load_from_cache(repo, filename)
     except ValueError:  # not a valid repository id (HFValidationError): no cached snapshot to pin

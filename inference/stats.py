@@ -32,8 +32,9 @@ def _percentiles(values, level: float = 0.95) -> list[float]:
     return [float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha))]
 
 
-def bootstrap_ci(aggregate: Callable[[np.ndarray], float], n: int, n_resamples: int = 1000,
-                 seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+def bootstrap_ci(
+    aggregate: Callable[[np.ndarray], float], n: int, n_resamples: int = 1000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
     """Percentile CI of `aggregate(indices)` over resamples of n items with replacement."""
     if n == 0 or n_resamples == 0:
         return (float("nan"), float("nan"))
@@ -42,8 +43,13 @@ def bootstrap_ci(aggregate: Callable[[np.ndarray], float], n: int, n_resamples: 
     return lo, hi
 
 
-def paired_comparison(aggregate: Callable[[np.ndarray], float], n: int, n_bootstrap: int = 1000,
-                      n_permutations: int = 10000, seed: int = 0) -> dict:
+def paired_comparison(
+    aggregate: Callable[[np.ndarray], float],
+    n: int,
+    n_bootstrap: int = 1000,
+    n_permutations: int = 10000,
+    seed: int = 0,
+) -> dict:
     """System A against system B on the same n items. `aggregate(indices)` reads a combined index space: A's item i
     at i, B's at n + i. Returns A's and B's values, the difference A - B with its paired-bootstrap 95% CI, and the
     two-sided approximate-randomisation p-value (add-one smoothed)."""
@@ -62,9 +68,16 @@ def paired_comparison(aggregate: Callable[[np.ndarray], float], n: int, n_bootst
         swap = rng.random(n) < 0.5
         permuted = aggregate(np.where(swap, items + n, items)) - aggregate(np.where(swap, items, items + n))
         extreme += abs(permuted) >= abs(difference) - 1e-12
-    return {"a": float(value_a), "b": float(value_b), "difference": float(difference), "ci95": _percentiles(boots),
-            "p_value": float((extreme + 1) / (n_permutations + 1)), "n": int(n), "bootstrap": n_bootstrap,
-            "permutations": n_permutations}
+    return {
+        "a": float(value_a),
+        "b": float(value_b),
+        "difference": float(difference),
+        "ci95": _percentiles(boots),
+        "p_value": float((extreme + 1) / (n_permutations + 1)),
+        "n": int(n),
+        "bootstrap": n_bootstrap,
+        "permutations": n_permutations,
+    }
 
 
 def paired_means(a, b, n_bootstrap: int = 1000, n_permutations: int = 10000, seed: int = 0) -> dict:

@@ -28,9 +28,21 @@ class _Server(ThreadingHTTPServer):
 
 
 class FaultServer:
-    def __init__(self, fault_rate: float = 0.0, seed: int = 0, timeout_sleep: float = 1.5, hang_after: int | None = None,
-                 faults: tuple[str, ...] = FAULTS, responder: Callable[[list[dict]], str] | None = None):
-        self.fault_rate, self.timeout_sleep, self.hang_after, self.faults = fault_rate, timeout_sleep, hang_after, faults
+    def __init__(
+        self,
+        fault_rate: float = 0.0,
+        seed: int = 0,
+        timeout_sleep: float = 1.5,
+        hang_after: int | None = None,
+        faults: tuple[str, ...] = FAULTS,
+        responder: Callable[[list[dict]], str] | None = None,
+    ):
+        self.fault_rate, self.timeout_sleep, self.hang_after, self.faults = (
+            fault_rate,
+            timeout_sleep,
+            hang_after,
+            faults,
+        )
         self.responder = responder or (lambda messages: f"echo: {messages[0]['content']}")
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
@@ -74,7 +86,9 @@ class FaultServer:
             self.requests += 1
             first = key not in self.planned
             if first:
-                reprompt = len(messages) > 2 and self.key(messages[:-2]) in self.planned  # the engine's re-prompt of an earlier request
+                reprompt = (
+                    len(messages) > 2 and self.key(messages[:-2]) in self.planned
+                )  # the engine's re-prompt of an earlier request
                 draw = self._rng.random() < self.fault_rate and not reprompt
                 self.planned[key] = self._rng.choice(self.faults) if draw else None
             fault = self.planned[key] if first else None
@@ -86,7 +100,9 @@ class FaultServer:
             self._stop.wait()
             return
         if fault == "rate_limit":
-            return self._send(request, 429, {"error": {"message": "slow down", "type": "rate_limit"}}, {"retry-after": "0.05"})
+            return self._send(
+                request, 429, {"error": {"message": "slow down", "type": "rate_limit"}}, {"retry-after": "0.05"}
+            )
         if fault == "server_error":
             return self._send(request, 500, {"error": {"message": "boom", "type": "server_error"}})
         if fault == "timeout":
@@ -95,9 +111,14 @@ class FaultServer:
         if fault == "malformed_json":
             return self._send_raw(request, 200, b'{"id": "x", "choices": [', {})
         text = "INVALID" if fault == "invalid_answer" else self.responder(messages)
-        completion = {"id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()), "model": body["model"],
-                      "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                      "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+        completion = {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
         with self._lock:
             self.answered[key] += 1
         self._send(request, 200, completion)

@@ -16,9 +16,22 @@ from radmetrics.inference.baselines import (
 from radmetrics.inference.cli import main
 from radmetrics.inference.scorer import Scorer
 
-REFS = ["No acute cardiopulmonary process.", "Mild cardiomegaly. No effusion.", "No acute cardiopulmonary process.",
-        "Small left pleural effusion.", "Right lower lobe pneumonia.", "Lungs are clear. Heart size is normal."]
-HYPS = ["No acute disease.", "Cardiomegaly.", "Normal chest.", "Left effusion.", "Pneumonia on the right.", "Clear lungs."]
+REFS = [
+    "No acute cardiopulmonary process.",
+    "Mild cardiomegaly. No effusion.",
+    "No acute cardiopulmonary process.",
+    "Small left pleural effusion.",
+    "Right lower lobe pneumonia.",
+    "Lungs are clear. Heart size is normal.",
+]
+HYPS = [
+    "No acute disease.",
+    "Cardiomegaly.",
+    "Normal chest.",
+    "Left effusion.",
+    "Pneumonia on the right.",
+    "Clear lungs.",
+]
 
 
 def test_the_derangement_never_pairs_a_report_with_itself_or_its_twin():
@@ -45,8 +58,27 @@ def test_baselines_equal_scoring_the_candidates_by_hand():
 def test_score_baselines_writes_the_table_the_json_and_the_page(tmp_path):
     (tmp_path / "refs.txt").write_text("\n".join(REFS) + "\n")
     (tmp_path / "hyps.txt").write_text("\n".join(HYPS) + "\n")
-    assert main(["score", "--refs", str(tmp_path / "refs.txt"), "--hyps", str(tmp_path / "hyps.txt"), "--metrics", "rougeL",
-                 "--baselines", "--baseline-template", "Normal chest.", "--bootstrap", "50", "--out", str(tmp_path / "o")]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--refs",
+                str(tmp_path / "refs.txt"),
+                "--hyps",
+                str(tmp_path / "hyps.txt"),
+                "--metrics",
+                "rougeL",
+                "--baselines",
+                "--baseline-template",
+                "Normal chest.",
+                "--bootstrap",
+                "50",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 0
+    )
     baselines = json.loads((tmp_path / "o" / "baselines.json").read_text())
     assert baselines[TEMPLATE]["candidate"] == "Normal chest." and set(baselines) == {SHUFFLED, TEMPLATE}
     assert "## Baselines on the same references" in (tmp_path / "o" / "summary.md").read_text()
@@ -82,8 +114,26 @@ def test_published_rows_appear_beside_comparable_keys(tmp_path):
     refs = rexrank_references("valid")
     (tmp_path / "refs.jsonl").write_text("\n".join(json.dumps({"report": r}) for r in refs) + "\n")
     (tmp_path / "hyps.jsonl").write_text("\n".join(json.dumps({"report": "No acute disease."}) for _ in refs) + "\n")
-    assert main(["score", "--refs", str(tmp_path / "refs.jsonl"), "--hyps", str(tmp_path / "hyps.jsonl"), "--metrics",
-                 "bleu2", "rougeL", "--baselines", "--bootstrap", "20", "--out", str(tmp_path / "o")]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--refs",
+                str(tmp_path / "refs.jsonl"),
+                "--hyps",
+                str(tmp_path / "hyps.jsonl"),
+                "--metrics",
+                "bleu2",
+                "rougeL",
+                "--baselines",
+                "--bootstrap",
+                "20",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 0
+    )
     summary = (tmp_path / "o" / "summary.md").read_text().split("## Baselines")[1]
     assert "ReXrank IU X-ray valid (published)" in summary
     bleu_row = next(line for line in summary.splitlines() if line.startswith("| bleu2 |"))

@@ -17,7 +17,16 @@ from radmetrics.training.chexbert.gold_split import (
 )
 
 BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "chexbert_gold.py"
-TINY = ["--max_seq_length", "64", "--per_device_train_batch_size", "32", "--logging_steps", "1000", "--save_steps", "4"]
+TINY = [
+    "--max_seq_length",
+    "64",
+    "--per_device_train_batch_size",
+    "32",
+    "--logging_steps",
+    "1000",
+    "--save_steps",
+    "4",
+]
 
 
 def load_benchmark():
@@ -82,8 +91,10 @@ def test_allowed_classes_follow_gold_then_silver():
     logits = torch.randn(2, sum(classes))
     one_hot = torch.tensor([allowed_classes({}, silver, classes)] * 2)
     targets = torch.tensor([[1 if v == 1 else 0 if v is None else 2 if v == 0 else 3 for v in silver.values()]] * 2)
-    cross_entropy = sum(torch.nn.functional.cross_entropy(part, targets[:, i])
-                        for i, part in enumerate(torch.split(logits, classes, -1)))
+    cross_entropy = sum(
+        torch.nn.functional.cross_entropy(part, targets[:, i])
+        for i, part in enumerate(torch.split(logits, classes, -1))
+    )
     assert allowed_class_loss(logits, one_hot, classes).item() == pytest.approx(cross_entropy.item(), rel=1e-5)
 
 
@@ -102,12 +113,16 @@ def test_class_weights_balance_each_head_and_weight_the_loss_as_cross_entropy_do
     assert (class_weights(allowed, classes, power=0.0) == 1).all()
     logits = torch.randn(4, 6)
     w = torch.as_tensor(weights, dtype=torch.float32)
-    cross_entropy = sum(torch.nn.functional.cross_entropy(part, labels[:, i], weight=w_part)
-                        for i, (part, w_part) in enumerate(zip(torch.split(logits, classes, -1), torch.split(w, classes))))
+    cross_entropy = sum(
+        torch.nn.functional.cross_entropy(part, labels[:, i], weight=w_part)
+        for i, (part, w_part) in enumerate(zip(torch.split(logits, classes, -1), torch.split(w, classes)))
+    )
     assert allowed_class_loss(logits, allowed, classes, w).item() == pytest.approx(cross_entropy.item(), rel=1e-5)
     two_allowed = allowed.clone()
     two_allowed[0, 1] = 1  # report 0 allows classes 0 and 1 on head 1: its weight is their mean, (2/3 + 2) / 2
-    nll = torch.logsumexp(logits[:, :4], -1) - torch.logsumexp(logits[:, :4].masked_fill(two_allowed[:, :4] == 0, -torch.inf), -1)
+    nll = torch.logsumexp(logits[:, :4], -1) - torch.logsumexp(
+        logits[:, :4].masked_fill(two_allowed[:, :4] == 0, -torch.inf), -1
+    )
     example = torch.tensor([4 / 3, 2 / 3, 2 / 3, 2])
     head_two = torch.nn.functional.cross_entropy(logits[:, 4:], labels[:, 1], weight=w[4:])
     expected = (example * nll).sum() / example.sum() + head_two
@@ -126,7 +141,9 @@ def test_sentence_examples_are_distinct_sentences_labelled_alone_and_train_no_no
         one_hot_heads,
     )
 
-    examples = sentence_examples(["No pneumothorax. Small left pleural effusion.", "NO PNEUMOTHORAX!  Heart is normal."])
+    examples = sentence_examples(
+        ["No pneumothorax. Small left pleural effusion.", "NO PNEUMOTHORAX!  Heart is normal."]
+    )
     assert examples["text"] == ["No pneumothorax.", "Small left pleural effusion.", "Heart is normal."]
     assert examples["labels"][1] == label_report("Small left pleural effusion.")
     assert examples["labels"][1]["Pleural Effusion"] == 1 and examples["labels"][0]["Pneumothorax"] == 0
@@ -158,7 +175,9 @@ def test_comparison_matches_labeler_eval_and_brackets_its_estimates():
     flipped[:40] = ~flipped[:40]
     result = compare_labelers(gold, flipped, rule, labels, n_bootstrap=200, n_permutations=200)
     assert result["rule_macro_f1"] == pytest.approx(reference["macro_f1"])
-    assert result["rule_per_label"]["Cardiomegaly"]["f1"] == pytest.approx(reference["per_label"]["Cardiomegaly"]["f1"])
+    assert result["rule_per_label"]["Cardiomegaly"]["f1"] == pytest.approx(
+        reference["per_label"]["Cardiomegaly"]["f1"]
+    )
     assert result["diff"] == pytest.approx(result["model_macro_f1"] - result["rule_macro_f1"]) and result["diff"] < 0
     for key in ("model_macro_f1", "rule_macro_f1", "diff"):
         low, high = result[f"{key}_ci95" if key != "diff" else "diff_ci95"]
@@ -170,20 +189,64 @@ def test_both_stages_run_hold_out_gold_test_and_fill_the_benchmark_record(tmp_pa
     from radmetrics.training.run_dir import read_eval_results, read_run_manifest
 
     out = tmp_path / "result.json"
-    stage1_args = " ".join([*TINY, "--max_steps", "4", "--max_eval_samples", "64", "--eval_strategy", "no",
-                            "--load_best_model_at_end", "false", "--add_sentence_examples", "true",
-                            "--class_weight_power", "0.5"])
-    stage2_args = " ".join([*TINY, "--max_steps", "8", "--eval_steps", "4", "--n_bootstrap", "50",
-                            "--n_permutations", "50", "--class_weight_power", "0.5", "--add_sentence_examples", "true"])
+    stage1_args = " ".join(
+        [
+            *TINY,
+            "--max_steps",
+            "4",
+            "--max_eval_samples",
+            "64",
+            "--eval_strategy",
+            "no",
+            "--load_best_model_at_end",
+            "false",
+            "--add_sentence_examples",
+            "true",
+            "--class_weight_power",
+            "0.5",
+        ]
+    )
+    stage2_args = " ".join(
+        [
+            *TINY,
+            "--max_steps",
+            "8",
+            "--eval_steps",
+            "4",
+            "--n_bootstrap",
+            "50",
+            "--n_permutations",
+            "50",
+            "--class_weight_power",
+            "0.5",
+            "--add_sentence_examples",
+            "true",
+        ]
+    )
     benchmark = load_benchmark()
-    result = benchmark.main(["--scale", "tiny", "--workdir", str(tmp_path / "runs"), "--out", str(out),
-                             "--stage1-args", stage1_args, "--stage2-args", stage2_args])
+    result = benchmark.main(
+        [
+            "--scale",
+            "tiny",
+            "--workdir",
+            str(tmp_path / "runs"),
+            "--out",
+            str(out),
+            "--stage1-args",
+            stage1_args,
+            "--stage2-args",
+            stage2_args,
+        ]
+    )
     args = GoldSplitArguments()
     stage1 = read_run_manifest(tmp_path / "runs" / "stage1")["data_provenance"]
     assert stage1["sentence_examples"] > stage1["train_examples"]  # each distinct sentence of the kept reports
     reserved = reserved_texts(args)
-    assert stage1["gold_split"] == {**args.describe(), "reserved_texts": len(reserved),
-                                    "dropped_from_train": stage1["gold_split"]["dropped_from_train"]}
+    assert stage1["gold_split"] == {
+        **args.describe(),
+        "reserved_texts": len(reserved),
+        "dropped_from_train": stage1["gold_split"]["dropped_from_train"],
+    }
     from datasets import load_from_disk
 
     silver_train = load_from_disk(str(tmp_path / "runs" / "stage1" / "silver" / "chexpert" / "hf"))["train"]
@@ -194,31 +257,74 @@ def test_both_stages_run_hold_out_gold_test_and_fill_the_benchmark_record(tmp_pa
     stage2 = read_run_manifest(tmp_path / "runs" / "stage2")["data_provenance"]
     assert stage2["sentence_examples"] > stage2["gold_train_reports"]  # the gold training reports' distinct sentences
     results = read_eval_results(tmp_path / "runs" / "stage2")
-    assert {"validation_macro_f1", "rule_labeler_validation_macro_f1", "test_macro_f1", "rule_labeler_test_macro_f1",
-            "test_macro_f1_diff_ci95_low", "test_f1_No Finding"} <= set(results)
+    assert {
+        "validation_macro_f1",
+        "rule_labeler_validation_macro_f1",
+        "test_macro_f1",
+        "rule_labeler_test_macro_f1",
+        "test_macro_f1_diff_ci95_low",
+        "test_f1_No Finding",
+    } <= set(results)
     predictions = [json.loads(line) for line in (tmp_path / "runs" / "stage2" / "gold_predictions.jsonl").open()]
     test_ids = {r.id for r in gold_reports(args)["test"]}
     assert {p["id"] for p in predictions if p["split"] == "test"} == test_ids
-    assert not {normalise_report_text(r.text) for r in gold_reports(args)["test"]} & {normalise_report_text(t) for t in kept}
+    assert not {normalise_report_text(r.text) for r in gold_reports(args)["test"]} & {
+        normalise_report_text(t) for t in kept
+    }
 
     assert json.loads(out.read_text()) == json.loads(json.dumps(result))
-    assert {"model_macro_f1", "rule_macro_f1", "diff_ci95", "model_macro_f1_ci95", "rule_macro_f1_ci95", "per_label",
-            "machine", "command", "seconds", "split_sizes"} <= set(result)
+    assert {
+        "model_macro_f1",
+        "rule_macro_f1",
+        "diff_ci95",
+        "model_macro_f1_ci95",
+        "rule_macro_f1_ci95",
+        "per_label",
+        "machine",
+        "command",
+        "seconds",
+        "split_sizes",
+    } <= set(result)
     assert result["split_sizes"]["gold_test"] == len(test_ids)
     assert set(result["per_label"]["Edema"]["rule"]) >= {"precision", "recall", "f1", "support"}
 
     stage1_weights = tmp_path / "runs" / "stage1" / "final" / "model.safetensors"
     trained_at = stage1_weights.stat().st_mtime_ns
-    again = benchmark.main(["--scale", "tiny", "--workdir", str(tmp_path / "again"), "--out", str(tmp_path / "again.json"),
-                            "--stage1-dir", str(tmp_path / "runs" / "stage1"), "--stage1-args", stage1_args,
-                            "--stage2-args", stage2_args])
+    again = benchmark.main(
+        [
+            "--scale",
+            "tiny",
+            "--workdir",
+            str(tmp_path / "again"),
+            "--out",
+            str(tmp_path / "again.json"),
+            "--stage1-dir",
+            str(tmp_path / "runs" / "stage1"),
+            "--stage1-args",
+            stage1_args,
+            "--stage2-args",
+            stage2_args,
+        ]
+    )
     assert again["model_macro_f1"] == result["model_macro_f1"]  # stage 1 reused as trained; stage 2 reruns alike
     assert stage1_weights.stat().st_mtime_ns == trained_at  # reused, not retrained
     with pytest.raises(ValueError, match="other settings"):
-        benchmark.main(["--scale", "tiny", "--workdir", str(tmp_path / "other_settings"), "--out", str(tmp_path / "x.json"),
-                        "--stage1-dir", str(tmp_path / "runs" / "stage1"),
-                        "--stage1-args", stage1_args.replace("--class_weight_power 0.5", "--class_weight_power 1.0"),
-                        "--stage2-args", stage2_args])
+        benchmark.main(
+            [
+                "--scale",
+                "tiny",
+                "--workdir",
+                str(tmp_path / "other_settings"),
+                "--out",
+                str(tmp_path / "x.json"),
+                "--stage1-dir",
+                str(tmp_path / "runs" / "stage1"),
+                "--stage1-args",
+                stage1_args.replace("--class_weight_power 0.5", "--class_weight_power 1.0"),
+                "--stage2-args",
+                stage2_args,
+            ]
+        )
     assert read_run_manifest(tmp_path / "runs" / "stage1")["training_config"]["class_weight_power"] == 0.5  # kept
     (tmp_path / "unfinished").mkdir()
     (tmp_path / "unfinished" / "radmetrics_run.json").write_text("{}")
@@ -226,5 +332,15 @@ def test_both_stages_run_hold_out_gold_test_and_fill_the_benchmark_record(tmp_pa
         benchmark.train_both_stages("tiny", tmp_path / "x", [], [], tmp_path / "unfinished")
 
     with pytest.raises(ValueError, match="same --gold_split_ratios"):
-        gold.main(["--model_name_or_path", str(tmp_path / "runs" / "stage1" / "final"), "--output_dir",
-                   str(tmp_path / "other"), "--gold_split_seed", "5", "--report_to", "none"])
+        gold.main(
+            [
+                "--model_name_or_path",
+                str(tmp_path / "runs" / "stage1" / "final"),
+                "--output_dir",
+                str(tmp_path / "other"),
+                "--gold_split_seed",
+                "5",
+                "--report_to",
+                "none",
+            ]
+        )

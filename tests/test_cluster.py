@@ -30,7 +30,9 @@ def test_green_gpu_configs_fail_loudly_without_flash_attention_and_cap_the_final
 
 @pytest.mark.parametrize("name", sorted(GPU_CONFIGS))
 def test_gpu_configs_give_the_final_evaluation_time_inside_the_process_group(name):
-    assert GPU_CONFIGS[name]["ddp_timeout"] >= 3600  # the default (1800 s) is shorter than a 7B model's final evaluation
+    assert (
+        GPU_CONFIGS[name]["ddp_timeout"] >= 3600
+    )  # the default (1800 s) is shorter than a 7B model's final evaluation
 
 
 def test_sft_learning_rates_follow_greens_training_script_and_lora_has_its_own():
@@ -38,11 +40,18 @@ def test_sft_learning_rates_follow_greens_training_script_and_lora_has_its_own()
         if "/sft/" not in name:
             continue
         assert config["packing"] is True and config["packing_strategy"] == "bfd"  # padding-free packed batches
-        assert config["deepspeed"] == "configs/deepspeed/zero3.json"  # no CPU offload: a 7B model fits ZeRO-3 on 8 GPUs
+        assert (
+            config["deepspeed"] == "configs/deepspeed/zero3.json"
+        )  # no CPU offload: a 7B model fits ZeRO-3 on 8 GPUs
         if config.get("use_peft"):
             assert config["learning_rate"] == 1e-4
         else:  # Stanford-AIMI/GREEN training/finetune.sh: lr 1e-5, adam_beta2 0.95, weight decay 0.1, warm-up 0.05
-            assert (config["learning_rate"], config["adam_beta2"], config["weight_decay"], config["warmup_steps"]) == (1e-5, 0.95, 0.1, 0.05)
+            assert (config["learning_rate"], config["adam_beta2"], config["weight_decay"], config["warmup_steps"]) == (
+                1e-5,
+                0.95,
+                0.1,
+                0.05,
+            )
 
 
 def test_pretraining_batches_by_a_token_budget():
@@ -98,23 +107,46 @@ def test_deberta_v3_tokenizer_shipped_as_spm_model_only_loads(tmp_path, iu_repor
     from radmetrics.inference.loading.hub import load_tokenizer
     from radmetrics.training.lookalike import build_lookalike
 
-    model = build_lookalike("microsoft/deberta-v3-base", [r.text for r in iu_reports[:1500] if r.text], tmp_path / "deberta",
-                            vocab_size=600)
-    assert {p.name for p in model.iterdir()} >= {"spm.model", "tokenizer_config.json"} and not (model / "tokenizer.json").exists()
+    model = build_lookalike(
+        "microsoft/deberta-v3-base",
+        [r.text for r in iu_reports[:1500] if r.text],
+        tmp_path / "deberta",
+        vocab_size=600,
+    )
+    assert {p.name for p in model.iterdir()} >= {"spm.model", "tokenizer_config.json"} and not (
+        model / "tokenizer.json"
+    ).exists()
     tokenizer = load_tokenizer(model)
-    assert len(tokenizer) >= 600 and tokenizer.convert_ids_to_tokens(tokenizer("No effusion.")["input_ids"])[0] == "[CLS]"
+    assert (
+        len(tokenizer) >= 600 and tokenizer.convert_ids_to_tokens(tokenizer("No effusion.")["input_ids"])[0] == "[CLS]"
+    )
 
 
-def test_a_run_saves_and_stops_when_the_launcher_asks_then_resumes_from_that_checkpoint(tmp_path, iu_reports, monkeypatch, capsys):
+def test_a_run_saves_and_stops_when_the_launcher_asks_then_resumes_from_that_checkpoint(
+    tmp_path, iu_reports, monkeypatch, capsys
+):
     from radmetrics.data_builders.corpus_io import assign_splits
     from radmetrics.data_builders.silver_dataset import write_silver
     from radmetrics.training.rate_ner import iob
 
     reports = [r for r in iu_reports if r.text][:400]
     write_silver(reports, assign_splits(reports), tmp_path / "silver", labelers=["rate_ner"], progress=False)
-    args = ["--config", str(ROOT / "configs/rate_ner/iob/tiny.yaml"), "--silver_dir", str(tmp_path / "silver"),
-            "--output_dir", str(tmp_path / "run"), "--max_steps", "6", "--save_steps", "100", "--eval_strategy", "no",
-            "--max_eval_samples", "20"]
+    args = [
+        "--config",
+        str(ROOT / "configs/rate_ner/iob/tiny.yaml"),
+        "--silver_dir",
+        str(tmp_path / "silver"),
+        "--output_dir",
+        str(tmp_path / "run"),
+        "--max_steps",
+        "6",
+        "--save_steps",
+        "100",
+        "--eval_strategy",
+        "no",
+        "--max_eval_samples",
+        "20",
+    ]
     marker = tmp_path / "requeue-marker"
     marker.touch()  # the launcher got USR1 before the first step ended
     monkeypatch.setenv("RADMETRICS_REQUEUE_MARKER", str(marker))
@@ -139,7 +171,9 @@ def test_builders_run_once_on_global_rank_zero_and_other_ranks_wait(tmp_path, mo
     marker = tmp_path / "built"
     calls = []
     monkeypatch.setenv("RANK", "8")  # local rank 0 of the second node: must not build
-    waiter = threading.Thread(target=build_once, args=(marker, lambda: calls.append("node 2")), kwargs={"timeout_s": 30})
+    waiter = threading.Thread(
+        target=build_once, args=(marker, lambda: calls.append("node 2")), kwargs={"timeout_s": 30}
+    )
     waiter.start()
     time.sleep(1)  # the waiter has read its rank and is polling for the marker
     assert calls == [] and not marker.exists()
@@ -156,10 +190,17 @@ def test_rehearsal_finds_each_configs_architecture_and_changes_only_what_a_cpu_c
     families = {name: family_of(base_model_of(config, ROOT / "configs")) for name, config in GPU_CONFIGS.items()}
     assert families["configs/green/sft/mistral-7b.yaml"] == "mistral"  # through stage 1's output_dir
     assert families["configs/green/sft/llama-2-7b-lora.yaml"] == "llama"
-    assert families["configs/rate_ner/span/base.yaml"] == "deberta-v2" and families["configs/chexbert/finetune/base.yaml"] == "bert"
+    assert (
+        families["configs/rate_ner/span/base.yaml"] == "deberta-v2"
+        and families["configs/chexbert/finetune/base.yaml"] == "bert"
+    )
     flags = rehearsal_overrides("green/sft", GREEN["configs/green/sft/phi-2.yaml"], Path("/m"), Path("/o"))
     changed = dict(zip(flags[::2], flags[1::2]))
-    assert changed["--attn_implementation"] == "sdpa" and changed["--bf16"] == "false" and changed["--model_name_or_path"] == "/m"
+    assert (
+        changed["--attn_implementation"] == "sdpa"
+        and changed["--bf16"] == "false"
+        and changed["--model_name_or_path"] == "/m"
+    )
     assert not {"--learning_rate", "--deepspeed", "--packing", "--max_length", "--adam_beta2"} & set(changed)
 
 
@@ -183,7 +224,9 @@ def test_final_green_evaluation_is_shared_out_over_the_ranks(monkeypatch):
     monkeypatch.setattr(encoder_recipe, "rank_and_world", lambda: (1, 2))
     monkeypatch.setattr(encoder_recipe, "gather_to_all", lambda items: sorted(other_rank + list(items)))
     seen = {}
-    monkeypatch.setattr(evaluation, "agreement_from_responses", lambda responses, *a, **k: seen.setdefault("r", responses))
+    monkeypatch.setattr(
+        evaluation, "agreement_from_responses", lambda responses, *a, **k: seen.setdefault("r", responses)
+    )
     evaluation.green_agreement(None, None, records, (0.0, 0.0), across_ranks=True)
     assert generated == ["r1", "r3", "r5"]
     assert seen["r"] == [f"answer to r{i}" for i in range(7)]
@@ -193,4 +236,6 @@ def test_qlora_and_flash_attention_come_with_the_gpu_extra():
     import tomllib
 
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    assert any(d.startswith("bitsandbytes") for d in extras["gpu"]) and any(d.startswith("flash-attn") for d in extras["gpu"])
+    assert any(d.startswith("bitsandbytes") for d in extras["gpu"]) and any(
+        d.startswith("flash-attn") for d in extras["gpu"]
+    )

@@ -41,7 +41,11 @@ def test_missing_config_file_is_named(tmp_path):
 
 
 def _recipe_configs():
-    return [p for p in sorted(CONFIGS.rglob("*.yaml")) if len(p.relative_to(CONFIGS).parts) == 3 and p.parts[-3] != "accelerate"]
+    return [
+        p
+        for p in sorted(CONFIGS.rglob("*.yaml"))
+        if len(p.relative_to(CONFIGS).parts) == 3 and p.parts[-3] != "accelerate"
+    ]
 
 
 def test_every_recipe_config_parses():

@@ -40,7 +40,12 @@ def test_free_text_sections(test_data):
     titles = load_section_titles()
     report = read_free_text_reports(test_data / "negbio" / "00000086.txt")[0]
     assert report.findings.startswith("pa and lat cxr") and report.impression.startswith("stable chest")
-    mimic = parse_free_text_report("x", "FINAL REPORT\nINDICATION: cough.\n\nFINDINGS: Lungs are clear.\nNo effusion.\n\nIMPRESSION: No acute process.", titles)
+    mimic = parse_free_text_report(
+        "x",
+        "FINAL REPORT\nINDICATION: cough.\n\nFINDINGS: Lungs are clear.\nNo effusion.\n\nIMPRESSION: No acute"
+        " process.",
+        titles,
+    )
     assert mimic.findings == "Lungs are clear. No effusion." and mimic.impression == "No acute process."
 
 

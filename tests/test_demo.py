@@ -17,8 +17,13 @@ def response(significant_b: int) -> str:
 
 
 def sft_results(model_counts: list[int], teacher_counts: list[int]) -> dict:
-    return agreement_from_responses([response(n) for n in model_counts], [response(n) for n in teacher_counts], (1.0, 1.0),
-                                    prefix="test_", intervals=True)
+    return agreement_from_responses(
+        [response(n) for n in model_counts],
+        [response(n) for n in teacher_counts],
+        (1.0, 1.0),
+        prefix="test_",
+        intervals=True,
+    )
 
 
 @pytest.mark.parametrize("recipe", ["rate_ner/iob", "rate_ner/span", "chexbert/finetune", "radgraph/train"])
@@ -29,11 +34,19 @@ def test_encoder_configs_of_the_demo_exist(recipe):
 def test_green_stage_arguments_parse(tmp_path):
     from radmetrics.training.green import sft
 
-    model_args, data_args, training_args, *_ = RecipeParser(sft.ARGUMENT_TYPES).parse_recipe_args(demo.green_sft_args(tmp_path))
-    assert model_args.model_name_or_path == "HuggingFaceTB/SmolLM2-135M-Instruct" and data_args.final_eval_splits == ["test"]
-    assert data_args.max_train_samples == demo.DEMO_GREEN_TRAIN_PAIRS and data_args.pairs_dir == str(tmp_path / "pairs")
+    model_args, data_args, training_args, *_ = RecipeParser(sft.ARGUMENT_TYPES).parse_recipe_args(
+        demo.green_sft_args(tmp_path)
+    )
+    assert model_args.model_name_or_path == "HuggingFaceTB/SmolLM2-135M-Instruct" and data_args.final_eval_splits == [
+        "test"
+    ]
+    assert data_args.max_train_samples == demo.DEMO_GREEN_TRAIN_PAIRS and data_args.pairs_dir == str(
+        tmp_path / "pairs"
+    )
     assert data_args.final_eval_samples == demo.DEMO_GREEN_EVAL_PAIRS and training_args.save_strategy == "no"
-    assert training_args.learning_rate == demo.DEMO_GREEN_LEARNING_RATE and training_args.lr_scheduler_type == "constant"
+    assert (
+        training_args.learning_rate == demo.DEMO_GREEN_LEARNING_RATE and training_args.lr_scheduler_type == "constant"
+    )
     # GREEN's prompt and the teacher's summary explanation: a walkthrough looped in 8 steps (training/demo.py says how)
     assert data_args.prompt == demo.DEMO_GREEN_PROMPT == "green" and demo.DEMO_GREEN_EXPLANATION == "summary"
     assert training_args.max_length == demo.DEMO_GREEN_MAX_LENGTH == 1536
@@ -44,7 +57,10 @@ def test_green_stage_arguments_parse(tmp_path):
 def test_green_row_states_whether_the_model_beats_its_constant_and_varies():
     teacher = [n % 4 for n in range(40)]
     same = demo.green_row(sft_results([1] * 40, teacher), Counter({1: 40}))
-    assert "beats its constant: NO" in same and "answers do NOT vary with the pair (significant count 1 for all 40 parsed)" in same
+    assert (
+        "beats its constant: NO" in same
+        and "answers do NOT vary with the pair (significant count 1 for all 40 parsed)" in same
+    )
     exact = demo.green_row(sft_results(teacher, teacher), Counter(teacher))
     assert "beats its constant: YES" in exact and "answers vary with the pair" in exact
     unparsed = agreement_from_responses(["garbage"] * 3, [response(1)] * 3, (1.0, 1.0), prefix="test_", intervals=True)
@@ -52,8 +68,11 @@ def test_green_row_states_whether_the_model_beats_its_constant_and_varies():
 
 
 def test_significant_count_answers_read_the_test_generations(tmp_path):
-    write_generations(tmp_path / "test_generations.jsonl", [{"id": i, "response": response(1)} for i in range(3)],
-                      [response(0), response(2), "garbage"])
+    write_generations(
+        tmp_path / "test_generations.jsonl",
+        [{"id": i, "response": response(1)} for i in range(3)],
+        [response(0), response(2), "garbage"],
+    )
     assert demo.significant_count_answers(tmp_path) == Counter({0: 1, 2: 1})
 
 

@@ -9,8 +9,9 @@ LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
 
 def markdown_files() -> list[Path]:
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "*.md"], cwd=REPO, capture_output=True,
-                            text=True, check=True).stdout.split()
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "*.md"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
     return [REPO / name for name in listed if (REPO / name).is_file()]
 
 

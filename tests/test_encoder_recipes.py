@@ -6,9 +6,28 @@ import pytest
 
 from radmetrics.training.run_dir import complete_checkpoints, read_eval_results
 
-COMMON = ["--model_name_or_path", "tiny-bert", "--max_eval_samples", "200", "--per_device_train_batch_size", "32",
-          "--learning_rate", "0.003", "--report_to", "none", "--save_strategy", "steps", "--save_steps", "20",
-          "--eval_strategy", "no", "--logging_steps", "1000", "--seed", "0"]
+COMMON = [
+    "--model_name_or_path",
+    "tiny-bert",
+    "--max_eval_samples",
+    "200",
+    "--per_device_train_batch_size",
+    "32",
+    "--learning_rate",
+    "0.003",
+    "--report_to",
+    "none",
+    "--save_strategy",
+    "steps",
+    "--save_steps",
+    "20",
+    "--eval_strategy",
+    "no",
+    "--logging_steps",
+    "1000",
+    "--seed",
+    "0",
+]
 
 
 @pytest.fixture(scope="module")
@@ -24,8 +43,17 @@ def silver_dir(tmp_path_factory, iu_reports):
 def test_rate_ner_iob_trains_resumes_and_beats_baseline(silver_dir, tmp_path, capsys):
     from radmetrics.training.rate_ner import iob
 
-    args = [*COMMON, "--silver_dir", str(silver_dir), "--output_dir", str(tmp_path / "run"), "--max_train_samples", "3000",
-            "--max_seq_length", "48"]
+    args = [
+        *COMMON,
+        "--silver_dir",
+        str(silver_dir),
+        "--output_dir",
+        str(tmp_path / "run"),
+        "--max_train_samples",
+        "3000",
+        "--max_seq_length",
+        "48",
+    ]
     iob.main([*args, "--max_steps", "20"])  # an interrupted run: stops after its first checkpoint
     assert [p.name for p in complete_checkpoints(tmp_path / "run")] == ["checkpoint-20"]
     import shutil
@@ -45,22 +73,47 @@ def test_chexbert_trains_exports_and_scores(silver_dir, tmp_path):
     from radmetrics.training.chexbert import finetune
     from radmetrics.training.export import export_run
 
-    run_dir = finetune.main([*COMMON, "--silver_dir", str(silver_dir), "--output_dir", str(tmp_path / "run"),
-                             "--max_steps", "60", "--max_seq_length", "96"])
+    run_dir = finetune.main(
+        [
+            *COMMON,
+            "--silver_dir",
+            str(silver_dir),
+            "--output_dir",
+            str(tmp_path / "run"),
+            "--max_steps",
+            "60",
+            "--max_seq_length",
+            "96",
+        ]
+    )
     results = read_eval_results(run_dir)
     assert results["test_kappa"] > results["baseline_majority_test_kappa"]
     assert "rule_labeler_negbio_test_macro_f1" in results and "negbio_test_macro_f1" in results
     export = export_run(run_dir, tmp_path / "export")
     _, manifest = load_manifest(export, "chexbert")
-    assert "| test_kappa |" in (export / "README.md").read_text() and manifest["eval_results"]["test_kappa"] == results["test_kappa"]
+    assert (
+        "| test_kappa |" in (export / "README.md").read_text()
+        and manifest["eval_results"]["test_kappa"] == results["test_kappa"]
+    )
     refs = ["Small left pleural effusion.", "No acute cardiopulmonary process.", "Cardiomegaly with mild edema."]
     hyps = ["No pleural effusion.", "No acute cardiopulmonary process.", "Enlarged heart."]
     result = Scorer(["chexbert"], {"chexbert": str(export)}, n_bootstrap=50)(refs, hyps)
-    precision_recall = {f"chexbert_{part}_{n}_{kind}" for part in ("precision", "recall") for n in (14, 5)
-                        for kind in ("micro", "macro")}
-    assert set(result.summary) == {"chexbert_f1_14_micro", "chexbert_f1_14_macro", "chexbert_f1_14_weighted",
-                                   "chexbert_f1_5_micro", "chexbert_f1_5_macro", "chexbert_f1_5_weighted",
-                                   "chexbert_similarity", *precision_recall}
+    precision_recall = {
+        f"chexbert_{part}_{n}_{kind}"
+        for part in ("precision", "recall")
+        for n in (14, 5)
+        for kind in ("micro", "macro")
+    }
+    assert set(result.summary) == {
+        "chexbert_f1_14_micro",
+        "chexbert_f1_14_macro",
+        "chexbert_f1_14_weighted",
+        "chexbert_f1_5_micro",
+        "chexbert_f1_5_macro",
+        "chexbert_f1_5_weighted",
+        "chexbert_similarity",
+        *precision_recall,
+    }
     assert set(result.meta["chexbert"]["per_condition"]["Cardiomegaly"]) == {"precision", "recall", "f1", "support"}
     assert result.per_sample[1]["chexbert_similarity"] == pytest.approx(1.0, abs=1e-5)
 
@@ -70,8 +123,21 @@ def test_ratescore_scores_through_an_exported_tagger(silver_dir, tmp_path):
     from radmetrics.training.export import export_run
     from radmetrics.training.rate_ner import iob
 
-    run_dir = iob.main([*COMMON, "--silver_dir", str(silver_dir), "--output_dir", str(tmp_path / "run"),
-                        "--max_train_samples", "3000", "--max_steps", "60", "--max_seq_length", "48"])
+    run_dir = iob.main(
+        [
+            *COMMON,
+            "--silver_dir",
+            str(silver_dir),
+            "--output_dir",
+            str(tmp_path / "run"),
+            "--max_train_samples",
+            "3000",
+            "--max_steps",
+            "60",
+            "--max_seq_length",
+            "48",
+        ]
+    )
     export = export_run(run_dir, tmp_path / "export")
     refs = ["Small left pleural effusion. The heart is normal in size.", "No pneumothorax."]
     hyps = ["Small left pleural effusion. The heart is normal in size.", "."]  # no entity in the candidate

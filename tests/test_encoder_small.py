@@ -1,5 +1,6 @@
 """The `small` configs of the encoder recipes (RaTE-NER IOB and span, RadGraph-style extractor) start from the bundled
-pretrained MiniLM, report precision/recall/F1 and support for every class, macro F1 and the classes never predicted, and write their test predictions. Two steps on a few
+pretrained MiniLM, report precision/recall/F1 and support for every class, macro F1 and the classes never predicted,
+and write their test predictions. Two steps on a few
 examples each; the full configs run in benchmarks/encoder_recipes_small.py."""
 
 import json
@@ -11,17 +12,43 @@ from radmetrics.inference.loading.components import get_component
 from radmetrics.training.run_dir import read_eval_results
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-FEW_STEPS = ["--max_steps", "2", "--max_train_samples", "16", "--max_eval_samples", "12", "--per_device_train_batch_size", "8",
-             "--eval_strategy", "no", "--save_strategy", "no", "--load_best_model_at_end", "false", "--logging_steps", "1000"]
+FEW_STEPS = [
+    "--max_steps",
+    "2",
+    "--max_train_samples",
+    "16",
+    "--max_eval_samples",
+    "12",
+    "--per_device_train_batch_size",
+    "8",
+    "--eval_strategy",
+    "no",
+    "--save_strategy",
+    "no",
+    "--load_best_model_at_end",
+    "false",
+    "--logging_steps",
+    "1000",
+]
 RATE_TYPES = get_component("rate_ner_span").label_map["labels"][1:]
 RADGRAPH = get_component("radgraph").label_map
 # recipe -> (eval_results prefix and classes, fields of each test prediction)
 EXPECTED = {
-    "rate_ner/iob": ([("test_", RATE_TYPES)], {"gold_tags", "predicted_tags", "gold", "predicted", "baseline_word_majority"}),
+    "rate_ner/iob": (
+        [("test_", RATE_TYPES)],
+        {"gold_tags", "predicted_tags", "gold", "predicted", "baseline_word_majority"},
+    ),
     "rate_ner/span": ([("test_", RATE_TYPES)], {"gold", "predicted", "baseline_word_majority"}),
-    "radgraph/train": ([("test_entity_", RADGRAPH["entities"][1:]), ("test_relation_", RADGRAPH["relations"][1:])],
-                       {"gold_entities", "predicted_entities", "baseline_word_majority_entities", "gold_relations",
-                        "predicted_relations"}),
+    "radgraph/train": (
+        [("test_entity_", RADGRAPH["entities"][1:]), ("test_relation_", RADGRAPH["relations"][1:])],
+        {
+            "gold_entities",
+            "predicted_entities",
+            "baseline_word_majority_entities",
+            "gold_relations",
+            "predicted_relations",
+        },
+    ),
 }
 
 
@@ -52,8 +79,9 @@ def test_small_config_starts_from_minilm_and_reports_every_class(recipe, silver_
 
     config = CONFIGS / recipe / "small.yaml"
     assert read_yaml(config)["model_name_or_path"] == "default"
-    run_dir = load_recipe(recipe).main(["--config", str(config), "--silver_dir", str(silver_dir),
-                                        "--output_dir", str(tmp_path / "run"), *FEW_STEPS])
+    run_dir = load_recipe(recipe).main(
+        ["--config", str(config), "--silver_dir", str(silver_dir), "--output_dir", str(tmp_path / "run"), *FEW_STEPS]
+    )
     assert read_run_manifest(run_dir)["base_model"] == "default"
     final = AutoModel.from_pretrained(run_dir / "final")
     pretrained = encoder_weights(AutoModel.from_pretrained(default_encoder()))

@@ -10,9 +10,13 @@ from radmetrics.inference.metrics.radgraph.f1 import radgraph_radcliq, radgraph_
 
 
 def _annotation(entities):
-    return {"text": "", "entities": {str(i + 1): {"tokens": t, "label": label, "start_ix": i, "end_ix": i,
-                                                  "relations": [list(r) for r in rels]}
-                                     for i, (t, label, rels) in enumerate(entities)}}
+    return {
+        "text": "",
+        "entities": {
+            str(i + 1): {"tokens": t, "label": label, "start_ix": i, "end_ix": i, "relations": [list(r) for r in rels]}
+            for i, (t, label, rels) in enumerate(entities)
+        },
+    }
 
 
 REF = _annotation([("lungs", "ANAT-DP", []), ("clear", "OBS-DP", [("located_at", "1")]), ("Effusion", "OBS-DA", [])])
@@ -63,7 +67,8 @@ def test_chexbert_f1_micro_macro_weighted_and_uncertainty():
     refs = [_labels(Edema=1, Cardiomegaly=1), _labels(Pleural_Effusion=1), _labels(Edema=3)]
     hyps = [_labels(Edema=1), _labels(Pleural_Effusion=1, Pneumonia=1), _labels(Edema=2)]
     scores = chexbert_f1(refs, hyps)
-    # positives (uncertain counted): truth Edema x2, Cardiomegaly, Pleural Effusion; predicted Edema, Effusion, Pneumonia
+    # positives (uncertain counted): truth Edema x2, Cardiomegaly, Pleural Effusion; predicted Edema, Effusion,
+    # Pneumonia
     # tp 2, fp 1, fn 2 -> micro 4 / 7
     assert scores["chexbert_f1_14_micro"] == pytest.approx(4 / 7)
     # per label F1: Edema 2/3, Cardiomegaly 0, Effusion 1, Pneumonia 0, others 0 -> macro (5/3)/14
@@ -82,22 +87,32 @@ def test_ratescore_reproduces_the_paper_appendix_example(tmp_path):
     cos("in situ", "not in place") 0.83 -> S(x, x^) = 0.644, S(x^, x) = 0.666."""
     types = ["ABNORMALITY", "NON-ABNORMALITY", "DISEASE", "NON-DISEASE", "ANATOMY"]
     matrix = {f"{a.lower()}_{b.lower()}": 0.5 for a in types for b in types}
-    matrix.update({"anatomy_anatomy": 0.91, "non-abnormality_abnormality": 0.94, "abnormality_non-abnormality": 0.83,
-                   "neg_weight": 0.36})
+    matrix.update(
+        {
+            "anatomy_anatomy": 0.91,
+            "non-abnormality_abnormality": 0.94,
+            "abnormality_non-abnormality": 0.83,
+            "neg_weight": 0.36,
+        }
+    )
     path = tmp_path / "example_weight.json"
     path.write_text(json.dumps(matrix))
     ref = np.array([[1.0, 0, 0], [0, 1.0, 0]])
-    cand = np.array([[1.0, 0, 0], [0, 0.83, math.sqrt(1 - 0.83 ** 2)]])
+    cand = np.array([[1.0, 0, 0], [0, 0.83, math.sqrt(1 - 0.83**2)]])
     forward = (0.91 + 0.94 * 0.83 * 0.36) / (0.91 + 0.94)
     backward = (0.91 + 0.83 * 0.83 * 0.36) / (0.91 + 0.83)
     assert round(forward, 3) == 0.644 and round(backward, 3) == 0.666
-    score = ratescore_from_entities(ref, ["ANATOMY", "NON-ABNORMALITY"], cand, ["ANATOMY", "ABNORMALITY"], matrix=str(path))
+    score = ratescore_from_entities(
+        ref, ["ANATOMY", "NON-ABNORMALITY"], cand, ["ANATOMY", "ABNORMALITY"], matrix=str(path)
+    )
     assert score == pytest.approx(2 * forward * backward / (forward + backward))
 
 
 def test_ratescore_empty_side_and_bundled_matrices():
     assert ratescore_from_entities(np.zeros((0, 3)), [], np.ones((1, 3)), ["ANATOMY"]) == 0.5
-    same = ratescore_from_entities(np.eye(2), ["ANATOMY", "DISEASE"], np.eye(2), ["ANATOMY", "DISEASE"], matrix="short")
+    same = ratescore_from_entities(
+        np.eye(2), ["ANATOMY", "DISEASE"], np.eye(2), ["ANATOMY", "DISEASE"], matrix="short"
+    )
     assert same == pytest.approx(1.0)
     with pytest.raises(ValueError, match="unknown RaTE-NER entity type"):
         ratescore_from_entities(np.eye(1), ["ORGAN"], np.eye(1), ["ANATOMY"])

@@ -52,15 +52,19 @@ def test_module_computes_the_scorer_values(name):
 def test_options_components_and_intervals_reach_the_scorer():
     module = evaluate.load(module_path("bertscore"), options={"rescale_with_baseline": False})
     raw = module.compute(predictions=HYPS, references=REFS, bootstrap=50)
-    assert raw["bertscore"] == pytest.approx(Scorer(["bertscore"], metric_options={"bertscore": {"rescale_with_baseline": False}},
-                                                    n_bootstrap=0)(REFS, HYPS).summary["bertscore"]["value"])
+    assert raw["bertscore"] == pytest.approx(
+        Scorer(["bertscore"], metric_options={"bertscore": {"rescale_with_baseline": False}}, n_bootstrap=0)(
+            REFS, HYPS
+        ).summary["bertscore"]["value"]
+    )
     assert raw["bertscore_ci95"][0] <= raw["bertscore"] <= raw["bertscore_ci95"][1]
     with pytest.raises(Exception, match="missing component checkpoints: radgraph needs radgraph"):
         evaluate.load(module_path("radgraph")).compute(predictions=HYPS, references=REFS)
 
 
 def test_module_inside_a_trainer_compute_metrics(tmp_path, iu_reports):
-    """A tiny causal LM evaluated by a Trainer whose compute_metrics decodes its greedy next-token guesses and scores them
+    """A tiny causal LM evaluated by a Trainer whose compute_metrics decodes its greedy next-token guesses and scores
+    them
     with the rougeL module."""
     import numpy as np
     import torch
@@ -72,8 +76,9 @@ def test_module_inside_a_trainer_compute_metrics(tmp_path, iu_reports):
     texts = [r.text for r in iu_reports[:60]]
     tokenizer = train_bpe_tokenizer(texts, tmp_path / "tokenizer", vocab_size=400)
     torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_config(tiny_llama_config(len(tokenizer), tokenizer.pad_token_id, tokenizer.bos_token_id,
-                                                               tokenizer.eos_token_id))
+    model = AutoModelForCausalLM.from_config(
+        tiny_llama_config(len(tokenizer), tokenizer.pad_token_id, tokenizer.bos_token_id, tokenizer.eos_token_id)
+    )
     rows = [tokenizer(text)["input_ids"][:32] for text in texts[:8]]
     rows = [row + [tokenizer.pad_token_id] * (32 - len(row)) for row in rows]
     data = Dataset.from_dict({"input_ids": rows, "labels": rows})
@@ -88,8 +93,12 @@ def test_module_inside_a_trainer_compute_metrics(tmp_path, iu_reports):
         seen.update(predictions=predictions, references=references)
         return rouge.compute(predictions=predictions, references=references)
 
-    trainer = Trainer(model=model, args=TrainingArguments(str(tmp_path / "run"), per_device_eval_batch_size=4, report_to="none",
-                                                          use_cpu=True), eval_dataset=data, compute_metrics=compute_metrics)
+    trainer = Trainer(
+        model=model,
+        args=TrainingArguments(str(tmp_path / "run"), per_device_eval_batch_size=4, report_to="none", use_cpu=True),
+        eval_dataset=data,
+        compute_metrics=compute_metrics,
+    )
     metrics = trainer.evaluate()
     expected = Scorer(["rougeL"], n_bootstrap=0)(seen["references"], seen["predictions"]).summary["rougeL"]["value"]
     assert metrics["eval_rougeL"] == pytest.approx(expected)

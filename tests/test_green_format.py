@@ -31,9 +31,14 @@ def test_parser_reproduces_upstream_oracle(oracle):
 
 
 def test_render_then_parse_round_trips():
-    sig = {"c": ["The infiltrates are in the upper middle right field, not the upper dorsal right field."], "b": ["Cardiomegaly", "Effusion"]}
+    sig = {
+        "c": ["The infiltrates are in the upper middle right field, not the upper dorsal right field."],
+        "b": ["Cardiomegaly", "Effusion"],
+    }
     insig = {"e": ["Mentions a prior study"]}
-    text = render_green_response("Location error.", sig, insig, ["Costophrenic sinuses are clear", "No other notable findings"])
+    text = render_green_response(
+        "Location error.", sig, insig, ["Costophrenic sinuses are clear", "No other notable findings"]
+    )
     parsed = parse_green_response(text)
     assert parsed.parsed
     assert parsed.significant == (0, 2, 1, 0, 0, 0) and parsed.insignificant == (0, 0, 0, 0, 1, 0)
@@ -45,14 +50,16 @@ def test_appendix_a2_example():
 The candidate report misidentifies the anatomic location of the infiltrates.
 
 [Clinically Significant Errors]:
-(c) Misidentification of a finding's anatomic location/position: 1. The infiltrates are in the upper middle right field, not the upper dorsal right field.
+(c) Misidentification of a finding's anatomic location/position: 1. The infiltrates are in the upper middle right \
+field, not the upper dorsal right field.
 
 [Clinically Insignificant Errors]:
 - (a) False report of a finding in the candidate: 0.
 - (b) Missing a finding present in the reference: 0.
 
 [Matched Findings]:
-3. Doubtful retrocardiac suggestive of respiratory infection; Costophrenic sinuses are clear; No other notable findings."""
+3. Doubtful retrocardiac suggestive of respiratory infection; Costophrenic sinuses are clear; No other notable \
+findings."""
     parsed = parse_green_response(response)
     assert parsed.significant == (0, 0, 1, 0, 0, 0) and parsed.matched == 3 and parsed.score == 0.75
 
@@ -70,7 +77,9 @@ def test_short_prompt_carries_both_reports_and_unknown_prompts_are_refused():
     [message] = green_messages("REF TEXT " * 400, "CAND TEXT", prompt="short")
     assert "Reference report: REF TEXT" in message["content"] and "Candidate report: CAND TEXT\n" in message["content"]
     assert message["content"].count("REF") == 150  # cut to 300 words, as GREEN's prompt is
-    assert len(green_prompt("REF TEXT " * 400, "CAND TEXT")) - len(message["content"]) > 1500  # appendix A.1's instructions
+    assert (
+        len(green_prompt("REF TEXT " * 400, "CAND TEXT")) - len(message["content"]) > 1500
+    )  # appendix A.1's instructions
     with pytest.raises(ValueError, match="expected one of"):
         green_messages("a", "b", prompt="long")
 

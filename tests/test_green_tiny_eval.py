@@ -18,7 +18,10 @@ def test_intervals_bracket_the_values_and_the_paired_difference_is_model_minus_c
     assert results["test_significant_mae"] == 0 == results["test_significant_mae_ci95_high"]
     constant = results["test_significant_mae_constant_baseline"]
     assert results["test_significant_mae_minus_constant"] == -constant
-    assert results["test_significant_mae_minus_constant_ci95_high"] < 0 and results["test_significant_mae_minus_constant_p_value"] < 0.01
+    assert (
+        results["test_significant_mae_minus_constant_ci95_high"] < 0
+        and results["test_significant_mae_minus_constant_p_value"] < 0.01
+    )
     assert results["test_matched_mae_minus_constant"] == 0  # both exact: no difference
     assert beats_constant(results) == "yes" and beats_constant(results, count="matched") == "no"
 
@@ -46,9 +49,12 @@ def test_sft_final_evaluation_on_validation_alone_leaves_test_unseen(tmp_path):
     from radmetrics.training.run_dir import read_eval_results
 
     pretrained = load_recipe("green/pretrain").main([*PRETRAIN, "--output_dir", str(tmp_path / "pretrain")]) / "final"
-    run = load_recipe("green/sft").main(sft_args(pretrained, tmp_path / "sft", "--generation_eval_samples", "0",
-                                                 "--final_eval_splits", "validation"))
+    run = load_recipe("green/sft").main(
+        sft_args(pretrained, tmp_path / "sft", "--generation_eval_samples", "0", "--final_eval_splits", "validation")
+    )
     results = read_eval_results(run)
     assert 1 <= results["validation_green_eval_pairs"] <= 4 and "validation_parse_rate_ci95_low" in results
-    assert [key for key in results if key.startswith("test_")] == ["test_dropped_over_max_length"]  # a count of pairs, no score
+    assert [key for key in results if key.startswith("test_")] == [
+        "test_dropped_over_max_length"
+    ]  # a count of pairs, no score
     assert (run / "validation_generations.jsonl").is_file() and not (run / "test_generations.jsonl").exists()

@@ -10,17 +10,41 @@ from radmetrics.inference.report_io import ReportFileError, pair_reports, read_r
 
 
 def write_mimic_style(tmp_path):
-    """MIMIC-CXR-style files: study_id and subject_id columns, a report with a line break, candidates in another order."""
-    (tmp_path / "refs.csv").write_text('subject_id,study_id,report\n10,s50,"Mild cardiomegaly.\nNo effusion."\n'
-                                       '11,s51,Lungs are clear.\n12,s52,Small left pleural effusion.\n')
-    (tmp_path / "hyps.csv").write_text("study_id,findings\ns52,Small left pleural effusion.\ns50,Mild cardiomegaly.\n"
-                                       "s51,Lungs are clear.\n")
+    """MIMIC-CXR-style files: study_id and subject_id columns, a report with a line break, candidates in another
+    order."""
+    (tmp_path / "refs.csv").write_text(
+        'subject_id,study_id,report\n10,s50,"Mild cardiomegaly.\nNo effusion."\n'
+        "11,s51,Lungs are clear.\n12,s52,Small left pleural effusion.\n"
+    )
+    (tmp_path / "hyps.csv").write_text(
+        "study_id,findings\ns52,Small left pleural effusion.\ns50,Mild cardiomegaly.\ns51,Lungs are clear.\n"
+    )
 
 
 def test_score_pairs_by_study_id(tmp_path):
     write_mimic_style(tmp_path)
-    assert main(["score", "--refs", str(tmp_path / "refs.csv"), "--hyps", str(tmp_path / "hyps.csv"), "--hyp-field", "findings",
-                 "--id-field", "study_id", "--metrics", "rougeL", "--bootstrap", "0", "--out", str(tmp_path / "out")]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--refs",
+                str(tmp_path / "refs.csv"),
+                "--hyps",
+                str(tmp_path / "hyps.csv"),
+                "--hyp-field",
+                "findings",
+                "--id-field",
+                "study_id",
+                "--metrics",
+                "rougeL",
+                "--bootstrap",
+                "0",
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 0
+    )
     rows = [json.loads(line) for line in (tmp_path / "out" / "per_sample.jsonl").read_text().splitlines()]
     assert [r["id"] for r in rows] == ["s50", "s51", "s52"]
     assert [round(r["rougeL"], 3) for r in rows][1:] == [1.0, 1.0] and rows[0]["rougeL"] < 1.0
@@ -33,8 +57,28 @@ def test_a_missing_id_field_names_the_columns(tmp_path, capsys):
     (tmp_path / "refs.txt").write_text("a\nb\n")
     with pytest.raises(ReportFileError, match="a .txt file"):
         read_reports(tmp_path / "refs.txt", id_field="study_id", id_required=True)
-    assert main(["score", "--refs", str(tmp_path / "refs.csv"), "--hyps", str(tmp_path / "hyps.csv"), "--hyp-field", "findings",
-                 "--ref-id-field", "study_id", "--hyp-id-field", "dicom_id", "--metrics", "rougeL", "--out", str(tmp_path / "o")]) == 2
+    assert (
+        main(
+            [
+                "score",
+                "--refs",
+                str(tmp_path / "refs.csv"),
+                "--hyps",
+                str(tmp_path / "hyps.csv"),
+                "--hyp-field",
+                "findings",
+                "--ref-id-field",
+                "study_id",
+                "--hyp-id-field",
+                "dicom_id",
+                "--metrics",
+                "rougeL",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
     assert "no id field 'dicom_id'; its fields: findings, study_id" in capsys.readouterr().err
 
 
@@ -43,7 +87,18 @@ def test_one_file_with_ids_and_one_without_is_refused(tmp_path):
         pair_reports(["a", "b"], ["1", "2"], ["b", "a"], None)
     (tmp_path / "refs.jsonl").write_text('{"id": "2", "report": "b"}\n{"id": "1", "report": "a"}\n')
     (tmp_path / "hyps.txt").write_text("a\nb\n")
-    args = ["score", "--refs", str(tmp_path / "refs.jsonl"), "--hyps", str(tmp_path / "hyps.txt"), "--metrics", "rougeL",
-            "--bootstrap", "0", "--out", str(tmp_path / "out")]
+    args = [
+        "score",
+        "--refs",
+        str(tmp_path / "refs.jsonl"),
+        "--hyps",
+        str(tmp_path / "hyps.txt"),
+        "--metrics",
+        "rougeL",
+        "--bootstrap",
+        "0",
+        "--out",
+        str(tmp_path / "out"),
+    ]
     assert main(args) == 2
     assert main([*args, "--id-field", ""]) == 0  # asked for in words: pair by position

@@ -21,23 +21,37 @@ def score(tmp_path, refs, hyps, *extra):
 
 
 def test_files_with_ids_pair_by_id(tmp_path, capsys):
-    refs = write(tmp_path / "refs.jsonl", [{"id": "a", "report": "Mild cardiomegaly."}, {"id": "b", "report": "No effusion."}])
-    hyps = write(tmp_path / "hyps.jsonl", [{"id": "b", "report": "No effusion."}, {"id": "a", "report": "Mild cardiomegaly."}])
+    refs = write(
+        tmp_path / "refs.jsonl", [{"id": "a", "report": "Mild cardiomegaly."}, {"id": "b", "report": "No effusion."}]
+    )
+    hyps = write(
+        tmp_path / "hyps.jsonl", [{"id": "b", "report": "No effusion."}, {"id": "a", "report": "Mild cardiomegaly."}]
+    )
     assert score(tmp_path, refs, hyps, "--metrics", "bleu4,rougeL") == 0  # commas as well as spaces
     rows = [json.loads(line) for line in (tmp_path / "out" / "per_sample.jsonl").read_text().splitlines()]
     assert [(r["id"], r["rougeL"]) for r in rows] == [("a", 1.0), ("b", 1.0)]
 
 
-@pytest.mark.parametrize("hyp_records, message", [
-    ([{"id": "a", "report": "x"}, {"id": "c", "report": "y"}], "1 id\\(s\\) of the references have no candidate \\(b\\); "
-                                                               "1 id\\(s\\) of the candidates are not among the references \\(c\\)"),
-    ([{"id": "a", "report": "x"}, {"id": "a", "report": "y"}], "id\\(s\\) a appear more than once"),
-    ([{"id": "a", "report": "x"}, {"report": "y"}], "1 record\\(s\\) have no id while the others do, e.g. line 2"),
-    ([{"id": "a", "report": "x"}, {"id": "b", "report": None}], "line 2: field 'report' is null"),
-    ([{"id": "a", "report": "x"}, {"id": "b", "report": 7}], "line 2: field 'report' is int, not a string"),
-])
+@pytest.mark.parametrize(
+    "hyp_records, message",
+    [
+        (
+            [{"id": "a", "report": "x"}, {"id": "c", "report": "y"}],
+            (
+                "1 id\\(s\\) of the references have no candidate \\(b\\); "
+                "1 id\\(s\\) of the candidates are not among the references \\(c\\)"
+            ),
+        ),
+        ([{"id": "a", "report": "x"}, {"id": "a", "report": "y"}], "id\\(s\\) a appear more than once"),
+        ([{"id": "a", "report": "x"}, {"report": "y"}], "1 record\\(s\\) have no id while the others do, e.g. line 2"),
+        ([{"id": "a", "report": "x"}, {"id": "b", "report": None}], "line 2: field 'report' is null"),
+        ([{"id": "a", "report": "x"}, {"id": "b", "report": 7}], "line 2: field 'report' is int, not a string"),
+    ],
+)
 def test_bad_records_are_named(tmp_path, capsys, hyp_records, message):
-    refs = write(tmp_path / "refs.jsonl", [{"id": "a", "report": "Mild cardiomegaly."}, {"id": "b", "report": "No effusion."}])
+    refs = write(
+        tmp_path / "refs.jsonl", [{"id": "a", "report": "Mild cardiomegaly."}, {"id": "b", "report": "No effusion."}]
+    )
     hyps = write(tmp_path / "hyps.jsonl", hyp_records)
     assert score(tmp_path, refs, hyps, "--metrics", "bleu2") == 2
     error = capsys.readouterr().err
@@ -57,8 +71,12 @@ def test_text_files_name_empty_and_oversized_lines(tmp_path):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(content=st.one_of(st.binary(max_size=300), st.text(max_size=300).map(lambda s: s.encode("utf-8", "surrogatepass"))),
-       suffix=st.sampled_from([".txt", ".csv", ".jsonl", ".json"]))
+@given(
+    content=st.one_of(
+        st.binary(max_size=300), st.text(max_size=300).map(lambda s: s.encode("utf-8", "surrogatepass"))
+    ),
+    suffix=st.sampled_from([".txt", ".csv", ".jsonl", ".json"]),
+)
 def test_readers_refuse_bad_files_with_a_message(tmp_path, content, suffix):
     """Whatever the bytes, a reader returns non-empty reports or raises ReportFileError, nothing else."""
     path = tmp_path / f"fuzz{suffix}"

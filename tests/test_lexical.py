@@ -40,7 +40,12 @@ def test_rouge_l_reproduces_radeval(radeval_case):
 
 
 def test_bleu2_matches_nltk_method1_as_fast_bleu_does(radeval_case):
-    pairs = list(zip(radeval_case["refs"], radeval_case["hyps"])) + [("no effusion.", "effusion no"), ("a", "a"), ("a b", "c d"), ("x.", "")]
+    pairs = list(zip(radeval_case["refs"], radeval_case["hyps"])) + [
+        ("no effusion.", "effusion no"),
+        ("a", "a"),
+        ("a b", "c d"),
+        ("x.", ""),
+    ]
     out = Bleu2RadCliQ()([r for r, _ in pairs], [h for _, h in pairs])
     for (ref, hyp), got in zip(pairs, out.per_sample["bleu2"]):
         r, h = radcliq_bleu_tokens(ref), radcliq_bleu_tokens(hyp)

@@ -30,12 +30,16 @@ def green_teacher(messages: list[dict]) -> str:
     reference = prompt.split("2. Reference Report:\n")[1].split("\n\n")[0]
     candidate = prompt.split("3. Candidate Report:\n")[1].split("\n\n")[0]
     missing = [s for s in reference.split(". ") if s not in candidate]
-    return render_green_response("Compared sentence by sentence.", {"b": missing}, {}, [s for s in reference.split(". ") if s in candidate])
+    return render_green_response(
+        "Compared sentence by sentence.", {"b": missing}, {}, [s for s in reference.split(". ") if s in candidate]
+    )
 
 
 def write_endpoint(path, server) -> str:
-    path.write_text(f"model: teacher\nname: test-teacher\nbase_url: {server.url}\napi_key_env: null\nmax_in_flight: 8\n"
-                    "timeout_s: 5\nbackoff_base_s: 0.01\nbackoff_max_s: 0.05\n")
+    path.write_text(
+        f"model: teacher\nname: test-teacher\nbase_url: {server.url}\napi_key_env: null\nmax_in_flight: 8\n"
+        "timeout_s: 5\nbackoff_base_s: 0.01\nbackoff_max_s: 0.05\n"
+    )
     return str(path)
 
 
@@ -54,10 +58,27 @@ def test_error_injection_prompt_follows_appendix_a4():
 
 def test_inject_errors_records_requested_categories(tmp_path):
     with FaultServer(fault_rate=0.2, seed=5, responder=injector) as server:
-        assert main(["data", "inject-errors", "--endpoint", write_endpoint(tmp_path / "e.yaml", server), "--limit", "40",
-                     "--out", str(tmp_path / "inj")]) == 0
-    records = [json.loads(line) for f in (tmp_path / "inj").glob("*.jsonl") if f.name != "failures.jsonl"
-               for line in f.read_text().splitlines()]
+        assert (
+            main(
+                [
+                    "data",
+                    "inject-errors",
+                    "--endpoint",
+                    write_endpoint(tmp_path / "e.yaml", server),
+                    "--limit",
+                    "40",
+                    "--out",
+                    str(tmp_path / "inj"),
+                ]
+            )
+            == 0
+        )
+    records = [
+        json.loads(line)
+        for f in (tmp_path / "inj").glob("*.jsonl")
+        if f.name != "failures.jsonl"
+        for line in f.read_text().splitlines()
+    ]
     assert len(records) == 40 and not (tmp_path / "inj" / "failures.jsonl").read_text()
     reports = {r.id: r.text for r in load_corpus("iu_xray")}
     for r in records:
@@ -73,15 +94,43 @@ def test_inject_errors_records_requested_categories(tmp_path):
 
 def test_teacher_annotation_is_validated_and_resumable(tmp_path):
     pairs = tmp_path / "pairs.jsonl"
-    pairs.write_text("".join(json.dumps({"id": f"p{i}", "reference": f"Heart normal. Finding {i} seen", "candidate": "Heart normal.",
-                                         "split": "train" if i % 4 else "test", "edits": []}) + "\n" for i in range(20)))
-    with FaultServer(fault_rate=0.3, seed=6, faults=("invalid_answer", "rate_limit"), responder=green_teacher) as server:
-        args = ["data", "annotate", "--pairs", str(pairs), "--endpoint", write_endpoint(tmp_path / "e.yaml", server), "--out", str(tmp_path / "teacher")]
+    pairs.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"p{i}",
+                    "reference": f"Heart normal. Finding {i} seen",
+                    "candidate": "Heart normal.",
+                    "split": "train" if i % 4 else "test",
+                    "edits": [],
+                }
+            )
+            + "\n"
+            for i in range(20)
+        )
+    )
+    with FaultServer(
+        fault_rate=0.3, seed=6, faults=("invalid_answer", "rate_limit"), responder=green_teacher
+    ) as server:
+        args = [
+            "data",
+            "annotate",
+            "--pairs",
+            str(pairs),
+            "--endpoint",
+            write_endpoint(tmp_path / "e.yaml", server),
+            "--out",
+            str(tmp_path / "teacher"),
+        ]
         assert main([*args, "--limit", "10"]) == 0  # an interrupted run: half the pairs
         assert main(args) == 0
         # the resumed run re-sent nothing validly answered; a refused answer is asked again, not replayed
         assert all(n == 1 or server.planned[key] == "invalid_answer" for key, n in server.answered.items())
-    records = [json.loads(line) for split in ("train", "test") for line in (tmp_path / "teacher" / f"{split}.jsonl").read_text().splitlines()]
+    records = [
+        json.loads(line)
+        for split in ("train", "test")
+        for line in (tmp_path / "teacher" / f"{split}.jsonl").read_text().splitlines()
+    ]
     assert len(records) == 20 and {r["teacher"] for r in records} == {"test-teacher"}
     for r in records:
         parsed = parse_green_response(r["response"])

@@ -21,7 +21,7 @@ pytest.importorskip("openai")
 def echo_validator(text: str) -> str:
     if not text.startswith("echo: "):
         raise ValueError(f"expected 'echo: ...', got {text[:20]!r}")
-    return text[len("echo: "):]
+    return text[len("echo: ") :]
 
 
 def tasks(n: int) -> list[LLMTask]:
@@ -29,8 +29,16 @@ def tasks(n: int) -> list[LLMTask]:
 
 
 def endpoint(server: FaultServer, **overrides) -> Endpoint:
-    values = dict(model="test-model", base_url=server.url, api_key_env="RADMETRICS_TEST_KEY", max_in_flight=32,
-                  timeout_s=1.0, max_retries=6, backoff_base_s=0.01, backoff_max_s=0.05)
+    values = dict(
+        model="test-model",
+        base_url=server.url,
+        api_key_env="RADMETRICS_TEST_KEY",
+        max_in_flight=32,
+        timeout_s=1.0,
+        max_retries=6,
+        backoff_base_s=0.01,
+        backoff_max_s=0.05,
+    )
     return Endpoint(**{**values, **overrides})
 
 
@@ -77,7 +85,9 @@ def test_cache_answers_a_rerun_without_requests(tmp_path):
         results = engine.run(tasks(3))
         assert server.requests == 6 and engine.totals.cache_hits == 0 and all(r.ok for r in results)
     with FaultServer() as server:  # other generation parameters are another key
-        engine = LLMEngine(endpoint(server, generation={"temperature": 0.7}), tmp_path / "cache.sqlite", progress=False)
+        engine = LLMEngine(
+            endpoint(server, generation={"temperature": 0.7}), tmp_path / "cache.sqlite", progress=False
+        )
         engine.run(tasks(5))
         assert server.requests == 5
 
@@ -97,7 +107,9 @@ def test_killed_run_resumes_without_resending_answered_requests(tmp_path):
     cache = tmp_path / "cache.sqlite"
     with FaultServer(hang_after=30) as server:
         script = KILLED_CLIENT.format(tests=str(Path(__file__).parent), url=server.url, cache=str(cache))
-        client = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)})
+        client = subprocess.Popen(
+            [sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
@@ -138,13 +150,16 @@ def test_local_hf_backend_generates_in_batches(tmp_path, iu_reports):
     from radmetrics.training.tiny import tiny_llama_config, train_bpe_tokenizer
 
     tokenizer = train_bpe_tokenizer([r.text for r in iu_reports[:300]], tmp_path / "tok", vocab_size=500)
-    model = LlamaForCausalLM(tiny_llama_config(len(tokenizer), tokenizer.pad_token_id, tokenizer.bos_token_id,
-                                               tokenizer.eos_token_id))
+    model = LlamaForCausalLM(
+        tiny_llama_config(len(tokenizer), tokenizer.pad_token_id, tokenizer.bos_token_id, tokenizer.eos_token_id)
+    )
     e = Endpoint(model=str(tmp_path / "tok"), backend="hf", batch_size=4, generation={"max_tokens": 6})
     backend = HFBackend(e, model, tokenizer)
     batches = []
     generate = backend.generate
-    backend.generate = lambda conversations, generation: batches.append(len(conversations)) or generate(conversations, generation)
+    backend.generate = lambda conversations, generation: (
+        batches.append(len(conversations)) or generate(conversations, generation)
+    )
     engine = LLMEngine(e, tmp_path / "cache.sqlite", progress=False, backend=backend)
     short = [LLMTask(f"t{i}", [{"role": "user", "content": "No pleural effusion." * (i % 3 + 1)}]) for i in range(10)]
     results = engine.run(short)

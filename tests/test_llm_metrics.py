@@ -31,11 +31,22 @@ def fineradscore_judge(messages: list[dict]) -> str:
     numbered, truth = messages[11]["content"].removeprefix("Generated Text: ").split(" \n \n Ground Truth Text: ")
     lines = re.findall(r"\[(\d+)\] (.*?)(?= \[\d+\] |$)", numbered)
     truth_sentences = split_fineradscore(truth)
-    entries = [f'"{i}": {{"corrections": "[delete]", "clinical severity": "Urgent error", "comments": "not in the reference", '
-               f'"error category": ["False prediction of finding"]}}'
-               for i, line in lines if norm(line) not in {norm(t) for t in truth_sentences}]
-    entries += [f'"None": {json.dumps({"corrections": t, "clinical severity": "Not actionable", "comments": "omitted", "error category": ["Omission of finding"]})}'
-                for t in truth_sentences if norm(t) not in {norm(line) for _, line in lines}]
+    entries = [
+        f'"{i}": {{"corrections": "[delete]", "clinical severity": "Urgent error", "comments": "not in the reference",'
+        ' "error category": ["False prediction of finding"]}'
+        for i, line in lines
+        if norm(line) not in {norm(t) for t in truth_sentences}
+    ]
+    omission = {
+        "clinical severity": "Not actionable",
+        "comments": "omitted",
+        "error category": ["Omission of finding"],
+    }
+    entries += [
+        f'"None": {json.dumps({"corrections": t, **omission})}'
+        for t in truth_sentences
+        if norm(t) not in {norm(line) for _, line in lines}
+    ]
     return "```json\n{" + ", ".join(entries) + "}\n```"
 
 
@@ -52,42 +63,63 @@ def radfact_judge(messages: list[dict]) -> str:
 
 
 def write_endpoint(path, server) -> str:
-    path.write_text(f"model: judge\nbase_url: {server.url}\napi_key_env: null\nmax_in_flight: 8\ntimeout_s: 5\n"
-                    "backoff_base_s: 0.01\nbackoff_max_s: 0.05\ngeneration: {temperature: 0, max_tokens: 512}\n")
+    path.write_text(
+        f"model: judge\nbase_url: {server.url}\napi_key_env: null\nmax_in_flight: 8\ntimeout_s: 5\n"
+        "backoff_base_s: 0.01\nbackoff_max_s: 0.05\ngeneration: {temperature: 0, max_tokens: 512}\n"
+    )
     return str(path)
 
 
 def test_number_lines_follows_the_authors_code():
     # rajpurkarlab/FineRadScore run_rexval_experiments.py: periods kept, quotes dropped, lines joined by spaces
-    assert number_lines("Heart size is normal. Effusion measures 2.5 cm. No pneumothorax.") == (
-        "[0] Heart size is normal. [1] Effusion measures 2.5 cm. [2] No pneumothorax.")
-    assert number_lines('Lungs "clear". Is there effusion? No. Heart normal') == "[0] Lungs clear. [1] Is there effusion? No. [2] Heart normal."
+    assert (
+        number_lines("Heart size is normal. Effusion measures 2.5 cm. No pneumothorax.")
+        == "[0] Heart size is normal. [1] Effusion measures 2.5 cm. [2] No pneumothorax."
+    )
+    assert (
+        number_lines('Lungs "clear". Is there effusion? No. Heart normal')
+        == "[0] Lungs clear. [1] Is there effusion? No. [2] Heart normal."
+    )
     assert number_lines("A. . B. . C.") == "[0] A. [1] B. [2] . [3] C."  # only the first empty piece is dropped
     assert number_lines("") == ""
 
 
 def test_corrections_are_validated_scored_and_applied():
-    answer = ('{"1": {"corrections": "[delete]", "clinical severity": "Urgent error", "comments": "x", '
-              '"error category": ["False prediction of finding"]}, '
-              '"None": {"corrections": "Small left effusion.", "clinical severity": "Invalid comparison", "comments": "", '
-              '"error category": []}, '
-              '"None": {"corrections": "Mild edema.", "clinical severity": "emergent error", "comments": "", '
-              '"error category": ["Omission of finding"]}}')
+    answer = (
+        '{"1": {"corrections": "[delete]", "clinical severity": "Urgent error", "comments": "x", '
+        '"error category": ["False prediction of finding"]}, '
+        '"None": {"corrections": "Small left effusion.", "clinical severity": "Invalid comparison", "comments": "", '
+        '"error category": []}, '
+        '"None": {"corrections": "Mild edema.", "clinical severity": "emergent error", "comments": "", '
+        '"error category": ["Omission of finding"]}}'
+    )
     corrections = parse_corrections(answer, n_lines=2)
     assert [c.line for c in corrections] == [1, None, None]  # both "None" insertions kept
     assert fineradscore_aggregate(corrections) == (3 + 1 + 4, 4)
     assert fineradscore_aggregate({}) == (0, 0)
-    assert apply_corrections("Heart size is normal. Cardiomegaly.", corrections) == "Heart size is normal. Small left effusion. Mild edema."
-    for bad, reason in [("no json", "no JSON object"), ('{"7": {}}', "line id"), ('{"0": {"corrections": "x", "clinical severity": "severe"}}', "clinical severity"),
-                        ('{"None": {"corrections": "[delete]", "clinical severity": "Urgent error"}}', "cannot be"),
-                        ('{"0": {"corrections": "x", "clinical severity": "Urgent error", "error category": ["Wrong"]}}', "error category")]:
+    assert (
+        apply_corrections("Heart size is normal. Cardiomegaly.", corrections)
+        == "Heart size is normal. Small left effusion. Mild edema."
+    )
+    for bad, reason in [
+        ("no json", "no JSON object"),
+        ('{"7": {}}', "line id"),
+        ('{"0": {"corrections": "x", "clinical severity": "severe"}}', "clinical severity"),
+        ('{"None": {"corrections": "[delete]", "clinical severity": "Urgent error"}}', "cannot be"),
+        (
+            '{"0": {"corrections": "x", "clinical severity": "Urgent error", "error category": ["Wrong"]}}',
+            "error category",
+        ),
+    ]:
         with pytest.raises(ValueError, match=reason):
             parse_corrections(bad, n_lines=2)
 
 
 def test_box_precision_uses_the_224_grid_and_strict_half():
     assert box_precision([(0, 0, 0.5, 0.5)], [(0, 0, 0.25, 0.5)]) == 0.5  # 56x112 of 112x112 pixels
-    assert box_precision([(0, 0, 0.5, 0.5)], [(0, 0, 0.25, 0.5), (0.25, 0, 0.5, 0.1)]) == pytest.approx((56 * 112 + 56 * 22) / 112 ** 2)
+    assert box_precision([(0, 0, 0.5, 0.5)], [(0, 0, 0.25, 0.5), (0.25, 0, 0.5, 0.1)]) == pytest.approx(
+        (56 * 112 + 56 * 22) / 112**2
+    )
     assert box_precision([(0.1, 0.1, 0.2, 0.2)], [(0, 0, 1, 1)]) == 1.0
     assert box_precision([(0.1, 0.1, 0.2, 0.2)], []) == 0.0
     # 0.004 * 224 = 0.896 truncates to pixel 0: the box is empty on the grid
@@ -95,7 +127,9 @@ def test_box_precision_uses_the_224_grid_and_strict_half():
 
 
 def test_entailment_evidence_must_quote_the_reference():
-    assert parse_entailment('{"status": "entailment", "evidence": ["No  effusion."]}', ["Heart normal.", "No effusion."]) == (True, [1])
+    assert parse_entailment(
+        '{"status": "entailment", "evidence": ["No  effusion."]}', ["Heart normal.", "No effusion."]
+    ) == (True, [1])
     assert parse_entailment('{"status": "not_entailment", "evidence": []}', ["x"]) == (False, [])
     with pytest.raises(ValueError, match="not among"):
         parse_entailment('{"status": "entailment", "evidence": ["Made up."]}', ["x"])
@@ -121,9 +155,24 @@ def read_rows(out):
 
 def test_fineradscore_through_radmetrics_score_with_reprompts_and_cache(tmp_path):
     write_pairs(tmp_path)
-    with FaultServer(fault_rate=0.5, seed=3, faults=("invalid_answer", "server_error"), responder=fineradscore_judge) as server:
-        args = ["score", "--refs", str(tmp_path / "refs.txt"), "--hyps", str(tmp_path / "hyps.txt"), "--metrics", "fineradscore",
-                "--endpoint", write_endpoint(tmp_path / "judge.yaml", server), "--bootstrap", "50", "--out", str(tmp_path / "out")]
+    with FaultServer(
+        fault_rate=0.5, seed=3, faults=("invalid_answer", "server_error"), responder=fineradscore_judge
+    ) as server:
+        args = [
+            "score",
+            "--refs",
+            str(tmp_path / "refs.txt"),
+            "--hyps",
+            str(tmp_path / "hyps.txt"),
+            "--metrics",
+            "fineradscore",
+            "--endpoint",
+            write_endpoint(tmp_path / "judge.yaml", server),
+            "--bootstrap",
+            "50",
+            "--out",
+            str(tmp_path / "out"),
+        ]
         assert main(args) == 0
         first = json.loads((tmp_path / "out" / "run.json").read_text())["meta"]["fineradscore"]["llm"]["totals"]
         sent, invalid = server.requests, server.injected["invalid_answer"]
@@ -145,8 +194,21 @@ def test_fineradscore_through_radmetrics_score_with_reprompts_and_cache(tmp_path
 def test_fineradscore_answer_that_never_validates_is_not_scored(tmp_path):
     write_pairs(tmp_path)
     with FaultServer(responder=lambda messages: "I think the report is fine.") as server:
-        args = ["score", "--refs", str(tmp_path / "refs.txt"), "--hyps", str(tmp_path / "hyps.txt"), "--metrics", "fineradscore",
-                "--endpoint", write_endpoint(tmp_path / "judge.yaml", server), "--bootstrap", "10", "--out", str(tmp_path / "out")]
+        args = [
+            "score",
+            "--refs",
+            str(tmp_path / "refs.txt"),
+            "--hyps",
+            str(tmp_path / "hyps.txt"),
+            "--metrics",
+            "fineradscore",
+            "--endpoint",
+            write_endpoint(tmp_path / "judge.yaml", server),
+            "--bootstrap",
+            "10",
+            "--out",
+            str(tmp_path / "out"),
+        ]
         assert main(args) == 0
         assert server.requests == 3 * 6  # the question and 5 re-prompts per pair
     rows = read_rows(tmp_path / "out")
@@ -154,9 +216,17 @@ def test_fineradscore_answer_that_never_validates_is_not_scored(tmp_path):
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     warning = summary["fineradscore_sum"].pop("warning")
     assert summary["fineradscore_sum"].pop("signature").startswith("fineradscore_sum|")
-    assert summary["fineradscore_sum"] == {"value": None, "higher_is_better": False, "ci95": [None, None], "n": 0,
-                                           "not_scored": 3, "empty_candidates": 0}
-    assert warning.startswith("fineradscore: fineradscore_sum could not score 3 of 3 pairs; commonest error (3x): invalid answer")
+    assert summary["fineradscore_sum"] == {
+        "value": None,
+        "higher_is_better": False,
+        "ci95": [None, None],
+        "n": 0,
+        "not_scored": 3,
+        "empty_candidates": 0,
+    }
+    assert warning.startswith(
+        "fineradscore: fineradscore_sum could not score 3 of 3 pairs; commonest error (3x): invalid answer"
+    )
     details = (tmp_path / "out" / "details" / "fineradscore.jsonl").read_text()
     assert "invalid answer after 5 re-prompts" in details
 
@@ -164,10 +234,32 @@ def test_fineradscore_answer_that_never_validates_is_not_scored(tmp_path):
 def test_radfact_narrative_through_radmetrics_score(tmp_path):
     write_pairs(tmp_path)
     with FaultServer(fault_rate=0.2, seed=4, responder=radfact_judge) as server:
-        assert main(["score", "--refs", str(tmp_path / "refs.txt"), "--hyps", str(tmp_path / "hyps.txt"), "--metrics", "radfact",
-                     "--endpoint", write_endpoint(tmp_path / "judge.yaml", server), "--bootstrap", "50", "--out", str(tmp_path / "out")]) == 0
+        assert (
+            main(
+                [
+                    "score",
+                    "--refs",
+                    str(tmp_path / "refs.txt"),
+                    "--hyps",
+                    str(tmp_path / "hyps.txt"),
+                    "--metrics",
+                    "radfact",
+                    "--endpoint",
+                    write_endpoint(tmp_path / "judge.yaml", server),
+                    "--bootstrap",
+                    "50",
+                    "--out",
+                    str(tmp_path / "out"),
+                ]
+            )
+            == 0
+        )
     rows = read_rows(tmp_path / "out")
-    assert [(r["radfact_logical_precision"], r["radfact_logical_recall"]) for r in rows] == [(1.0, 1.0), (0.5, 0.5), (2 / 3, 1.0)]
+    assert [(r["radfact_logical_precision"], r["radfact_logical_recall"]) for r in rows] == [
+        (1.0, 1.0),
+        (0.5, 0.5),
+        (2 / 3, 1.0),
+    ]
     assert all(r["radfact_spatial_precision"] is None for r in rows)  # no boxes: not scored
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     p, r = (1 + 0.5 + 2 / 3) / 3, (1 + 0.5 + 1) / 3
@@ -176,15 +268,48 @@ def test_radfact_narrative_through_radmetrics_score(tmp_path):
 
 
 def test_radfact_grounded_reports_spatial_entailment(tmp_path):
-    left, right = {"x_min": 0.0, "y_min": 0.0, "x_max": 0.5, "y_max": 0.5}, {"x_min": 0.5, "y_min": 0.5, "x_max": 1.0, "y_max": 1.0}
+    left, right = (
+        {"x_min": 0.0, "y_min": 0.0, "x_max": 0.5, "y_max": 0.5},
+        {
+            "x_min": 0.5,
+            "y_min": 0.5,
+            "x_max": 1.0,
+            "y_max": 1.0,
+        },
+    )
     reference = [{"text": "Left opacity.", "boxes": [left]}, {"text": "Heart normal.", "boxes": None}]
     candidate = [{"text": "Left opacity.", "boxes": [right]}, {"text": "Heart normal.", "boxes": None}]
-    (tmp_path / "pairs.jsonl").write_text(json.dumps({"id": "s1", "target": reference, "prediction": candidate}) + "\n"
-                                          + json.dumps({"id": "s2", "target": reference, "prediction": reference}) + "\n")
+    (tmp_path / "pairs.jsonl").write_text(
+        json.dumps({"id": "s1", "target": reference, "prediction": candidate})
+        + "\n"
+        + json.dumps({"id": "s2", "target": reference, "prediction": reference})
+        + "\n"
+    )
     with FaultServer(responder=radfact_judge) as server:
-        assert main(["score", "--refs", str(tmp_path / "pairs.jsonl"), "--ref-field", "target", "--hyps", str(tmp_path / "pairs.jsonl"),
-                     "--hyp-field", "prediction", "--metrics", "radfact", "--endpoint", write_endpoint(tmp_path / "judge.yaml", server),
-                     "--bootstrap", "10", "--out", str(tmp_path / "out")]) == 0
+        assert (
+            main(
+                [
+                    "score",
+                    "--refs",
+                    str(tmp_path / "pairs.jsonl"),
+                    "--ref-field",
+                    "target",
+                    "--hyps",
+                    str(tmp_path / "pairs.jsonl"),
+                    "--hyp-field",
+                    "prediction",
+                    "--metrics",
+                    "radfact",
+                    "--endpoint",
+                    write_endpoint(tmp_path / "judge.yaml", server),
+                    "--bootstrap",
+                    "10",
+                    "--out",
+                    str(tmp_path / "out"),
+                ]
+            )
+            == 0
+        )
     rows = read_rows(tmp_path / "out")
     assert [r["id"] for r in rows] == ["s1", "s2"]
     assert rows[0]["radfact_logical_precision"] == 1.0 and rows[0]["radfact_grounding_precision"] == 0.0
@@ -215,17 +340,23 @@ def test_demo_llm_stages_run_with_an_endpoint_and_are_skipped_without(tmp_path, 
         if first in (PHRASES_INSTRUCTIONS, NLI_INSTRUCTIONS):
             return radfact_judge(messages)
         if first.startswith("Objective: Evaluate the accuracy"):
-            return "[Explanation]:\nok\n\n[Clinically Significant Errors]:\nNo errors.\n\n[Clinically Insignificant Errors]:\nNo errors.\n\n[Matched Findings]:\n1. x."
+            return (
+                "[Explanation]:\nok\n\n[Clinically Significant Errors]:\nNo errors.\n\n[Clinically Insignificant"
+                " Errors]:\nNo errors.\n\n[Matched Findings]:\n1. x."
+            )
         return fineradscore_judge(messages)
 
     state = {"reports": reports, "pairs": build_pairs(reports, assign_splits(reports), ("remove_shuffle",), 20)}
     with FaultServer(responder=judge) as server:
         state["endpoint"] = write_endpoint(tmp_path / "judge.yaml", server)
         assert demo.stage_llm_teacher(tmp_path, state) == "20 GREEN annotations by judge, 0 failed"
-        assert demo.stage_llm_judges(tmp_path, state).startswith("10 pairs; LLM items failed: {'fineradscore': 0, 'radfact': 0}")
+        assert demo.stage_llm_judges(tmp_path, state).startswith(
+            "10 pairs; LLM items failed: {'fineradscore': 0, 'radfact': 0}"
+        )
     assert (tmp_path / "scores_llm" / "details" / "fineradscore.jsonl").is_file()
-    monkeypatch.setattr(demo, "stages", lambda: [
-        demo.Stage("score: LLM judges", demo.stage_llm_judges, needs_endpoint=True)])
+    monkeypatch.setattr(
+        demo, "stages", lambda: [demo.Stage("score: LLM judges", demo.stage_llm_judges, needs_endpoint=True)]
+    )
     assert demo.run(argparse.Namespace(out=str(tmp_path / "demo"), endpoint=None)) == 0
     assert "| score: LLM judges | skipped | no LLM endpoint configured" in capsys.readouterr().out
     (tmp_path / "demo" / "leftover").write_text("x")

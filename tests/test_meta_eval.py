@@ -19,8 +19,14 @@ def rated(iu_reports):
         sentences = split_sentences(report)
         dropped = int(rng.integers(0, 4))
         candidate = " ".join(sentences[dropped:])
-        rows.append({"reference": report, "candidate": candidate, "dropped": dropped,
-                     **{f"rater_{i}": dropped + int(rng.integers(0, 2)) for i in range(3)}})
+        rows.append(
+            {
+                "reference": report,
+                "candidate": candidate,
+                "dropped": dropped,
+                **{f"rater_{i}": dropped + int(rng.integers(0, 2)) for i in range(3)},
+            }
+        )
     return rows
 
 
@@ -34,13 +40,34 @@ def write_csv(path, rows):
 
 def test_correlate_per_rater_mean_and_inter_rater(rated, tmp_path, capsys):
     data = write_csv(tmp_path / "rated.csv", rated)
-    assert main(["meta-eval", "correlate", "--csv", data, "--human-columns", "rater_0", "rater_1", "rater_2",
-                 "--metrics", "bleu2,rougeL", "--bootstrap", "100", "--out", str(tmp_path / "out")]) == 0
+    assert (
+        main(
+            [
+                "meta-eval",
+                "correlate",
+                "--csv",
+                data,
+                "--human-columns",
+                "rater_0",
+                "rater_1",
+                "rater_2",
+                "--metrics",
+                "bleu2,rougeL",
+                "--bootstrap",
+                "100",
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 0
+    )
     report = json.loads((tmp_path / "out" / "kendall_tau.json").read_text())
     for key in ("bleu2", "rougeL"):
         entry = report["metrics"][key]
         # oriented by the declared direction: higher ROUGE = fewer errors, so agreement is a positive tau
-        assert entry["higher_is_better"] and entry["mean_of_raters"]["tau_b"] > 0.3 and "tau_c" in entry["mean_of_raters"]
+        assert (
+            entry["higher_is_better"] and entry["mean_of_raters"]["tau_b"] > 0.3 and "tau_c" in entry["mean_of_raters"]
+        )
         assert set(entry["per_rater"]) == {"rater_0", "rater_1", "rater_2"}
     assert set(report["inter_rater"]["rater_vs_mean_of_others"]) == {"rater_0", "rater_1", "rater_2"}
     assert len(report["inter_rater"]["rater_pairs"]) == 3
@@ -50,8 +77,23 @@ def test_correlate_per_rater_mean_and_inter_rater(rated, tmp_path, capsys):
 
 def test_correlate_without_metrics_runs_what_the_components_allow(rated, tmp_path):
     data = write_csv(tmp_path / "rated.csv", rated[:12])
-    assert main(["meta-eval", "correlate", "--csv", data, "--human-column", "dropped", "--bootstrap", "20",
-                 "--out", str(tmp_path / "out")]) == 0
+    assert (
+        main(
+            [
+                "meta-eval",
+                "correlate",
+                "--csv",
+                data,
+                "--human-column",
+                "dropped",
+                "--bootstrap",
+                "20",
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 0
+    )
     from radmetrics.inference.registry import available_metrics, metrics
 
     offline = {key for name in available_metrics({}) for key in metrics()[name].keys}
@@ -64,11 +106,36 @@ def test_preference_accuracy_ties_and_raters(rated, tmp_path):
     for i, row in enumerate(rated[:30]):
         worse = " ".join(split_sentences(row["reference"])[2:])
         first, second = (row["reference"], worse) if i % 2 else (worse, row["reference"])
-        rows.append({"reference": row["reference"], "candidate_1": first, "candidate_2": second,
-                     "r1": 1 if i % 2 else 2, "r2": (1 if i % 2 else 2) if i % 5 else "tie"})
+        rows.append(
+            {
+                "reference": row["reference"],
+                "candidate_1": first,
+                "candidate_2": second,
+                "r1": 1 if i % 2 else 2,
+                "r2": (1 if i % 2 else 2) if i % 5 else "tie",
+            }
+        )
     data = write_csv(tmp_path / "pref.csv", rows)
-    assert main(["meta-eval", "preference", "--csv", data, "--preferred-columns", "r1", "r2", "--metrics", "rougeL",
-                 "--bootstrap", "100", "--out", str(tmp_path / "out")]) == 0
+    assert (
+        main(
+            [
+                "meta-eval",
+                "preference",
+                "--csv",
+                data,
+                "--preferred-columns",
+                "r1",
+                "r2",
+                "--metrics",
+                "rougeL",
+                "--bootstrap",
+                "100",
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 0
+    )
     report = json.loads((tmp_path / "out" / "preference_accuracy.json").read_text())["metrics"]["rougeL"]
     assert report["majority"]["accuracy"] == 1.0 and report["majority"]["n"] == 30
     assert report["per_rater"]["r2"]["human_ties_left_out"] == 6 and report["per_rater"]["r2"]["n"] == 24
@@ -79,10 +146,32 @@ def test_compare_prints_differences_with_intervals(rated, tmp_path, capsys):
     refs = [r["reference"] for r in rated]
     (tmp_path / "refs.txt").write_text("\n".join(refs) + "\n")
     (tmp_path / "a.txt").write_text("\n".join(refs) + "\n")  # system A copies the reference
-    (tmp_path / "b.txt").write_text("\n".join(r["candidate"] if r["dropped"] else "No acute findings." for r in rated) + "\n")
-    assert main(["compare", "--refs", str(tmp_path / "refs.txt"), "--system-a", str(tmp_path / "a.txt"),
-                 "--system-b", str(tmp_path / "b.txt"), "--metrics", "bleu4", "rougeL", "--bootstrap", "200",
-                 "--permutations", "500", "--out", str(tmp_path / "cmp")]) == 0
+    (tmp_path / "b.txt").write_text(
+        "\n".join(r["candidate"] if r["dropped"] else "No acute findings." for r in rated) + "\n"
+    )
+    assert (
+        main(
+            [
+                "compare",
+                "--refs",
+                str(tmp_path / "refs.txt"),
+                "--system-a",
+                str(tmp_path / "a.txt"),
+                "--system-b",
+                str(tmp_path / "b.txt"),
+                "--metrics",
+                "bleu4",
+                "rougeL",
+                "--bootstrap",
+                "200",
+                "--permutations",
+                "500",
+                "--out",
+                str(tmp_path / "cmp"),
+            ]
+        )
+        == 0
+    )
     result = json.loads((tmp_path / "cmp" / "compare.json").read_text())["keys"]
     for key in ("bleu4", "rougeL"):  # bleu4 is corpus-level: recomputed on each resample
         assert result[key]["difference"] > 0 and result[key]["ci95"][0] > 0 and result[key]["p_value"] < 0.01
@@ -100,11 +189,19 @@ def test_fit_radcliq_reports_held_out_and_scoring_uses_the_refit(tmp_path):
     errors = 4 - 3 * x[:, 0] - x[:, 3] + rng.normal(0, 0.2, 80)
     rows = [{**dict(zip(FEATURES, row)), "total_errors": e} for row, e in zip(x, errors)]
     constants = tmp_path / "radcliq.json"
-    assert main(["meta-eval", "fit-radcliq", "--csv", write_csv(tmp_path / "f.csv", rows), "--out", str(constants)]) == 0
+    assert (
+        main(["meta-eval", "fit-radcliq", "--csv", write_csv(tmp_path / "f.csv", rows), "--out", str(constants)]) == 0
+    )
     fitted = json.loads(constants.read_text())
-    assert fitted["held_out"]["folds"] == 5 and fitted["held_out"]["refit_tau_b"] > fitted["held_out"]["published_tau_b"]
-    upstream = {"radgraph": MetricOutput({"radgraph_radcliq": list(x[:5, 0])}), "bertscore": MetricOutput({"bertscore": list(x[:5, 1])}),
-                "chexbert": MetricOutput({"chexbert_similarity": list(x[:5, 2])}), "bleu2": MetricOutput({"bleu2": list(x[:5, 3])})}
+    assert (
+        fitted["held_out"]["folds"] == 5 and fitted["held_out"]["refit_tau_b"] > fitted["held_out"]["published_tau_b"]
+    )
+    upstream = {
+        "radgraph": MetricOutput({"radgraph_radcliq": list(x[:5, 0])}),
+        "bertscore": MetricOutput({"bertscore": list(x[:5, 1])}),
+        "chexbert": MetricOutput({"chexbert_similarity": list(x[:5, 2])}),
+        "bleu2": MetricOutput({"bleu2": list(x[:5, 3])}),
+    }
     published = RadCliQ(upstream=upstream).compute([""] * 5, [""] * 5).per_sample
     refit = RadCliQ(upstream=upstream, constants=str(constants)).compute([""] * 5, [""] * 5).per_sample
     assert refit["radcliq_v0"] == published["radcliq_v0"] and refit["radcliq_v1"] != published["radcliq_v1"]

@@ -61,8 +61,14 @@ def toy_plugin(tmp_path, monkeypatch):
 
 def cli(args, site: Path, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-m", "radmetrics.inference.cli", *args], capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "radmetrics.inference.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
 
 
 def test_a_plugin_metric_appears_everywhere(toy_plugin, tmp_path):
@@ -83,12 +89,29 @@ def test_a_plugin_metric_appears_everywhere(toy_plugin, tmp_path):
 
     (tmp_path / "refs.txt").write_text("\n".join(refs) + "\n")
     (tmp_path / "hyps.txt").write_text("\n".join(hyps) + "\n")
-    scored = cli(["score", "--refs", "refs.txt", "--hyps", "hyps.txt", "--metrics", "toy_length", "--bootstrap", "10",
-                  "--out", "out"], toy_plugin, tmp_path)
+    scored = cli(
+        [
+            "score",
+            "--refs",
+            "refs.txt",
+            "--hyps",
+            "hyps.txt",
+            "--metrics",
+            "toy_length",
+            "--bootstrap",
+            "10",
+            "--out",
+            "out",
+        ],
+        toy_plugin,
+        tmp_path,
+    )
     assert scored.returncode == 0, scored.stderr
     page = (tmp_path / "out" / "report.html").read_text()
     data = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>', page, re.S).group(1))
-    assert data["keys"] == ["toy_length_ratio"] and data["rows"][0]["details"]["toy_length"] == {"notes": ["toy words: 2"]}
+    assert data["keys"] == ["toy_length_ratio"] and data["rows"][0]["details"]["toy_length"] == {
+        "notes": ["toy words: 2"]
+    }
 
 
 def test_pages_and_modules_name_no_metric():
@@ -108,7 +131,9 @@ def test_every_python_folder_is_a_listed_package():
             if "__pycache__" in directory.parts or not any(directory.glob("*.py")):
                 continue
             name = ".".join([package, *directory.relative_to(REPO / folder).parts])
-            assert name in listed, f"{directory.relative_to(REPO)} holds Python but {name} is not in pyproject's packages"
+            assert name in listed, (
+                f"{directory.relative_to(REPO)} holds Python but {name} is not in pyproject's packages"
+            )
 
 
 def test_every_metric_declares_what_the_rest_reads():

@@ -11,7 +11,9 @@ def test_default_encoder_is_pretrained_minilm_offline():
     tokenizer = load_tokenizer(path)
     model = load_pretrained(AutoModel, "default")
     assert model.config.num_hidden_layers == 6 and len(tokenizer) > 30000
-    batch = tokenizer(["Mild cardiomegaly.", "The heart is mildly enlarged.", "No pneumothorax."], padding=True, return_tensors="pt")
+    batch = tokenizer(
+        ["Mild cardiomegaly.", "The heart is mildly enlarged.", "No pneumothorax."], padding=True, return_tensors="pt"
+    )
     with torch.no_grad():
         hidden = model(**batch).last_hidden_state
     mask = batch["attention_mask"].unsqueeze(-1)
@@ -24,7 +26,9 @@ def test_tiny_vocabulary_is_refused(tmp_path):
     from tokenizers import Tokenizer, models
     from transformers import PreTrainedTokenizerFast
 
-    tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel({"[UNK]": 0, "a": 1}, unk_token="[UNK]")), unk_token="[UNK]")
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer(models.WordLevel({"[UNK]": 0, "a": 1}, unk_token="[UNK]")), unk_token="[UNK]"
+    )
     tok.save_pretrained(tmp_path)
     with pytest.raises(ModelLoadError, match="only 2 entries"):
         load_tokenizer(tmp_path)
@@ -43,6 +47,8 @@ def test_tiny_models_build_offline(wordpiece_dir, tmp_path, iu_reports):
     tok = load_tokenizer(wordpiece_dir)
     assert AutoModel.from_config(tiny_deberta_v2_config(len(tok))).config.model_type == "deberta-v2"
     bpe = train_bpe_tokenizer([r.text for r in iu_reports[:300]], tmp_path / "bpe", vocab_size=600)
-    llama = AutoModelForCausalLM.from_config(tiny_llama_config(len(bpe), bpe.pad_token_id, bpe.bos_token_id, bpe.eos_token_id))
+    llama = AutoModelForCausalLM.from_config(
+        tiny_llama_config(len(bpe), bpe.pad_token_id, bpe.bos_token_id, bpe.eos_token_id)
+    )
     out = llama(**bpe(["No acute findings."], return_tensors="pt"))
     assert out.logits.shape[-1] == len(bpe)

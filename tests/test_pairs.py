@@ -22,10 +22,19 @@ FAST = ("random", "remove_shuffle", "radgraph_permute", "recombine")
 
 def test_sentence_splitting():
     assert split_sentences("1. Left PICC tip in the brachiocephalic vein.2. Mild pulmonary vascular congestion.") == [
-        "Left PICC tip in the brachiocephalic vein.", "Mild pulmonary vascular congestion."]
+        "Left PICC tip in the brachiocephalic vein.",
+        "Mild pulmonary vascular congestion.",
+    ]
     assert split_sentences("Nodule of 2.5 cm in the right upper lobe. No effusion.Mild edema, e.g. at the bases.") == [
-        "Nodule of 2.5 cm in the right upper lobe.", "No effusion.", "Mild edema, e.g. at the bases."]
-    assert split_sentences("Nodule 2.5 cm. No effusion. Mild edema.", "fineradscore") == ["Nodule 2.5 cm", "No effusion", "Mild edema."]
+        "Nodule of 2.5 cm in the right upper lobe.",
+        "No effusion.",
+        "Mild edema, e.g. at the bases.",
+    ]
+    assert split_sentences("Nodule 2.5 cm. No effusion. Mild edema.", "fineradscore") == [
+        "Nodule 2.5 cm",
+        "No effusion",
+        "Mild edema.",
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +65,11 @@ def test_every_annotation_round_trips_through_the_green_parser(iu_pairs, explana
         parsed = parse_green_response(programmatic_annotation(p, explanation)["response"])
         sig, insig = counts_from_edits(p.edits)
         assert parsed.parsed, (p.id, parsed.problems)
-        assert (parsed.significant, parsed.insignificant, parsed.matched) == (sig, insig, len(p.matched_findings)), p.id
+        assert (parsed.significant, parsed.insignificant, parsed.matched) == (
+            sig,
+            insig,
+            len(p.matched_findings),
+        ), p.id
 
 
 def test_the_walkthrough_gives_every_sentence_a_verdict_before_the_counts(iu_pairs):
@@ -72,10 +85,15 @@ def test_the_walkthrough_gives_every_sentence_a_verdict_before_the_counts(iu_pai
             if line.endswith(": matched."):
                 named = normalise_sentence(line.rsplit(": ", 1)[0].strip('"').removesuffix(" ...").removesuffix('"'))
                 assert any(m.startswith(named) for m in matched) or any(
-                    normalise_sentence(s).startswith(named) for s in split_sentences(p.reference)), (p.id, line)
+                    normalise_sentence(s).startswith(named) for s in split_sentences(p.reference)
+                ), (p.id, line)
         explanation = programmatic_annotation(p, "walkthrough")["response"].split("\n\n")[0]
         assert explanation.rstrip().endswith(("clinically significant.", "reference report.", "not an error.")), p.id
-    permuted = next(p for p in pairs if p.heuristic == "radgraph_permute" and any(e.category == "a" and e.significant for e in p.edits))
+    permuted = next(
+        p
+        for p in pairs
+        if p.heuristic == "radgraph_permute" and any(e.category == "a" and e.significant for e in p.edits)
+    )
     assert "(a) significant." in programmatic_annotation(permuted, "walkthrough")["response"]
     with pytest.raises(ValueError, match="explanation"):
         programmatic_annotation(permuted, "long")
@@ -92,8 +110,15 @@ def test_pairs_are_deterministic(iu_reports):
 def test_permutations_log_their_categories(iu_pairs):
     _, pairs = iu_pairs
     kinds = {(e.kind, e.category) for p in pairs if p.heuristic == "radgraph_permute" for e in p.edits}
-    for kind, category in [("flip_presence_to_absent", "b"), ("flip_presence_to_present", "a"), ("change_location", "c"),
-                           ("change_severity", "d"), ("insert_finding", "a"), ("add_comparison", "e"), ("drop_comparison", "f")]:
+    for kind, category in [
+        ("flip_presence_to_absent", "b"),
+        ("flip_presence_to_present", "a"),
+        ("change_location", "c"),
+        ("change_severity", "d"),
+        ("insert_finding", "a"),
+        ("add_comparison", "e"),
+        ("drop_comparison", "f"),
+    ]:
         assert (kind, category) in kinds
 
 

@@ -17,30 +17,46 @@ def test_chexbert_precision_recall_equal_sklearn():
     hyp[:, 5] = 2  # a condition never predicted: precision 0
     ours = chexbert_precision_recall(ref, hyp)
     truth, predicted = np.isin(ref, (1, 3)).astype(int), np.isin(hyp, (1, 3)).astype(int)
-    five = [CHEXPERT_CONDITIONS.index(c) for c in ("Cardiomegaly", "Edema", "Consolidation", "Atelectasis", "Pleural Effusion")]
+    five = [
+        CHEXPERT_CONDITIONS.index(c)
+        for c in ("Cardiomegaly", "Edema", "Consolidation", "Atelectasis", "Pleural Effusion")
+    ]
     for n, columns in ((14, slice(None)), (5, five)):
         for kind in ("micro", "macro"):
-            p, r, f, _ = sklearn_metrics.precision_recall_fscore_support(truth[:, columns], predicted[:, columns],
-                                                                         average=kind, zero_division=0)
+            p, r, f, _ = sklearn_metrics.precision_recall_fscore_support(
+                truth[:, columns], predicted[:, columns], average=kind, zero_division=0
+            )
             assert ours[f"chexbert_precision_{n}_{kind}"] == pytest.approx(p)
             assert ours[f"chexbert_recall_{n}_{kind}"] == pytest.approx(r)
             assert chexbert_f1(ref, hyp)[f"chexbert_f1_{n}_{kind}"] == pytest.approx(f)
     table = per_condition(ref, hyp)
     p, r, f, support = sklearn_metrics.precision_recall_fscore_support(truth, predicted, zero_division=0)
     for i, name in enumerate(CHEXPERT_CONDITIONS):
-        assert (table[name]["precision"], table[name]["recall"], table[name]["f1"], table[name]["support"]) == \
-            pytest.approx((p[i], r[i], f[i], support[i]))
+        assert (
+            table[name]["precision"],
+            table[name]["recall"],
+            table[name]["f1"],
+            table[name]["support"],
+        ) == pytest.approx((p[i], r[i], f[i], support[i]))
 
 
 def graph(*entities):
-    return {"entities": {str(i): {"tokens": t, "label": label, "relations": rel} for i, (t, label, rel) in enumerate(entities, 1)}}
+    return {
+        "entities": {
+            str(i): {"tokens": t, "label": label, "relations": rel} for i, (t, label, rel) in enumerate(entities, 1)
+        }
+    }
 
 
 def test_radgraph_precision_and_recall_per_level(monkeypatch):
     from radmetrics.inference.metrics.radgraph import metric as radgraph_metric
 
-    reference = graph(("effusion", "OBS-DP", [["located_at", "2"]]), ("pleural", "ANAT-DP", []), ("left", "ANAT-DP", []))
-    candidate = graph(("effusion", "OBS-DP", []), ("pleural", "ANAT-DP", []), ("small", "OBS-DP", []), ("right", "ANAT-DP", []))
+    reference = graph(
+        ("effusion", "OBS-DP", [["located_at", "2"]]), ("pleural", "ANAT-DP", []), ("left", "ANAT-DP", [])
+    )
+    candidate = graph(
+        ("effusion", "OBS-DP", []), ("pleural", "ANAT-DP", []), ("small", "OBS-DP", []), ("right", "ANAT-DP", [])
+    )
 
     class Extractor:
         def annotations(self, reports):
@@ -49,17 +65,25 @@ def test_radgraph_precision_and_recall_per_level(monkeypatch):
     monkeypatch.setattr(radgraph_metric, "radgraph_extractor", lambda path, base_model=None: Extractor())
     out = radgraph_metric.RadGraph({"radgraph": "stub"})(["ref"], ["cand"]).per_sample
     # simple: {effusion, pleural} shared; 4 candidate entities, 3 reference ones
-    assert out["radgraph_simple_precision"] == [pytest.approx(2 / 4)] and out["radgraph_simple_recall"] == [pytest.approx(2 / 3)]
+    assert out["radgraph_simple_precision"] == [pytest.approx(2 / 4)] and out["radgraph_simple_recall"] == [
+        pytest.approx(2 / 3)
+    ]
     assert out["radgraph_simple"] == [pytest.approx(2 * (1 / 2) * (2 / 3) / (1 / 2 + 2 / 3))]
     # partial: the reference's effusion has a relation, the candidate's not: only pleural matches
-    assert out["radgraph_partial_precision"] == [pytest.approx(1 / 4)] and out["radgraph_partial_recall"] == [pytest.approx(1 / 3)]
+    assert out["radgraph_partial_precision"] == [pytest.approx(1 / 4)] and out["radgraph_partial_recall"] == [
+        pytest.approx(1 / 3)
+    ]
 
 
 def test_semantic_teacher_precision_and_recall():
     from radmetrics.inference.scorer import Scorer
 
     result = Scorer(["semantic_green"], n_bootstrap=0)(
-        ["Heart size is normal. Lungs are clear. Small left pleural effusion."], ["Heart size is normal. Lungs are clear."])
+        ["Heart size is normal. Lungs are clear. Small left pleural effusion."],
+        ["Heart size is normal. Lungs are clear."],
+    )
     row = result.per_sample[0]
     assert row["semantic_green_matched_findings"] == 2
-    assert row["semantic_green_precision"] == pytest.approx(2 / 2) and row["semantic_green_recall"] == pytest.approx(2 / 3)
+    assert row["semantic_green_precision"] == pytest.approx(2 / 2) and row["semantic_green_recall"] == pytest.approx(
+        2 / 3
+    )

@@ -1,6 +1,7 @@
 """Every GPU config rehearsed end to end on CPU (slow; `radmetrics rehearse`): the YAML as it is with a tiny model of
 the same family, through slurm/launch.sbatch as 2 nodes x 1 process on gloo, SIGUSR1 as the ranks start,
-save at the next step end, requeue, resume from that checkpoint, final evaluation, export and reload with transformers' Auto classes.
+save at the next step end, requeue, resume from that checkpoint, final evaluation, export and reload with transformers'
+Auto classes.
 The offload DeepSpeed config is rehearsed on a 7B SFT config too."""
 
 import json
@@ -11,7 +12,8 @@ import pytest
 from radmetrics.training.rehearsal import REPO, gpu_configs, rehearse
 
 CASES = [(str(p.relative_to(REPO)), None) for p in gpu_configs()] + [
-    ("configs/green/sft/llama-2-7b.yaml", "configs/deepspeed/zero3_offload.json")]
+    ("configs/green/sft/llama-2-7b.yaml", "configs/deepspeed/zero3_offload.json")
+]
 
 
 @pytest.fixture(scope="module")

@@ -37,7 +37,8 @@ def released(tmp_path_factory) -> Path:
         made = json.loads(path.read_text(encoding="utf-8"))
         if "lookalike_digest" in made:
             assert made["lookalike_digest"] == digest, (
-                f"{path.name} was made from other look-alikes; rerun tests/parity/make_fixtures.py")
+                f"{path.name} was made from other look-alikes; rerun tests/parity/make_fixtures.py"
+            )
     return root
 
 
@@ -58,7 +59,9 @@ def test_chexbert_labels_and_f1_reproduce_f1chexbert(released, pairs):
     from radmetrics.inference.metrics.chexbert.runner import CheXbertRunner
 
     expected = fixture("chexbert")["outputs"]
-    runner = CheXbertRunner.from_component(str(released / "xdg" / "chexbert" / "chexbert.pth"), base(released, "bert-base-uncased"))
+    runner = CheXbertRunner.from_component(
+        str(released / "xdg" / "chexbert" / "chexbert.pth"), base(released, "bert-base-uncased")
+    )
     references, candidates = pairs
     ref_labels, ref_embeddings = runner.labels_and_embeddings(references)
     hyp_labels, hyp_embeddings = runner.labels_and_embeddings(candidates)
@@ -68,13 +71,18 @@ def test_chexbert_labels_and_f1_reproduce_f1chexbert(released, pairs):
     for n, report in ((14, expected["classification_report_14"]), (5, expected["classification_report_5"])):
         for kind in ("micro", "macro", "weighted"):
             assert scores[f"chexbert_f1_{n}_{kind}"] == pytest.approx(report[f"{kind} avg"]["f1-score"], abs=1e-5)
-    similarity = (ref_embeddings * hyp_embeddings).sum(1) / (np.linalg.norm(ref_embeddings, axis=1) * np.linalg.norm(hyp_embeddings, axis=1))
+    similarity = (ref_embeddings * hyp_embeddings).sum(1) / (
+        np.linalg.norm(ref_embeddings, axis=1) * np.linalg.norm(hyp_embeddings, axis=1)
+    )
     assert similarity == pytest.approx(fixture("radeval")["outputs"]["chexbert_similarity"], abs=1e-5)
 
 
 def compact(annotation: dict) -> dict:
     entities = [annotation["entities"][str(n + 1)] for n in range(len(annotation["entities"]))]
-    return {"text": annotation["text"], "entities": [[e["start_ix"], e["end_ix"], e["label"], e["relations"]] for e in entities]}
+    return {
+        "text": annotation["text"],
+        "entities": [[e["start_ix"], e["end_ix"], e["label"], e["relations"]] for e in entities],
+    }
 
 
 @pytest.mark.parametrize("model_type", RADGRAPH_TYPES)
@@ -85,8 +93,9 @@ def test_radgraph_annotations_and_rewards_reproduce_radgraph(released, pairs, mo
     tarball = lookalikes.snapshot(released, lookalikes.RRG) / f"{model_type}.tar.gz"
     extractor = RadGraphDyGIE.from_component(str(tarball), base(released, lookalikes.RADGRAPH_BASES[model_type]))
     batch_sizes = []  # reports of equal wordpiece length share an encoder call; the reference runs one at a time
-    extractor.model.encoder.register_forward_hook(lambda _, args, kwargs, out: batch_sizes.append(len(kwargs["input_ids"])),
-                                                  with_kwargs=True)
+    extractor.model.encoder.register_forward_hook(
+        lambda _, args, kwargs, out: batch_sizes.append(len(kwargs["input_ids"])), with_kwargs=True
+    )
     tokenize, tokenizer_calls = extractor.tokenizer, []  # radgraph tokenizes word by word; here, one call a run
     extractor.tokenizer = lambda *args, **kwargs: tokenizer_calls.append(args) or tokenize(*args, **kwargs)
     references, candidates = pairs
@@ -113,20 +122,42 @@ def test_radcliq_options_give_it_models_of_its_own(released, pairs):
     chexbert = {"base_model": base(released, "bert-base-uncased")}
 
     def score(radgraph, bertscore, radcliq=None, metrics=("radgraph", "bertscore", "radcliq")):
-        options = {"chexbert": chexbert, "radgraph": {"base_model": bases[radgraph]}, "bertscore": bertscore, "radcliq": radcliq or {}}
-        components = {"chexbert": str(rrg / "chexbert.pth"), **({"radgraph": model[radgraph]} if "radgraph" in metrics else {})}
+        options = {
+            "chexbert": chexbert,
+            "radgraph": {"base_model": bases[radgraph]},
+            "bertscore": bertscore,
+            "radcliq": radcliq or {},
+        }
+        components = {
+            "chexbert": str(rrg / "chexbert.pth"),
+            **({"radgraph": model[radgraph]} if "radgraph" in metrics else {}),
+        }
         scorer = Scorer(list(metrics), components, options, n_bootstrap=0)
         result = scorer(*pairs)
-        return {"metrics": [spec.name for spec in scorer.specs],
-                **{key: [row[key] for row in result.per_sample] for key in ("radgraph_partial", "bertscore", "radcliq_v1") if key in result.per_sample[0]}}
+        return {
+            "metrics": [spec.name for spec in scorer.specs],
+            **{
+                key: [row[key] for row in result.per_sample]
+                for key in ("radgraph_partial", "bertscore", "radcliq_v1")
+                if key in result.per_sample[0]
+            },
+        }
 
-    radcliq_own = {"radgraph_model": model["radgraph"], "radgraph_base_model": bases["radgraph"], "bertscore_model": "default"}
+    radcliq_own = {
+        "radgraph_model": model["radgraph"],
+        "radgraph_base_model": bases["radgraph"],
+        "bertscore_model": "default",
+    }
     own = score("radgraph-xl", {"idf": False}, radcliq_own)
     alone = score("radgraph-xl", {"idf": False}, radcliq_own, metrics=["radcliq"])
     assert alone["metrics"] == ["bleu2", "chexbert", "radcliq"] and alone["radcliq_v1"] == own["radcliq_v1"]
     bf16 = score("radgraph-xl", {"idf": False}, {**radcliq_own, "precision": "bf16"}, metrics=["radcliq"])
-    assert 0 < max(abs(a - b) for a, b in zip(bf16["radcliq_v1"], own["radcliq_v1"])) < 0.5  # its own models ran in bf16
-    as_keys = score("radgraph", {"idf": True})  # RadCliQ's BERTScore setting on the bundled encoder: layer 5, idf, rescaled
+    assert (
+        0 < max(abs(a - b) for a, b in zip(bf16["radcliq_v1"], own["radcliq_v1"])) < 0.5
+    )  # its own models ran in bf16
+    as_keys = score(
+        "radgraph", {"idf": True}
+    )  # RadCliQ's BERTScore setting on the bundled encoder: layer 5, idf, rescaled
     xl = score("radgraph-xl", {"idf": False})
     assert own["radgraph_partial"] == xl["radgraph_partial"] and own["bertscore"] == xl["bertscore"]
     assert own["radcliq_v1"] == pytest.approx(as_keys["radcliq_v1"], abs=1e-9)
@@ -139,23 +170,31 @@ def test_radcliq_options_give_it_models_of_its_own(released, pairs):
 def ratescore_pipeline(released):
     from radmetrics.inference.metrics.ratescore.released import RaTEScorePipeline
 
-    return RaTEScorePipeline.from_component(base(released, "Angelakeke/RaTE-NER-Deberta"),
-                                            base(released, "FremyCompany/BioLORD-2023-C"))
+    return RaTEScorePipeline.from_component(
+        base(released, "Angelakeke/RaTE-NER-Deberta"), base(released, "FremyCompany/BioLORD-2023-C")
+    )
 
 
 def pairs_with_tied_matches(pipeline, ref_entities, cand_entities) -> set[int]:
     """Pairs where some entity has equally close matches of different types on the other side (an entity text found
-    twice embeds identically). ratescore takes the best match with torch.topk(k=1), whose pick among exact ties varies with the CPU
-    kernel (on this AMD EPYC it is not the pick the fixtures' machine made), so those pairs' scores are machine-dependent."""
+    twice embeds identically). ratescore takes the best match with torch.topk(k=1), whose pick among exact ties varies
+    with the CPU
+    kernel (on this AMD EPYC it is not the pick the fixtures' machine made), so those pairs' scores are
+    machine-dependent.
+    """
     import torch
 
     tied = set()
     for i, (ref, cand) in enumerate(zip(ref_entities, cand_entities)):
         if ref and cand:
-            similarity = (torch.nn.functional.normalize(pipeline.embed([t for t, _ in ref]), dim=1)
-                          @ torch.nn.functional.normalize(pipeline.embed([t for t, _ in cand]), dim=1).T)
+            similarity = (
+                torch.nn.functional.normalize(pipeline.embed([t for t, _ in ref]), dim=1)
+                @ torch.nn.functional.normalize(pipeline.embed([t for t, _ in cand]), dim=1).T
+            )
             for rows, target in ((similarity, cand), (similarity.T, ref)):
-                for best in rows >= rows.max(dim=1, keepdim=True).values - 1e-6:  # equal texts may embed a rounding apart
+                for best in (
+                    rows >= rows.max(dim=1, keepdim=True).values - 1e-6
+                ):  # equal texts may embed a rounding apart
                     if len({target[j][1] for j in best.nonzero().flatten().tolist()}) > 1:  # the pick decides the type
                         tied.add(i)
     return tied
@@ -173,7 +212,9 @@ def test_ratescore_sentences_entities_and_scores_reproduce_ratescore(ratescore_p
     assert as_lists(ref_entities) == expected["reference_entities"]
     assert as_lists(cand_entities) == expected["candidate_entities"]
     tied = pairs_with_tied_matches(ratescore_pipeline, ref_entities, cand_entities)
-    assert len(scores) - len(tied) >= 30, f"{len(tied)} of {len(scores)} pairs have tied matches: too few left to compare"
+    assert len(scores) - len(tied) >= 30, (
+        f"{len(tied)} of {len(scores)} pairs have tied matches: too few left to compare"
+    )
     untied = lambda values: [v for i, v in enumerate(values) if i not in tied]  # noqa: E731
     assert untied(scores) == pytest.approx(untied(expected["scores_long"]), abs=1e-5)
     short = ratescore_pipeline.scores(references, candidates, "short")[0]
@@ -188,7 +229,7 @@ def test_ratescore_splits_each_distinct_report_once(ratescore_pipeline, pairs, m
     split, sentences = [], RushSplitter.sentences
     monkeypatch.setattr(RushSplitter, "sentences", lambda self, text: split.append(text) or sentences(self, text))
     repeated = [*references, *candidates, *references]
-    assert ratescore_pipeline.entities(repeated) == [*expected, *expected[:len(references)]]
+    assert ratescore_pipeline.entities(repeated) == [*expected, *expected[: len(references)]]
     assert sorted(split) == sorted(set(repeated))
 
 
@@ -198,7 +239,9 @@ def test_ratescore_empty_report_bug_is_an_option(ratescore_pipeline):
     data, expected = inputs(), fixture("ratescore")["outputs"]["empty_report_scores"]
     references, candidates = data["empty_report_references"], data["empty_report_candidates"]
     reproduced, _, _ = ratescore_pipeline.scores(references, candidates, empty_reports="reference")
-    assert reproduced[:len(expected)] == pytest.approx(expected, abs=1e-5) and reproduced[len(expected):] == [None] * 2
+    assert (
+        reproduced[: len(expected)] == pytest.approx(expected, abs=1e-5) and reproduced[len(expected) :] == [None] * 2
+    )
     pairwise, _, _ = ratescore_pipeline.scores(references, candidates)
     assert len(pairwise) == 5 and pairwise[1] == pairwise[2] == 0.5  # a report without sentences: no entities
     assert pairwise[0] == pytest.approx(expected[0], abs=1e-5)  # the pairs before the first empty report agree
@@ -216,7 +259,10 @@ def test_green_prompt_ids_and_parser_reproduce_radeval(released, pairs):
     for text, reference in zip(texts, expected["parsed_responses"]):
         parsed = parse_green_response(text, strict=False)
         assert (list(parsed.significant), list(parsed.insignificant), parsed.matched) == (
-            reference["significant"], reference["insignificant"], reference["matched"]), text
+            reference["significant"],
+            reference["insignificant"],
+            reference["matched"],
+        ), text
         assert parsed.score == pytest.approx(reference["green"])
 
 
@@ -229,11 +275,15 @@ def test_empty_candidates_score_as_the_reference_packages_score_them(released):
 
     references, candidates = empty_candidate_pairs()
     assert fingerprint(candidates) == fixture("chexbert")["inputs"]["empty_candidate_candidates"]
-    runner = CheXbertRunner.from_component(str(released / "xdg" / "chexbert" / "chexbert.pth"), base(released, "bert-base-uncased"))
+    runner = CheXbertRunner.from_component(
+        str(released / "xdg" / "chexbert" / "chexbert.pth"), base(released, "bert-base-uncased")
+    )
     ref_labels, ref_embeddings = runner.labels_and_embeddings(references)
     hyp_labels, hyp_embeddings = runner.labels_and_embeddings(candidates)
     assert hyp_labels.tolist() == fixture("chexbert")["outputs"]["empty_candidate_classes"]
-    similarity = (ref_embeddings * hyp_embeddings).sum(1) / (np.linalg.norm(ref_embeddings, axis=1) * np.linalg.norm(hyp_embeddings, axis=1))
+    similarity = (ref_embeddings * hyp_embeddings).sum(1) / (
+        np.linalg.norm(ref_embeddings, axis=1) * np.linalg.norm(hyp_embeddings, axis=1)
+    )
     assert similarity == pytest.approx(fixture("radeval")["outputs"]["empty_candidate_chexbert_similarity"], abs=1e-5)
     for model_type in RADGRAPH_TYPES:
         tarball = lookalikes.snapshot(released, lookalikes.RRG) / f"{model_type}.tar.gz"
@@ -243,7 +293,9 @@ def test_empty_candidates_score_as_the_reference_packages_score_them(released):
         expected = np.array(fixture("radgraph")["outputs"][model_type]["empty_candidate_rewards"])
         assert np.abs(rewards.T - expected).max() < 1e-5 and not expected[:, 1].any(), model_type
     green = ReleasedGreen(base(released, "StanfordAIMI/GREEN-RadLlama2-7b"))
-    assert green.prompt_ids(references, candidates) == fixture("radeval")["outputs"]["empty_candidate_green_prompt_ids"]
+    assert (
+        green.prompt_ids(references, candidates) == fixture("radeval")["outputs"]["empty_candidate_green_prompt_ids"]
+    )
 
 
 def test_released_green_refuses_a_prompt_other_than_greens(released, pairs, monkeypatch):
@@ -254,8 +306,12 @@ def test_released_green_refuses_a_prompt_other_than_greens(released, pairs, monk
         raise AssertionError("the model loaded before the prompt was refused")
 
     monkeypatch.setattr(released_green.ReleasedGreen, "__init__", load)
-    scorer = Scorer(["green"], {"green": base(released, "StanfordAIMI/GREEN-RadLlama2-7b")},
-                    {"green": {"prompt": "short", "summary": False}}, n_bootstrap=0)
+    scorer = Scorer(
+        ["green"],
+        {"green": base(released, "StanfordAIMI/GREEN-RadLlama2-7b")},
+        {"green": {"prompt": "short", "summary": False}},
+        n_bootstrap=0,
+    )
     with pytest.raises(ValueError, match="released GREEN model, which reads GREEN's prompt only"):
         scorer(*pairs)
 
@@ -265,39 +321,70 @@ def test_fineradscore_lines_and_prompt_reproduce_the_authors_code(pairs):
 
     expected = fixture("fineradscore")["outputs"]
     references, candidates = pairs
-    assert [f"Generated Text: {number_lines(c)} \n \n Ground Truth Text: {r}" for r, c in zip(references, candidates)] == expected["queries"]
+    assert [
+        f"Generated Text: {number_lines(c)} \n \n Ground Truth Text: {r}" for r, c in zip(references, candidates)
+    ] == expected["queries"]
     assert fineradscore_messages(references[0], candidates[0]) == expected["gpt4_messages_first_pair"]
     assert fineradscore_messages(references[0], candidates[0], "claude3") == expected["claude3_messages_first_pair"]
 
 
 def write_pairs(directory: Path, references, candidates) -> list[str]:
     for name, reports in (("refs.jsonl", references), ("hyps.jsonl", candidates)):
-        (directory / name).write_text("".join(json.dumps({"id": str(i), "report": r}) + "\n" for i, r in enumerate(reports)))
+        (directory / name).write_text(
+            "".join(json.dumps({"id": str(i), "report": r}) + "\n" for i, r in enumerate(reports))
+        )
     return ["--refs", str(directory / "refs.jsonl"), "--hyps", str(directory / "hyps.jsonl"), "--bootstrap", "20"]
 
 
-def test_score_cli_with_released_weights_as_paths_prints_the_reference_values(released, pairs, ratescore_pipeline, tmp_path, capsys):
+def test_score_cli_with_released_weights_as_paths_prints_the_reference_values(
+    released, pairs, ratescore_pipeline, tmp_path, capsys
+):
     """`radmetrics score --components chexbert=PATH radgraph=PATH rate_ner=PATH green=PATH` on the look-alikes."""
     out = tmp_path / "scores"
     rrg = lookalikes.snapshot(released, lookalikes.RRG)
-    args = ["score", *write_pairs(tmp_path, *pairs), "--metrics", "chexbert", "radgraph", "ratescore", "green",
-            "--components", f"chexbert={rrg / 'chexbert.pth'}", f"radgraph={rrg / 'radgraph-xl.tar.gz'}",
-            f"rate_ner={base(released, 'Angelakeke/RaTE-NER-Deberta')}", f"green={base(released, 'StanfordAIMI/GREEN-RadLlama2-7b')}",
-            "--option", f"chexbert.base_model={base(released, 'bert-base-uncased')}",
-            "--option", f"radgraph.base_model={base(released, 'microsoft/BiomedVLP-CXR-BERT-general')}", "--option", "radgraph.case=reference",
-            "--option", f"ratescore.encoder={base(released, 'FremyCompany/BioLORD-2023-C')}", "--option", "green.parser=reference",
-            "--option", "green.summary=false", "--out", str(out)]
+    args = [
+        "score",
+        *write_pairs(tmp_path, *pairs),
+        "--metrics",
+        "chexbert",
+        "radgraph",
+        "ratescore",
+        "green",
+        "--components",
+        f"chexbert={rrg / 'chexbert.pth'}",
+        f"radgraph={rrg / 'radgraph-xl.tar.gz'}",
+        f"rate_ner={base(released, 'Angelakeke/RaTE-NER-Deberta')}",
+        f"green={base(released, 'StanfordAIMI/GREEN-RadLlama2-7b')}",
+        "--option",
+        f"chexbert.base_model={base(released, 'bert-base-uncased')}",
+        "--option",
+        f"radgraph.base_model={base(released, 'microsoft/BiomedVLP-CXR-BERT-general')}",
+        "--option",
+        "radgraph.case=reference",
+        "--option",
+        f"ratescore.encoder={base(released, 'FremyCompany/BioLORD-2023-C')}",
+        "--option",
+        "green.parser=reference",
+        "--option",
+        "green.summary=false",
+        "--out",
+        str(out),
+    ]
     assert main(args) == 0
     printed = capsys.readouterr().out
     summary = json.loads((out / "summary.json").read_text())
     chexbert, radgraph = fixture("chexbert")["outputs"], fixture("radgraph")["outputs"]["radgraph-xl"]
     radeval = fixture("radeval")["outputs"]
-    expected = {"chexbert_f1_14_micro": chexbert["classification_report_14"]["micro avg"]["f1-score"],
-                "chexbert_f1_5_macro": chexbert["classification_report_5"]["macro avg"]["f1-score"],
-                "chexbert_similarity": np.mean(radeval["chexbert_similarity"]),
-                "radgraph_simple": radgraph["mean"][0], "radgraph_partial": radgraph["mean"][1], "radgraph_complete": radgraph["mean"][2],
-                "ratescore": np.mean(ratescore_pipeline.scores(*pairs)[0]),  # the reference's up to tied matches (above)
-                "green": radeval["green_mean"]}
+    expected = {
+        "chexbert_f1_14_micro": chexbert["classification_report_14"]["micro avg"]["f1-score"],
+        "chexbert_f1_5_macro": chexbert["classification_report_5"]["macro avg"]["f1-score"],
+        "chexbert_similarity": np.mean(radeval["chexbert_similarity"]),
+        "radgraph_simple": radgraph["mean"][0],
+        "radgraph_partial": radgraph["mean"][1],
+        "radgraph_complete": radgraph["mean"][2],
+        "ratescore": np.mean(ratescore_pipeline.scores(*pairs)[0]),  # the reference's up to tied matches (above)
+        "green": radeval["green_mean"],
+    }
     for key, value in expected.items():
         assert summary[key]["value"] == pytest.approx(value, abs=1e-5), key
         assert f"| {key} | {value:.4f} |" in printed
@@ -308,16 +395,37 @@ def test_score_cli_with_released_weights_as_paths_prints_the_reference_values(re
 def test_score_cli_released_uses_the_cache(released, pairs, tmp_path):
     """`--components released` resolves every default release from the Hugging Face cache (HF_HUB_OFFLINE)."""
     references, candidates = pairs
-    env = {**os.environ, "HF_HOME": str(released / "hf"), "HF_HUB_OFFLINE": "1", "RADMETRICS_CACHE": str(tmp_path / "cache")}
-    command = [sys.executable, "-m", "radmetrics.inference.cli", "score", *write_pairs(tmp_path, references[:12], candidates[:12]),
-               "--metrics", "chexbert", "radgraph", "ratescore", "--components", "released", "--option", "radgraph.case=reference",
-               "--out", str(tmp_path / "out")]
+    env = {
+        **os.environ,
+        "HF_HOME": str(released / "hf"),
+        "HF_HUB_OFFLINE": "1",
+        "RADMETRICS_CACHE": str(tmp_path / "cache"),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "radmetrics.inference.cli",
+        "score",
+        *write_pairs(tmp_path, references[:12], candidates[:12]),
+        "--metrics",
+        "chexbert",
+        "radgraph",
+        "ratescore",
+        "--components",
+        "released",
+        "--option",
+        "radgraph.case=reference",
+        "--out",
+        str(tmp_path / "out"),
+    ]
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = [json.loads(line) for line in (tmp_path / "out" / "per_sample.jsonl").read_text().splitlines()]
     radgraph = fixture("radgraph")["outputs"]["radgraph-xl"]["rewards"]
     assert [r["radgraph_partial"] for r in rows] == pytest.approx(radgraph[1][:12], abs=1e-5)
-    assert [r["ratescore"] for r in rows] == pytest.approx(fixture("ratescore")["outputs"]["scores_long"][:12], abs=1e-5)
+    assert [r["ratescore"] for r in rows] == pytest.approx(
+        fixture("ratescore")["outputs"]["scores_long"][:12], abs=1e-5
+    )
 
 
 def test_weights_convert_gives_exports_that_score_the_same(released, pairs, tmp_path):
@@ -327,18 +435,62 @@ def test_weights_convert_gives_exports_that_score_the_same(released, pairs, tmp_
 
     references, _ = pairs
     rrg = lookalikes.snapshot(released, lookalikes.RRG)
-    assert main(["weights", "convert", str(rrg / "chexbert.pth"), "--kind", "chexbert", "--out", str(tmp_path / "chexbert"),
-                 "--base-model", base(released, "bert-base-uncased")]) == 0
+    assert (
+        main(
+            [
+                "weights",
+                "convert",
+                str(rrg / "chexbert.pth"),
+                "--kind",
+                "chexbert",
+                "--out",
+                str(tmp_path / "chexbert"),
+                "--base-model",
+                base(released, "bert-base-uncased"),
+            ]
+        )
+        == 0
+    )
     manifest = json.loads((tmp_path / "chexbert" / "radmetrics.json").read_text())
     assert manifest["component"] == "chexbert" and len(manifest["released"]["sha256"]) == 64
     labels, _ = CheXbertRunner.from_component(str(tmp_path / "chexbert")).labels_and_embeddings(references)
     assert labels.tolist() == fixture("chexbert")["outputs"]["reference_classes"]
-    assert main(["weights", "convert", str(rrg / "modern-radgraph-xl.tar.gz"), "--kind", "radgraph", "--out", str(tmp_path / "radgraph"),
-                 "--base-model", base(released, "answerdotai/ModernBERT-base")]) == 0
+    assert (
+        main(
+            [
+                "weights",
+                "convert",
+                str(rrg / "modern-radgraph-xl.tar.gz"),
+                "--kind",
+                "radgraph",
+                "--out",
+                str(tmp_path / "radgraph"),
+                "--base-model",
+                base(released, "answerdotai/ModernBERT-base"),
+            ]
+        )
+        == 0
+    )
     graphs = RadGraphDyGIE.from_component(str(tmp_path / "radgraph")).annotations(references[:10])
-    assert [compact(g) for g in graphs] == fixture("radgraph")["outputs"]["modern-radgraph-xl"]["reference_annotations"][:10]
-    assert main(["weights", "convert", base(released, "Angelakeke/RaTE-NER-Deberta"), "--kind", "rate_ner",
-                 "--out", str(tmp_path / "rate_ner"), "--base-model", base(released, "FremyCompany/BioLORD-2023-C")]) == 0
+    assert [compact(g) for g in graphs] == fixture("radgraph")["outputs"]["modern-radgraph-xl"][
+        "reference_annotations"
+    ][:10]
+    assert (
+        main(
+            [
+                "weights",
+                "convert",
+                base(released, "Angelakeke/RaTE-NER-Deberta"),
+                "--kind",
+                "rate_ner",
+                "--out",
+                str(tmp_path / "rate_ner"),
+                "--base-model",
+                base(released, "FremyCompany/BioLORD-2023-C"),
+            ]
+        )
+        == 0
+    )
     scores, _, _ = RaTEScorePipeline.from_component(str(tmp_path / "rate_ner")).scores(references[:10], pairs[1][:10])
     assert scores == pytest.approx(fixture("ratescore")["outputs"]["scores_long"][:10], abs=1e-5)
 
@@ -350,20 +502,41 @@ def test_weights_list_and_component_errors(capsys, tmp_path):
     listed = capsys.readouterr().out
     assert all(f"| {name} |" in listed for name in ARTEFACTS) and "Llama 2 Community Licence" in listed
     (tmp_path / "r.txt").write_text("No effusion.\n")
-    base_args = ["score", "--refs", str(tmp_path / "r.txt"), "--hyps", str(tmp_path / "r.txt"), "--out", str(tmp_path / "o")]
+    base_args = [
+        "score",
+        "--refs",
+        str(tmp_path / "r.txt"),
+        "--hyps",
+        str(tmp_path / "r.txt"),
+        "--out",
+        str(tmp_path / "o"),
+    ]
     with pytest.raises(SystemExit, match="unknown component kind 'labeler'"):
         main([*base_args, "--components", "labeler=x.pth"])
     with pytest.raises(SystemExit, match="radgraph-xl is a radgraph release, not chexbert"):
         main([*base_args, "--components", "chexbert=radgraph-xl"])
     with pytest.raises(ValueError, match="metric radgraph has no option cse"):
-        main([*base_args, "--metrics", "bleu2", "radgraph", "--components", "radgraph=radgraph-xl", "--option", "radgraph.cse=x"])
+        main(
+            [
+                *base_args,
+                "--metrics",
+                "bleu2",
+                "radgraph",
+                "--components",
+                "radgraph=radgraph-xl",
+                "--option",
+                "radgraph.cse=x",
+            ]
+        )
 
 
 def test_released_artefact_missing_offline_names_the_file(monkeypatch, tmp_path):
     from radmetrics.inference.loading.released import ArtefactError, fetch
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(ArtefactError, match="chexbert.pth of StanfordAIMI/RRG_scorers was not found in the local Hugging Face cache"):
+    with pytest.raises(
+        ArtefactError, match="chexbert.pth of StanfordAIMI/RRG_scorers was not found in the local Hugging Face cache"
+    ):
         fetch("chexbert")
 
 
@@ -375,7 +548,10 @@ def test_green_tokenizer_code_runs_only_when_trusted(released, tmp_path):
     model = tmp_path / "green"
     shutil.copytree(base(released, "StanfordAIMI/GREEN-RadLlama2-7b"), model)
     config = json.loads((model / "tokenizer_config.json").read_text())
-    config.update(tokenizer_class="CheXagentTokenizer", auto_map={"AutoTokenizer": ["tokenization_chexagent.CheXagentTokenizer", None]})
+    config.update(
+        tokenizer_class="CheXagentTokenizer",
+        auto_map={"AutoTokenizer": ["tokenization_chexagent.CheXagentTokenizer", None]},
+    )
     (model / "tokenizer_config.json").write_text(json.dumps(config))
     (model / "tokenization_chexagent.py").write_text("raise RuntimeError('repository code ran')\n")
     with pytest.raises(RemoteCodeRequired, match="trust-remote-code"):
@@ -389,34 +565,88 @@ def test_meta_eval_and_refits_run_for_every_component_metric(released, pairs, tm
 
     references, candidates = (p[:12] for p in pairs)
     rrg = lookalikes.snapshot(released, lookalikes.RRG)
-    components = ["--components", f"chexbert={rrg / 'chexbert.pth'}", f"radgraph={rrg / 'radgraph-xl.tar.gz'}",
-                  f"rate_ner={base(released, 'Angelakeke/RaTE-NER-Deberta')}",
-                  "--option", f"chexbert.base_model={base(released, 'bert-base-uncased')}",
-                  "--option", f"radgraph.base_model={base(released, 'microsoft/BiomedVLP-CXR-BERT-general')}",
-                  "--option", f"ratescore.encoder={base(released, 'FremyCompany/BioLORD-2023-C')}"]
+    components = [
+        "--components",
+        f"chexbert={rrg / 'chexbert.pth'}",
+        f"radgraph={rrg / 'radgraph-xl.tar.gz'}",
+        f"rate_ner={base(released, 'Angelakeke/RaTE-NER-Deberta')}",
+        "--option",
+        f"chexbert.base_model={base(released, 'bert-base-uncased')}",
+        "--option",
+        f"radgraph.base_model={base(released, 'microsoft/BiomedVLP-CXR-BERT-general')}",
+        "--option",
+        f"ratescore.encoder={base(released, 'FremyCompany/BioLORD-2023-C')}",
+    ]
     with open(tmp_path / "rated.csv", "w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(["reference", "candidate", "errors"])
         writer.writerows([r, c, i % 4] for i, (r, c) in enumerate(zip(references, candidates)))
-    assert main(["meta-eval", "correlate", "--csv", str(tmp_path / "rated.csv"), "--human-column", "errors", *components,
-                 "--bootstrap", "20", "--out", str(tmp_path / "corr")]) == 0
+    assert (
+        main(
+            [
+                "meta-eval",
+                "correlate",
+                "--csv",
+                str(tmp_path / "rated.csv"),
+                "--human-column",
+                "errors",
+                *components,
+                "--bootstrap",
+                "20",
+                "--out",
+                str(tmp_path / "corr"),
+            ]
+        )
+        == 0
+    )
     keys = json.loads((tmp_path / "corr" / "kendall_tau.json").read_text())["metrics"]
-    assert {"chexbert_f1_14_micro", "chexbert_similarity", "radgraph_partial", "radgraph_radcliq", "ratescore", "radcliq_v1"} <= set(keys)
+    assert {
+        "chexbert_f1_14_micro",
+        "chexbert_similarity",
+        "radgraph_partial",
+        "radgraph_radcliq",
+        "ratescore",
+        "radcliq_v1",
+    } <= set(keys)
     assert keys["radcliq_v1"]["higher_is_better"] is False
 
     def score(*extra) -> dict:
         out = tmp_path / f"score{len(extra)}"
-        assert main(["score", *write_pairs(tmp_path, references, candidates), "--metrics", "radcliq", "ratescore", *components,
-                     *extra, "--out", str(out)]) == 0
+        assert (
+            main(
+                [
+                    "score",
+                    *write_pairs(tmp_path, references, candidates),
+                    "--metrics",
+                    "radcliq",
+                    "ratescore",
+                    *components,
+                    *extra,
+                    "--out",
+                    str(out),
+                ]
+            )
+            == 0
+        )
         return json.loads((out / "summary.json").read_text())
 
     published = score()
-    constants = {"feature_order": ["radgraph_radcliq", "bertscore", "chexbert_similarity", "bleu2"],
-                 "scaler_mean_": [0.3, 0.4, 0.5, 0.2], "scaler_scale_": [0.2, 0.2, 0.2, 0.1], "coefs_with_bias_last": [-0.5, -0.2, -0.1, -0.2, 3.0]}
+    constants = {
+        "feature_order": ["radgraph_radcliq", "bertscore", "chexbert_similarity", "bleu2"],
+        "scaler_mean_": [0.3, 0.4, 0.5, 0.2],
+        "scaler_scale_": [0.2, 0.2, 0.2, 0.1],
+        "coefs_with_bias_last": [-0.5, -0.2, -0.1, -0.2, 3.0],
+    }
     (tmp_path / "radcliq.json").write_text(json.dumps(constants))
-    matrix = json.loads((Path(__file__).parents[1] / "inference" / "resources" / "affinity_short_weight.json").read_text())
+    matrix = json.loads(
+        (Path(__file__).parents[1] / "inference" / "resources" / "affinity_short_weight.json").read_text()
+    )
     (tmp_path / "matrix.json").write_text(json.dumps(matrix))
-    refit = score("--radcliq-constants", str(tmp_path / "radcliq.json"), "--ratescore-matrix", str(tmp_path / "matrix.json"))
+    refit = score(
+        "--radcliq-constants", str(tmp_path / "radcliq.json"), "--ratescore-matrix", str(tmp_path / "matrix.json")
+    )
     assert refit["radcliq_v0"]["value"] == published["radcliq_v0"]["value"]
     assert refit["radcliq_v1"]["value"] != published["radcliq_v1"]["value"]
-    assert refit["ratescore"]["value"] == pytest.approx(np.mean(fixture("ratescore")["outputs"]["scores_short"][:12]), abs=1e-5)
+    assert refit["ratescore"]["value"] == pytest.approx(
+        np.mean(fixture("ratescore")["outputs"]["scores_short"][:12]), abs=1e-5
+    )

@@ -22,14 +22,34 @@ HYPS = ["No acute cardiopulmonary process.", "The heart is mildly enlarged.", ""
 
 
 def embedded(page: str) -> dict:
-    return json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>', page, re.S).group(1).replace("<\\/", "</"))
+    return json.loads(
+        re.search(r'<script id="data" type="application/json">(.*?)</script>', page, re.S)
+        .group(1)
+        .replace("<\\/", "</")
+    )
 
 
 def test_score_cli_writes_a_self_contained_report(tmp_path):
     (tmp_path / "refs.txt").write_text("\n".join(REFS) + "\n")
     (tmp_path / "hyps.txt").write_text("\n".join(HYPS) + "\n")
-    assert main(["score", "--refs", str(tmp_path / "refs.txt"), "--hyps", str(tmp_path / "hyps.txt"), "--metrics", "bleu2,rougeL",
-                 "--bootstrap", "20", "--out", str(tmp_path / "out")]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--refs",
+                str(tmp_path / "refs.txt"),
+                "--hyps",
+                str(tmp_path / "hyps.txt"),
+                "--metrics",
+                "bleu2,rougeL",
+                "--bootstrap",
+                "20",
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 0
+    )
     page = (tmp_path / "out" / "report.html").read_text()
     assert "http://" not in page and "https://" not in page and "<script src" not in page  # nothing fetched
     assert page.count("<svg") == 2 and "<td>rougeL</td>" in page and "empty candidates" in page
@@ -39,14 +59,23 @@ def test_score_cli_writes_a_self_contained_report(tmp_path):
 
 
 def test_details_are_drawn_as_each_metric_declares():
-    annotation = {"entities": {"1": {"tokens": "Effusion", "label": "OBS-DP"}, "2": {"tokens": "left", "label": "ANAT-DP"}}}
+    annotation = {
+        "entities": {"1": {"tokens": "Effusion", "label": "OBS-DP"}, "2": {"tokens": "left", "label": "ANAT-DP"}}
+    }
     other = {"entities": {"1": {"tokens": "effusion", "label": "OBS-DP"}}}
     graph = compact_detail("radgraph", {"reference_annotation": annotation, "candidate_annotation": other})
-    assert graph["entities"] == {"reference": [["effusion", "OBS-DP", True], ["left", "ANAT-DP", False]],
-                                 "candidate": [["effusion", "OBS-DP", True]]}
-    green = compact_detail("green", {"response": "x", "significant": [1, 0, 0, 0, 0, 0], "insignificant": [0] * 6, "matched": 2})
+    assert graph["entities"] == {
+        "reference": [["effusion", "OBS-DP", True], ["left", "ANAT-DP", False]],
+        "candidate": [["effusion", "OBS-DP", True]],
+    }
+    green = compact_detail(
+        "green", {"response": "x", "significant": [1, 0, 0, 0, 0, 0], "insignificant": [0] * 6, "matched": 2}
+    )
     assert green["tables"][0]["rows"][0][1:] == [1, 0] and green["notes"] == ["matched findings: 2"]
-    assert compact_detail("green", {"response": "garbled", "error": "unparsable"}) == {"error": "unparsable", "response": "garbled"}
+    assert compact_detail("green", {"response": "garbled", "error": "unparsable"}) == {
+        "error": "unparsable",
+        "response": "garbled",
+    }
     chexbert = compact_detail("chexbert", {"reference_labels": [0] * 13 + [1], "candidate_labels": [0, 1] + [0] * 12})
     assert chexbert["tables"][0]["rows"] == [["Cardiomegaly", 0, 1], ["No Finding", 1, 0]]
     assert compact_detail("not_a_metric", {"x": 1})["texts"][0]["text"] == '{\n "x": 1\n}'
@@ -54,7 +83,10 @@ def test_details_are_drawn_as_each_metric_declares():
 
 def test_ten_thousand_pairs_stay_small(monkeypatch):
     n = 10_000
-    refs, hyps = [f"Report {i}: mild cardiomegaly, no effusion." for i in range(n)], [f"Report {i}: lungs clear." for i in range(n)]
+    refs, hyps = (
+        [f"Report {i}: mild cardiomegaly, no effusion." for i in range(n)],
+        [f"Report {i}: lungs clear." for i in range(n)],
+    )
     page = render_score_report(Scorer(["rougeL"], n_bootstrap=0)(refs, hyps), refs, hyps)
     assert len(page.encode()) < 3_000_000 and len(embedded(page)["rows"]) == n
 
@@ -67,8 +99,12 @@ def chromium() -> str:
 
 
 def headless(*args, timeout=120) -> subprocess.CompletedProcess:
-    return subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0", *args],
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.mark.slow
@@ -82,20 +118,32 @@ def test_report_opens_sorts_and_shows_its_summary_in_chromium(tmp_path):
     url = f"file://{path}"
     loaded = headless("--virtual-time-budget=5000", "--dump-dom", url)
     assert loaded.returncode == 0, loaded.stderr[-2000:]
-    assert "Uncaught" not in loaded.stderr and "CONSOLE" not in loaded.stderr.replace("CONSOLE(0)", ""), loaded.stderr[-2000:]
+    assert "Uncaught" not in loaded.stderr and "CONSOLE" not in loaded.stderr.replace("CONSOLE(0)", ""), loaded.stderr[
+        -2000:
+    ]
     assert "300 of 300 pairs" in loaded.stdout and "page 1 of 3" in loaded.stdout
     ascending = headless("--virtual-time-budget=5000", "--dump-dom", f"{url}#sort=rougeL&order=asc")
     texts = r'<td class="text"[^>]*>[^<]*</td><td class="text"[^>]*>[^<]*</td>'  # the pair's reference and candidate
-    values = [float(v) for v in re.findall(rf'<tr data-i="\d+"><td>[^<]*</td>{texts}<td>[^<]*</td><td>([\d.]+)</td>',
-                                           ascending.stdout)]
+    values = [
+        float(v)
+        for v in re.findall(
+            rf'<tr data-i="\d+"><td>[^<]*</td>{texts}<td>[^<]*</td><td>([\d.]+)</td>', ascending.stdout
+        )
+    ]
     assert len(values) == 100 and values == sorted(values) and values[0] == 0.0  # the empty candidates first
     filtered = headless("--virtual-time-budget=5000", "--dump-dom", f"{url}#filter=rougeL>0.9")
-    assert re.search(r"(\d+) of 300 pairs", filtered.stdout).group(1) == str(sum(r["rougeL"] > 0.9 for r in result.per_sample))
+    assert re.search(r"(\d+) of 300 pairs", filtered.stdout).group(1) == str(
+        sum(r["rougeL"] > 0.9 for r in result.per_sample)
+    )
     (tmp_path / "compare").mkdir()
-    compare = write_compare_report(tmp_path / "compare", ("A", "B"), {}, result, 150, refs[:150], hyps[:150], hyps[150:])
+    compare = write_compare_report(
+        tmp_path / "compare", ("A", "B"), {}, result, 150, refs[:150], hyps[:150], hyps[150:]
+    )
     spaced = headless("--virtual-time-budget=5000", "--dump-dom", f"file://{compare}#filter=rougeL (B) < 0.5")
     expected = sum(row["rougeL"] < 0.5 for row in result.per_sample[150:])
-    assert 0 < expected < 150 and re.search(r"(\d+) of 150 pairs", spaced.stdout).group(1) == str(expected)  # a key with spaces
+    assert 0 < expected < 150 and re.search(r"(\d+) of 150 pairs", spaced.stdout).group(1) == str(
+        expected
+    )  # a key with spaces
     shot = tmp_path / "summary.png"
     taken = headless("--virtual-time-budget=5000", "--window-size=1200,900", f"--screenshot={shot}", url)
     assert taken.returncode == 0 and shot.is_file()

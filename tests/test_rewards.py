@@ -12,9 +12,14 @@ def test_reward_function_contract():
     assert reward.__name__ == "radmetrics_rougeL"
     refs = ["Mild cardiomegaly.", "No pleural effusion."]
     assert reward(prompts=["p", "p"], completions=["Mild cardiomegaly.", "Lungs clear."], reference=refs) == [1.0, 0.0]
-    conversation = [[{"role": "assistant", "content": "Mild cardiomegaly."}], [{"role": "assistant", "content": "No pleural effusion."}]]
+    conversation = [
+        [{"role": "assistant", "content": "Mild cardiomegaly."}],
+        [{"role": "assistant", "content": "No pleural effusion."}],
+    ]
     assert reward(completions=conversation, reference=refs) == [1.0, 1.0]
-    assert reward(completions=["", "No pleural effusion."], reference=refs)[1] == 1.0  # an empty completion still gets a reward
+    assert (
+        reward(completions=["", "No pleural effusion."], reference=refs)[1] == 1.0
+    )  # an empty completion still gets a reward
     with pytest.raises(KeyError, match="dataset column 'reference'"):
         reward(completions=["x"], findings=["x"])
     with pytest.raises(ValueError, match="not a score key"):
@@ -44,15 +49,29 @@ def test_grpo_steps_with_a_radmetrics_reward(iu_reports, tmp_path):
     texts = [r.text for r in iu_reports[:300]]
     tokenizer = train_bpe_tokenizer(texts, tmp_path / "tokenizer", vocab_size=600)
     torch.manual_seed(0)
-    policy = AutoModelForCausalLM.from_config(tiny_llama_config(len(tokenizer), tokenizer.pad_token_id, tokenizer.bos_token_id,
-                                                                tokenizer.eos_token_id))
+    policy = AutoModelForCausalLM.from_config(
+        tiny_llama_config(len(tokenizer), tokenizer.pad_token_id, tokenizer.bos_token_id, tokenizer.eos_token_id)
+    )
     before = {k: v.clone() for k, v in policy.state_dict().items()}
     data = Dataset.from_dict({"prompt": ["Findings:"] * 8, "reference": texts[:8]})
     reward = MetricReward("rougeL")
-    args = GRPOConfig(output_dir=str(tmp_path / "grpo"), per_device_train_batch_size=4, num_generations=2, max_completion_length=12,
-                      max_steps=3, learning_rate=1e-2, logging_steps=1, report_to="none", use_cpu=True, save_strategy="no",
-                      seed=0, bf16=False)
-    trainer = GRPOTrainer(model=policy, reward_funcs=[reward], args=args, train_dataset=data, processing_class=tokenizer)
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "grpo"),
+        per_device_train_batch_size=4,
+        num_generations=2,
+        max_completion_length=12,
+        max_steps=3,
+        learning_rate=1e-2,
+        logging_steps=1,
+        report_to="none",
+        use_cpu=True,
+        save_strategy="no",
+        seed=0,
+        bf16=False,
+    )
+    trainer = GRPOTrainer(
+        model=policy, reward_funcs=[reward], args=args, train_dataset=data, processing_class=tokenizer
+    )
     trainer.train()
     logged = [entry for entry in trainer.state.log_history if "rewards/radmetrics_rougeL/mean" in entry]
     assert len(logged) == 3 and all(0.0 <= entry["rewards/radmetrics_rougeL/mean"] <= 1.0 for entry in logged)
@@ -70,10 +89,18 @@ def test_rewards_and_a_scorer_on_one_component_load_it_once(tmp_path, monkeypatc
     lookalikes.build_radgraph(tmp_path, "radgraph-xl", 11)
     loads = []
     original = dygie.RadGraphDyGIE.from_component.__func__
-    monkeypatch.setattr(dygie.RadGraphDyGIE, "from_component", classmethod(lambda cls, *a: loads.append(a) or original(cls, *a)))
+    monkeypatch.setattr(
+        dygie.RadGraphDyGIE, "from_component", classmethod(lambda cls, *a: loads.append(a) or original(cls, *a))
+    )
     components = {"radgraph": str(lookalikes.snapshot(tmp_path, lookalikes.RRG) / "radgraph-xl.tar.gz")}
     options = {"base_model": str(lookalikes.snapshot(tmp_path, lookalikes.RADGRAPH_BASES["radgraph-xl"]))}
-    completions, references = ["Small left pleural effusion.", "Lungs are clear."], ["Left effusion.", "No pneumothorax."]
+    completions, references = (
+        ["Small left pleural effusion.", "Lungs are clear."],
+        [
+            "Left effusion.",
+            "No pneumothorax.",
+        ],
+    )
     partial = MetricReward("radgraph_partial", components, options)(completions=completions, reference=references)
     complete = MetricReward("radgraph_complete", components, options)(completions=completions, reference=references)
     scored = Scorer(["radgraph"], components, {"radgraph": options}, n_bootstrap=0)(references, completions)

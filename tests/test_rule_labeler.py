@@ -5,7 +5,9 @@ from radmetrics.data_builders.rule_labeler import label_report
 
 
 def test_reproduces_chexpert_labeler_oracle(test_data):
-    cases = json.loads((test_data / "oracles" / "chexpert_labeler_expected.json").read_text())["chexpert_labeler"]["cases"]
+    cases = json.loads((test_data / "oracles" / "chexpert_labeler_expected.json").read_text())["chexpert_labeler"][
+        "cases"
+    ]
     for case in cases:
         expected = {k: None if v is None else int(v) for k, v in case["labels"].items()}
         assert label_report(case["report"]) == expected, case["report"]

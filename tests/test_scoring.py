@@ -69,9 +69,21 @@ def test_radcliq_options_replace_the_metrics_they_stand_in_for():
 
     assert names(["radcliq"]) == ["bleu2", "bertscore", "chexbert", "radgraph", "radcliq"]
     assert names(["radcliq"], {"radcliq": {"bertscore_model": "m"}}) == ["bleu2", "chexbert", "radgraph", "radcliq"]
-    assert names(["radcliq"], {"radcliq": {"radgraph_model": "m", "bertscore_model": "m"}}) == ["bleu2", "chexbert", "radcliq"]
-    assert names(["radcliq", "bertscore"], {"radcliq": {"bertscore_model": "m"}}) == ["bleu2", "bertscore", "chexbert", "radgraph", "radcliq"]
-    assert names(["radcliq"], {"bertscore": {"bertscore_model": "m"}}) == names(["radcliq"])  # another metric's options
+    assert names(["radcliq"], {"radcliq": {"radgraph_model": "m", "bertscore_model": "m"}}) == [
+        "bleu2",
+        "chexbert",
+        "radcliq",
+    ]
+    assert names(["radcliq", "bertscore"], {"radcliq": {"bertscore_model": "m"}}) == [
+        "bleu2",
+        "bertscore",
+        "chexbert",
+        "radgraph",
+        "radcliq",
+    ]
+    assert names(["radcliq"], {"bertscore": {"bertscore_model": "m"}}) == names(
+        ["radcliq"]
+    )  # another metric's options
     radcliq = REGISTRY["radcliq"]
     assert radcliq.missing_components({"chexbert": "c"}) == ["radgraph"]
     assert radcliq.missing_components({"chexbert": "c"}, options={"radgraph_model": "m"}) == []
@@ -97,8 +109,28 @@ def test_report_files(tmp_path):
 
 def test_score_cli_on_workload(test_data, tmp_path, capsys):
     workload = test_data / "synthetic_pairs" / "radeval_speed_workload.json"
-    code = main(["score", "--refs", str(workload), "--ref-field", "ref", "--hyps", str(workload), "--hyp-field", "hyp",
-                 "--metrics", "bleu2", "bleu4", "rougeL", "bertscore", "--bootstrap", "100", "--out", str(tmp_path)])
+    code = main(
+        [
+            "score",
+            "--refs",
+            str(workload),
+            "--ref-field",
+            "ref",
+            "--hyps",
+            str(workload),
+            "--hyp-field",
+            "hyp",
+            "--metrics",
+            "bleu2",
+            "bleu4",
+            "rougeL",
+            "bertscore",
+            "--bootstrap",
+            "100",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert code == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert set(summary) == {"bleu2", "bleu4", "rougeL", "bertscore"} and summary["bertscore"]["n"] == 20
@@ -108,8 +140,10 @@ def test_score_cli_on_workload(test_data, tmp_path, capsys):
 
 
 def test_bertscore_prefers_identity_and_paraphrase():
-    out = Scorer(["bertscore"], n_bootstrap=0)(["Mild cardiomegaly.", "Mild cardiomegaly.", "Mild cardiomegaly."],
-                                              ["Mild cardiomegaly.", "The heart is mildly enlarged.", "Fracture of the left clavicle."])
+    out = Scorer(["bertscore"], n_bootstrap=0)(
+        ["Mild cardiomegaly.", "Mild cardiomegaly.", "Mild cardiomegaly."],
+        ["Mild cardiomegaly.", "The heart is mildly enlarged.", "Fracture of the left clavicle."],
+    )
     a, b, c = (row["bertscore"] for row in out.per_sample)
     assert a == pytest.approx(1.0, abs=1e-5) and a > b > c
 
@@ -128,15 +162,23 @@ def test_bertscore_idf_weights_come_from_each_calls_references_on_one_loaded_mod
     calls = [(REFS, HYPS), (HYPS[::-1], REFS[::-1])]
     for refs, hyps in calls:
         ours = [row["bertscore"] for row in scorer(refs, hyps).per_sample]
-        theirs = BERTScorer(model_type=str(default_encoder()), num_layers=DEFAULT_LAYER, idf=True, idf_sents=refs,
-                            rescale_with_baseline=True, baseline_path=str(DEFAULT_BASELINE), lang="en")
+        theirs = BERTScorer(
+            model_type=str(default_encoder()),
+            num_layers=DEFAULT_LAYER,
+            idf=True,
+            idf_sents=refs,
+            rescale_with_baseline=True,
+            baseline_path=str(DEFAULT_BASELINE),
+            lang="en",
+        )
         assert ours == pytest.approx([float(f) for f in theirs.score(hyps, refs)[2]], abs=1e-6)
     assert sum(key[1] == "BertScore" and "'idf', True" in key[3] for key in set(_SHARED) - before) <= 1
 
 
 def test_bertscore_gives_roberta_tokenizers_the_prefix_space_bert_score_asks_for(tmp_path):
     """bert-score encodes RoBERTa-family sentences with add_prefix_space=True, which transformers 5 ignores: radmetrics
-    reloads such a tokenizer with the prefix space, so the first word is the same token as elsewhere (as RadEval does)."""
+    reloads such a tokenizer with the prefix space, so the first word is the same token as elsewhere (as RadEval does).
+    """
     from bert_score import BERTScorer
     from bert_score.utils import sent_encode
     from tokenizers import ByteLevelBPETokenizer
@@ -148,17 +190,26 @@ def test_bertscore_gives_roberta_tokenizers_the_prefix_space_bert_score_asks_for
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(REFS + HYPS, vocab_size=300, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
     bpe.save_model(str(tmp_path))
-    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "RobertaTokenizer", "model_max_length": 512}))
-    config = RobertaConfig(vocab_size=300, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32)
+    (tmp_path / "tokenizer_config.json").write_text(
+        json.dumps({"tokenizer_class": "RobertaTokenizer", "model_max_length": 512})
+    )
+    config = RobertaConfig(
+        vocab_size=300, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32
+    )
     RobertaModel(config).save_pretrained(tmp_path)
     plain = BERTScorer(model_type=str(tmp_path), num_layers=1)
     first = plain._tokenizer.convert_ids_to_tokens(sent_encode(plain._tokenizer, "Mild cardiomegaly."))[1]
     assert not first.startswith("\u0120")  # what bert-score's own encoding gives on transformers 5
     fixed = with_prefix_space(BERTScorer(model_type=str(tmp_path), num_layers=1))
     assert fixed._tokenizer.tokenize("Mild cardiomegaly.")[0].startswith("\u0120")
-    out = Scorer(["bertscore"], metric_options={"bertscore": {"model": str(tmp_path), "num_layers": 1,
-                                                              "rescale_with_baseline": False}}, n_bootstrap=0)(REFS, HYPS)
-    assert [row["bertscore"] for row in out.per_sample] == pytest.approx([float(f) for f in fixed.score(HYPS, REFS)[2]])
+    out = Scorer(
+        ["bertscore"],
+        metric_options={"bertscore": {"model": str(tmp_path), "num_layers": 1, "rescale_with_baseline": False}},
+        n_bootstrap=0,
+    )(REFS, HYPS)
+    assert [row["bertscore"] for row in out.per_sample] == pytest.approx(
+        [float(f) for f in fixed.score(HYPS, REFS)[2]]
+    )
     bert = BERTScorer(model_type=str(default_encoder()), num_layers=1)
     assert with_prefix_space(bert)._tokenizer is bert._tokenizer  # WordPiece tokenizers are left alone
 
@@ -190,7 +241,9 @@ def test_statistics():
     a = rng.normal(0.6, 0.1, 200)
     b = a - 0.05 + rng.normal(0, 0.01, 200)
     better = paired_means(a, b, 500, 2000)
-    assert better["difference"] == pytest.approx(0.05, abs=0.005) and better["ci95"][0] > 0 and better["p_value"] < 0.01
+    assert (
+        better["difference"] == pytest.approx(0.05, abs=0.005) and better["ci95"][0] > 0 and better["p_value"] < 0.01
+    )
     assert paired_means(a, a + rng.normal(0, 0.01, 200), 500, 2000)["p_value"] > 0.01
     # a corpus-level statistic (a ratio of sums) is recomputed on every resample and permutation
     hits, totals = np.concatenate([a * 10, b * 10]), np.full(400, 10.0)

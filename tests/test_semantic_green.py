@@ -15,14 +15,36 @@ NORMAL = "Heart size is normal. Lungs are clear."
 CATEGORY_PAIRS = {  # name: (reference, candidate, significant counts (a)-(f), insignificant counts (a)-(f))
     "false finding (a)": (NORMAL, NORMAL + " Right upper lobe pneumonia.", (1, 0, 0, 0, 0, 0), (0,) * 6),
     "missing finding (b)": (NORMAL + " Right upper lobe pneumonia.", NORMAL, (0, 1, 0, 0, 0, 0), (0,) * 6),
-    "negated finding (b)": ("Left pleural effusion. Heart size is normal.", "No left pleural effusion. Heart size is normal.",
-                            (0, 1, 0, 0, 0, 0), (0,) * 6),
-    "location (c)": ("Small left pleural effusion. Heart size is normal.", "Small right pleural effusion. Heart size is normal.",
-                     (0, 0, 1, 0, 0, 0), (0,) * 6),
-    "severity (d)": ("Small left pleural effusion. Heart size is normal.", "Large left pleural effusion. Heart size is normal.",
-                     (0, 0, 0, 1, 0, 0), (0,) * 6),
-    "comparison added (e)": (NORMAL, NORMAL + " Compared to the prior study, there is no change.", (0,) * 6, (0, 0, 0, 0, 1, 0)),
-    "comparison omitted (f)": (NORMAL + " Compared to the prior study, there is no change.", NORMAL, (0,) * 6, (0, 0, 0, 0, 0, 1)),
+    "negated finding (b)": (
+        "Left pleural effusion. Heart size is normal.",
+        "No left pleural effusion. Heart size is normal.",
+        (0, 1, 0, 0, 0, 0),
+        (0,) * 6,
+    ),
+    "location (c)": (
+        "Small left pleural effusion. Heart size is normal.",
+        "Small right pleural effusion. Heart size is normal.",
+        (0, 0, 1, 0, 0, 0),
+        (0,) * 6,
+    ),
+    "severity (d)": (
+        "Small left pleural effusion. Heart size is normal.",
+        "Large left pleural effusion. Heart size is normal.",
+        (0, 0, 0, 1, 0, 0),
+        (0,) * 6,
+    ),
+    "comparison added (e)": (
+        NORMAL,
+        NORMAL + " Compared to the prior study, there is no change.",
+        (0,) * 6,
+        (0, 0, 0, 0, 1, 0),
+    ),
+    "comparison omitted (f)": (
+        NORMAL + " Compared to the prior study, there is no change.",
+        NORMAL,
+        (0,) * 6,
+        (0, 0, 0, 0, 0, 1),
+    ),
     "normal statement missing": (NORMAL + " No pneumothorax.", NORMAL, (0,) * 6, (0, 1, 0, 0, 0, 0)),
 }
 
@@ -54,14 +76,19 @@ def test_any_pair_gets_an_answer_the_green_parser_reads_back(teacher):
         for quoted, explanation in ((False, "walkthrough"), (True, "walkthrough"), (True, "summary")):
             parsed = parse_green_response(annotation.response(quoted, explanation))
             assert parsed.parsed, parsed.problems
-            assert (parsed.significant, parsed.insignificant, parsed.matched) == \
-                (annotation.significant, annotation.insignificant, annotation.matched)
+            assert (parsed.significant, parsed.insignificant, parsed.matched) == (
+                annotation.significant,
+                annotation.insignificant,
+                annotation.matched,
+            )
             assert parsed.score == pytest.approx(annotation.score)
 
 
 def test_any_candidate_is_scored_not_refused():
     references = ["Small left pleural effusion. No pneumothorax."] * 4
-    long_report = " ".join(f"Finding number {i} is a small nodule in the left lung." for i in range(500))  # 5,000 words
+    long_report = " ".join(
+        f"Finding number {i} is a small nodule in the left lung." for i in range(500)
+    )  # 5,000 words
     candidates = ["", "Effusion", long_report, "Épanchement pleural gauche. 少量胸腔积液. Heart size is normal ✓."]
     result = Scorer(["semantic_green"], n_bootstrap=0)(references, candidates)
     assert all(row["semantic_green"] is not None for row in result.per_sample)
@@ -85,8 +112,9 @@ def test_the_reward_and_the_page_run_it(tmp_path):
 
     reward = MetricReward("semantic_green_significant_errors")
     assert reward(completions=["No pneumothorax.", NORMAL], reference=[NORMAL, NORMAL]) == [-0.0, -0.0]
-    detail = Scorer(["semantic_green"], n_bootstrap=0)([CATEGORY_PAIRS["location (c)"][0]],
-                                                       [CATEGORY_PAIRS["location (c)"][1]]).details["semantic_green"][0]
+    detail = Scorer(["semantic_green"], n_bootstrap=0)(
+        [CATEGORY_PAIRS["location (c)"][0]], [CATEGORY_PAIRS["location (c)"][1]]
+    ).details["semantic_green"][0]
     shown = compact_detail("semantic_green", detail)
     errors = next(t for t in shown["tables"] if t["caption"] == "errors, statement by statement")
     assert errors["rows"][0][:2] == ["(c)", "significant"] and "right" in errors["rows"][0][2]
@@ -96,8 +124,9 @@ def test_radpref_agreement_reproduces_the_committed_results(tmp_path):
     """The agreement command, for the metrics that need no training, gives exactly the committed figures."""
     from radmetrics.inference.cli import main
 
-    committed = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "results" /
-                            "agreement_radpref_dev.json").read_text())
+    committed = json.loads(
+        (Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "agreement_radpref_dev.json").read_text()
+    )
     assert main(["meta-eval", "radpref", "--metrics", "semantic_green", "rougeL", "--out", str(tmp_path)]) == 0
     fresh = json.loads((tmp_path / "agreement.json").read_text())
     assert set(fresh["keys"]) <= set(committed["keys"]), "a key the committed results lack: rerun meta-eval radpref"
@@ -111,13 +140,18 @@ def test_data_annotate_with_the_semantic_teacher_needs_no_endpoint_nor_split(tmp
     from radmetrics.inference.cli import main
 
     pairs = tmp_path / "pairs.jsonl"
-    pairs.write_text("\n".join(json.dumps({"reference": r, "candidate": c}) for r, c, _, _ in CATEGORY_PAIRS.values()) + "\n")
+    pairs.write_text(
+        "\n".join(json.dumps({"reference": r, "candidate": c}) for r, c, _, _ in CATEGORY_PAIRS.values()) + "\n"
+    )
     assert main(["data", "annotate", "--pairs", str(pairs), "--out", str(tmp_path / "out")]) == 0
     records = [json.loads(line) for line in (tmp_path / "out" / "annotations.jsonl").read_text().splitlines()]
     assert [r["id"] for r in records] == [str(i) for i in range(len(CATEGORY_PAIRS))]
     for record, (_, _, significant, insignificant) in zip(records, CATEGORY_PAIRS.values()):
         parsed = parse_green_response(record["response"])
-        assert record["teacher"] == "semantic_green" and (parsed.significant, parsed.insignificant) == (significant, insignificant)
+        assert record["teacher"] == "semantic_green" and (parsed.significant, parsed.insignificant) == (
+            significant,
+            insignificant,
+        )
     with pytest.raises(SystemExit, match="needs --endpoint"):
         main(["data", "annotate", "--pairs", str(pairs), "--teacher", "llm", "--out", str(tmp_path / "llm")])
 
@@ -131,7 +165,11 @@ def test_builder_pairs_annotated_by_the_semantic_teacher(tmp_path, iu_reports):
     pairs = build_pairs(reports, assign_splits(reports), ["remove_shuffle", "radgraph_permute"], 10)
     write_pairs(pairs, tmp_path, {"corpus": "test"}, teacher="semantic")
     assert pairs_teacher(tmp_path) == "semantic"
-    records = [json.loads(line) for split in ("train", "validation", "test") if (tmp_path / f"{split}.jsonl").is_file()
-               for line in (tmp_path / f"{split}.jsonl").read_text().splitlines()]
+    records = [
+        json.loads(line)
+        for split in ("train", "validation", "test")
+        if (tmp_path / f"{split}.jsonl").is_file()
+        for line in (tmp_path / f"{split}.jsonl").read_text().splitlines()
+    ]
     assert len(records) == len(pairs) and all(r["teacher"] == "semantic_green" for r in records)
     assert all(parse_green_response(r["response"]).matched == r["counts"]["matched"] for r in records)

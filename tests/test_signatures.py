@@ -9,7 +9,11 @@ from radmetrics.inference.cli import main
 from radmetrics.inference.scorer import Scorer
 from radmetrics.inference.signature import fingerprint, version
 
-REFS = ["Small left pleural effusion. Heart size is normal.", "No acute cardiopulmonary process.", "Mild cardiomegaly."]
+REFS = [
+    "Small left pleural effusion. Heart size is normal.",
+    "No acute cardiopulmonary process.",
+    "Mild cardiomegaly.",
+]
 HYPS = ["Small right pleural effusion. Heart size is normal.", "", "The heart is mildly enlarged."]
 
 
@@ -71,14 +75,33 @@ def test_signature_only_prints_without_scoring(tmp_path, capsys):
 def test_run_json_records_inputs_signatures_and_pairs(tmp_path):
     (tmp_path / "refs.txt").write_text("\n".join(REFS) + "\n")
     (tmp_path / "hyps.txt").write_text("\n".join(HYPS) + "\n")
-    assert main(["score", "--refs", str(tmp_path / "refs.txt"), "--hyps", str(tmp_path / "hyps.txt"), "--metrics", "rougeL",
-                 "--bootstrap", "0", "--out", str(tmp_path / "out")]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--refs",
+                str(tmp_path / "refs.txt"),
+                "--hyps",
+                str(tmp_path / "hyps.txt"),
+                "--metrics",
+                "rougeL",
+                "--bootstrap",
+                "0",
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 0
+    )
     run = json.loads((tmp_path / "out" / "run.json").read_text())
     import hashlib
 
     assert run["pairs"] == 3 and run["signatures"]["rougeL"].startswith("rougeL|")
     assert run["inputs"]["references"]["sha256"] == hashlib.sha256((tmp_path / "refs.txt").read_bytes()).hexdigest()
-    assert json.loads((tmp_path / "out" / "summary.json").read_text())["rougeL"]["signature"] == run["signatures"]["rougeL"]
+    assert (
+        json.loads((tmp_path / "out" / "summary.json").read_text())["rougeL"]["signature"]
+        == run["signatures"]["rougeL"]
+    )
     assert run["signatures"]["rougeL"] in (tmp_path / "out" / "summary.md").read_text()
     assert run["signatures"]["rougeL"] in (tmp_path / "out" / "report.html").read_text()
 
@@ -92,8 +115,12 @@ def test_an_llm_judged_metric_through_the_answer_cache(tmp_path):
     pytest.importorskip("openai")
     with FaultServer(responder=fineradscore_judge) as server:
         endpoint = write_endpoint(tmp_path / "judge.yaml", server)
-        runs = [Scorer(["fineradscore"], n_bootstrap=0, endpoint=endpoint, llm_cache=tmp_path / "answers.sqlite")(REFS, HYPS)
-                for _ in range(2)]
+        runs = [
+            Scorer(["fineradscore"], n_bootstrap=0, endpoint=endpoint, llm_cache=tmp_path / "answers.sqlite")(
+                REFS, HYPS
+            )
+            for _ in range(2)
+        ]
         asked = server.requests
     assert asked == 3  # the second run asked nothing
     assert runs[0].signatures == runs[1].signatures and "|judge:judge|" in runs[0].signatures["fineradscore_sum"]
@@ -109,7 +136,9 @@ def test_a_hub_snapshot_is_pinned_by_its_commit_without_a_download(tmp_path, mon
     plain = tmp_path / "data" / "snapshots" / "run3"  # a folder that is not a Hub cache snapshot: hashed
     plain.mkdir(parents=True)
     (plain / "model.pt").write_bytes(b"weights")
-    assert fingerprint(str(plain / "model.pt")).startswith("model.pt#") and "run3" not in fingerprint(str(plain / "model.pt"))
+    assert fingerprint(str(plain / "model.pt")).startswith("model.pt#") and "run3" not in fingerprint(
+        str(plain / "model.pt")
+    )
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
     assert fingerprint("org/not-cached") == "org/not-cached"  # no local copy: the name alone, nothing fetched
 
@@ -130,8 +159,26 @@ def test_compare_outputs_carry_the_signatures(tmp_path):
     (tmp_path / "refs.txt").write_text("\n".join(REFS) + "\n")
     (tmp_path / "a.txt").write_text("\n".join(HYPS) + "\n")
     (tmp_path / "b.txt").write_text("\n".join(reversed(HYPS)) + "\n")
-    assert main(["compare", "--refs", str(tmp_path / "refs.txt"), "--system-a", str(tmp_path / "a.txt"), "--system-b",
-                 str(tmp_path / "b.txt"), "--metrics", "rougeL", "--bootstrap", "20", "--out", str(tmp_path / "o")]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                "--refs",
+                str(tmp_path / "refs.txt"),
+                "--system-a",
+                str(tmp_path / "a.txt"),
+                "--system-b",
+                str(tmp_path / "b.txt"),
+                "--metrics",
+                "rougeL",
+                "--bootstrap",
+                "20",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 0
+    )
     signature = f"rougeL|use_stemmer:True|v:{version()}"
     assert json.loads((tmp_path / "o" / "compare.json").read_text())["keys"]["rougeL"]["signature"] == signature
     assert signature in (tmp_path / "o" / "report.html").read_text()

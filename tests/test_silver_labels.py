@@ -9,13 +9,16 @@ from radmetrics.inference.metrics.radgraph.annotation import dygie_to_annotation
 
 
 def _named(tagged):
-    return [(" ".join(tagged["tokens"][a: b + 1]), kind) for a, b, kind in tagged["spans"]]
+    return [(" ".join(tagged["tokens"][a : b + 1]), kind) for a, b, kind in tagged["spans"]]
 
 
 def test_rate_ner_types_negation_and_iob():
     tagged = tag_sentence("Small left pleural effusion without pneumothorax or pneumonia.")
-    assert _named(tagged) == [("Small left pleural effusion", "ABNORMALITY"), ("pneumothorax", "NON-ABNORMALITY"),
-                              ("pneumonia", "NON-DISEASE")]
+    assert _named(tagged) == [
+        ("Small left pleural effusion", "ABNORMALITY"),
+        ("pneumothorax", "NON-ABNORMALITY"),
+        ("pneumonia", "NON-DISEASE"),
+    ]
     assert tagged["ner_tags"][:4] == ["B-ABNORMALITY", "I-ABNORMALITY", "I-ABNORMALITY", "I-ABNORMALITY"]
     assert _named(tag_sentence("The lungs are clear.")) == [("lungs", "ANATOMY"), ("clear", "NON-ABNORMALITY")]
     assert set(tagged["ner_tags"]) <= set(get_component("rate_ner_iob").label_map["labels"])
@@ -30,11 +33,18 @@ def test_iob_rejects_unknown_types():
 
 def test_radgraph_extraction_matches_gold_example():
     """The radgraph package's first RadGraph-XL gold report, sentence by sentence."""
-    doc = extract_document("1", ["The lungs are clear and the costophrenic angles are sharp .",
-                                 "There is no pneumonia , pulmonary edema , pleural effusion , or pneumothorax ."])
+    doc = extract_document(
+        "1",
+        [
+            "The lungs are clear and the costophrenic angles are sharp .",
+            "There is no pneumonia , pulmonary edema , pleural effusion , or pneumothorax .",
+        ],
+    )
     annotation = dygie_to_annotation(doc)
-    found = {(e["tokens"], e["label"], tuple((r, annotation["entities"][t]["tokens"]) for r, t in e["relations"]))
-             for e in annotation["entities"].values()}
+    found = {
+        (e["tokens"], e["label"], tuple((r, annotation["entities"][t]["tokens"]) for r, t in e["relations"]))
+        for e in annotation["entities"].values()
+    }
     assert ("clear", "OBS-DP", (("located_at", "lungs"),)) in found
     assert ("angles", "ANAT-DP", (("modify", "costophrenic"),)) in found
     assert ("effusion", "OBS-DA", (("located_at", "pleural"),)) in found
@@ -53,7 +63,9 @@ def test_radgraph_uncertainty_and_suggestive_of():
 
 def test_radgraph_agreement_with_gold_is_measured():
     agreement = agreement_with_gold()
-    assert agreement["documents"] == 10 and agreement["entities"]["gold"] > 50 and agreement["in_sample"]  # lexicon's dev set
+    assert (
+        agreement["documents"] == 10 and agreement["entities"]["gold"] > 50 and agreement["in_sample"]
+    )  # lexicon's dev set
     assert agreement["entities"]["f1"] > 0.6  # a lexicon extractor, not a model: a floor, not a target
 
 

@@ -26,21 +26,46 @@ def run_launcher(tmp_path, *args, extra_env=None):
     bin_dir.mkdir(exist_ok=True)
     log = tmp_path / "calls.log"
     # srun: record its options, then run the task once per node, as SLURM would, with that node's SLURM_NODEID.
-    stub(bin_dir, "srun", SRUN_OPTIONS.format(log=log) + 'for node in $(seq 0 $((SLURM_NNODES - 1))); do SLURM_NODEID=$node "$@"; done\n')
+    stub(
+        bin_dir,
+        "srun",
+        SRUN_OPTIONS.format(log=log)
+        + 'for node in $(seq 0 $((SLURM_NNODES - 1))); do SLURM_NODEID=$node "$@"; done\n',
+    )
     # a long host list after the first two: the launcher must take the first without a SIGPIPE'd pipeline
-    stub(bin_dir, "scontrol", f'if [ "$1" = show ]; then printf "gpu-node-07\\ngpu-node-08\\n"; seq -f "gpu-node-%g" 9 200000; '
-                              f'else echo "scontrol $*" >> {log}; fi\n')
+    stub(
+        bin_dir,
+        "scontrol",
+        'if [ "$1" = show ]; then printf "gpu-node-07\\ngpu-node-08\\n"; seq -f "gpu-node-%g" 9 200000; '
+        f'else echo "scontrol $*" >> {log}; fi\n',
+    )
     stub(bin_dir, "accelerate", f'echo "accelerate $*" >> {log}\n')
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "SLURM_NNODES": "2", "SLURM_JOB_ID": "4242",
-           "SLURM_JOB_NODELIST": "gpu-node-[07-08]", "GPUS_PER_NODE": "8", "SLURM_CPUS_PER_TASK": "64",
-           **(extra_env or {})}
-    result = subprocess.run(["bash", str(SCRIPT), *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "SLURM_NNODES": "2",
+        "SLURM_JOB_ID": "4242",
+        "SLURM_JOB_NODELIST": "gpu-node-[07-08]",
+        "GPUS_PER_NODE": "8",
+        "SLURM_CPUS_PER_TASK": "64",
+        **(extra_env or {}),
+    }
+    result = subprocess.run(
+        ["bash", str(SCRIPT), *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
     return result, (log.read_text().splitlines() if log.exists() else [])
 
 
 def test_launcher_gives_each_node_its_rank_and_one_rendezvous(tmp_path):
-    result, calls = run_launcher(tmp_path, "green/sft", "configs/green/sft/tiny.yaml", "configs/accelerate/zero3.yaml",
-                                 "--", "--num_train_epochs", "1")
+    result, calls = run_launcher(
+        tmp_path,
+        "green/sft",
+        "configs/green/sft/tiny.yaml",
+        "configs/accelerate/zero3.yaml",
+        "--",
+        "--num_train_epochs",
+        "1",
+    )
     assert result.returncode == 0, result.stderr
     srun_options = [call for call in calls if call.startswith("srun ")]
     # Slurm >= 22.05: srun does not inherit sbatch's --cpus-per-task; the launcher passes it on
@@ -52,7 +77,9 @@ def test_launcher_gives_each_node_its_rank_and_one_rendezvous(tmp_path):
         assert "--num_machines 2 --num_processes 16" in call
         assert "--main_process_ip gpu-node-07 --main_process_port 29500 --rdzv_backend c10d" in call
         assert "--config_file configs/accelerate/zero3.yaml" in call
-        assert call.endswith("-m radmetrics.training.green.sft --config configs/green/sft/tiny.yaml --num_train_epochs 1")
+        assert call.endswith(
+            "-m radmetrics.training.green.sft --config configs/green/sft/tiny.yaml --num_train_epochs 1"
+        )
 
 
 def test_launcher_refuses_missing_files_and_arguments(tmp_path):
@@ -72,16 +99,32 @@ def test_launcher_asks_the_run_to_save_then_requeues_on_the_time_limit_signal(tm
     stub(bin_dir, "scontrol", f'if [ "$1" = show ]; then echo gpu-node-07; else echo "scontrol $*" >> {log}; fi\n')
     # The training step: a stale marker must be gone when it starts; it signals the batch shell with USR1 (as SLURM
     # does 300 s before the time limit), then, like the recipes' SaveAndStopOnRequest, saves once the marker appears.
-    stub(bin_dir, "accelerate", f'[ -e {marker} ] && echo "stale marker" >> {log}\n'
-                                f'kill -USR1 $LAUNCHER_PID\n'
-                                f'for _ in $(seq 100); do [ -e {marker} ] && break; sleep 0.05; done\n'
-                                f'[ -e {marker} ] && sleep 0.5 && echo "checkpoint saved" >> {log}\n')
+    stub(
+        bin_dir,
+        "accelerate",
+        f'[ -e {marker} ] && echo "stale marker" >> {log}\n'
+        "kill -USR1 $LAUNCHER_PID\n"
+        f"for _ in $(seq 100); do [ -e {marker} ] && break; sleep 0.05; done\n"
+        f'[ -e {marker} ] && sleep 0.5 && echo "checkpoint saved" >> {log}\n',
+    )
     wrapper = tmp_path / "wrapper.sh"
     wrapper.write_text(f'export LAUNCHER_PID=$$; exec bash {SCRIPT} "$@"\n')
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "SLURM_NNODES": "1", "SLURM_JOB_ID": "4242",
-           "SLURM_JOB_NODELIST": "gpu-node-07", "RADMETRICS_REQUEUE_MARKER": str(marker)}
-    result = subprocess.run(["bash", str(wrapper), "rate_ner/span", "configs/rate_ner/span/tiny.yaml", "configs/accelerate/ddp.yaml"],
-                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "SLURM_NNODES": "1",
+        "SLURM_JOB_ID": "4242",
+        "SLURM_JOB_NODELIST": "gpu-node-07",
+        "RADMETRICS_REQUEUE_MARKER": str(marker),
+    }
+    result = subprocess.run(
+        ["bash", str(wrapper), "rate_ner/span", "configs/rate_ner/span/tiny.yaml", "configs/accelerate/ddp.yaml"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     assert "requeueing job 4242" in result.stdout
     # saved before the requeue, never requeued without saving
@@ -89,7 +132,9 @@ def test_launcher_asks_the_run_to_save_then_requeues_on_the_time_limit_signal(tm
 
 
 def test_the_log_directory_exists_before_slurm_opens_the_output_file():
-    output = next(line.split("=", 1)[1] for line in SCRIPT.read_text().splitlines() if line.startswith("#SBATCH --output="))
+    output = next(
+        line.split("=", 1)[1] for line in SCRIPT.read_text().splitlines() if line.startswith("#SBATCH --output=")
+    )
     directory = ROOT / Path(output).parent
     tracked = subprocess.run(["git", "ls-files", str(directory)], cwd=ROOT, capture_output=True, text=True).stdout
     assert tracked.strip(), f"{directory} is not in the repository: SLURM cannot open {output}"
@@ -99,7 +144,7 @@ def test_every_slurm_example_names_existing_files():
     for example in sorted((ROOT / "slurm" / "examples").glob("*.sh")):
         words = example.read_text().split()
         assert "slurm/launch.sbatch" in words
-        recipe_config_accel = words[words.index("slurm/launch.sbatch") + 1: words.index("slurm/launch.sbatch") + 4]
+        recipe_config_accel = words[words.index("slurm/launch.sbatch") + 1 : words.index("slurm/launch.sbatch") + 4]
         for path in recipe_config_accel[1:]:
             assert (ROOT / path).is_file(), f"{example.name}: {path} does not exist"
 

@@ -24,7 +24,9 @@ def test_span_scores_equal_seqeval_through_evaluate_on_non_overlapping_spans():
 
     rng = random.Random(0)
     gold = [random_tags(rng, rng.randint(1, 15)) for _ in range(300)]
-    predicted = [[tag if rng.random() < 0.7 else rng.choice(["O", "B-DISEASE", "I-ANATOMY"]) for tag in row] for row in gold]
+    predicted = [
+        [tag if rng.random() < 0.7 else rng.choice(["O", "B-DISEASE", "I-ANATOMY"]) for tag in row] for row in gold
+    ]
     seqeval = evaluate.load(str(SEQEVAL_MODULE)).compute(predictions=predicted, references=gold)
     ours = span_scores([iob_spans(t) for t in gold], [iob_spans(t) for t in predicted], TYPES)
     for name in ("precision", "recall", "f1"):

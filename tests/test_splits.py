@@ -11,8 +11,12 @@ from radmetrics.data_builders.leakage import split_overlap
 from radmetrics.data_builders.splits import hash_split, normalise_report_text, text_split
 
 TRAIN_FIELDS = {"reports", "distinct_reports", "sentences", "distinct_sentences"}
-HELD_OUT_FIELDS = TRAIN_FIELDS | {"reports_in_train", "reports_in_train_share", "sentences_in_train_share",
-                                  "distinct_sentences_in_train_share"}
+HELD_OUT_FIELDS = TRAIN_FIELDS | {
+    "reports_in_train",
+    "reports_in_train_share",
+    "sentences_in_train_share",
+    "distinct_sentences_in_train_share",
+}
 
 
 def test_normalisation_ignores_case_punctuation_spacing_and_redaction_length():
@@ -22,8 +26,11 @@ def test_normalisation_ignores_case_punctuation_spacing_and_redaction_length():
 
 
 def test_identical_reports_with_different_ids_share_a_split():
-    variants = ["The lungs are clear. Normal chest x-XXXX.", "the LUNGS are clear normal chest x-XXXX XXXX",
-                "The lungs are  clear!\nNormal chest x XXXX."]
+    variants = [
+        "The lungs are clear. Normal chest x-XXXX.",
+        "the LUNGS are clear normal chest x-XXXX XXXX",
+        "The lungs are  clear!\nNormal chest x XXXX.",
+    ]
     reports = [Report(f"r{n}", text, "", "test") for n, text in enumerate(variants)]
     for seed in range(5):
         assert len(set(assign_splits(reports, seed=seed).values())) == 1
@@ -32,11 +39,15 @@ def test_identical_reports_with_different_ids_share_a_split():
 def test_text_split_is_deterministic_proportional_and_stable(iu_reports):
     splits = assign_splits(iu_reports)
     assert splits == assign_splits(iu_reports)
-    with pytest.raises(ValueError, match="report id"):  # the former id hash leaked repeated reports: refused, not aliased
+    with pytest.raises(
+        ValueError, match="report id"
+    ):  # the former id hash leaked repeated reports: refused, not aliased
         assign_splits(iu_reports, "hash")
     assert Counter(splits.values()) == {"train": 3052, "validation": 427, "test": 347}  # pinned: stable across runs
     assert 0.77 < Counter(splits.values())["train"] / len(splits) < 0.83
-    assert text_split("The lungs are clear.") == "validation" and hash_split("123", seed=1) == "test" != hash_split("123", seed=0)  # pinned; the seed matters
+    assert text_split("The lungs are clear.") == "validation" and hash_split("123", seed=1) == "test" != hash_split(
+        "123", seed=0
+    )  # pinned; the seed matters
 
 
 def test_default_split_repeats_no_train_report_but_predefined_does(iu_reports):
@@ -78,10 +89,27 @@ def test_pairs_and_silver_stats_record_split_overlap(small_table, tmp_path):
     from radmetrics.inference.cli import main
 
     corpus = ["--kind", "table", "--path", str(small_table)]
-    assert main(["data", "pairs", *corpus, "--heuristics", "random", "remove_shuffle", "--per-heuristic", "20",
-                 "--out", str(tmp_path / "pairs")]) == 0
+    assert (
+        main(
+            [
+                "data",
+                "pairs",
+                *corpus,
+                "--heuristics",
+                "random",
+                "remove_shuffle",
+                "--per-heuristic",
+                "20",
+                "--out",
+                str(tmp_path / "pairs"),
+            ]
+        )
+        == 0
+    )
     _assert_overlap_recorded(tmp_path / "pairs")
-    assert main(["data", "silver", *corpus, "--labelers", "chexpert", "radgraph", "--out", str(tmp_path / "silver")]) == 0
+    assert (
+        main(["data", "silver", *corpus, "--labelers", "chexpert", "radgraph", "--out", str(tmp_path / "silver")]) == 0
+    )
     _assert_overlap_recorded(tmp_path / "silver")
     silver = json.loads((tmp_path / "silver" / "stats.json").read_text())
     assert silver["provenance"]["split_by"] == "text" and silver["labelers"]["radgraph"]["gold_agreement"]["in_sample"]

@@ -15,7 +15,11 @@ import os
 def use_process_group_on_cpu(training_args) -> None:
     import torch
 
-    if not getattr(training_args, "deepspeed", None) or torch.cuda.is_available() or int(os.environ.get("WORLD_SIZE", "1")) < 2:
+    if (
+        not getattr(training_args, "deepspeed", None)
+        or torch.cuda.is_available()
+        or int(os.environ.get("WORLD_SIZE", "1")) < 2
+    ):
         return
     from datetime import timedelta
 

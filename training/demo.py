@@ -15,14 +15,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-HELP = "run the whole pipeline on the bundled IU X-ray corpus with tiny and small models (CPU, about 10 minutes and 6.2 GiB on 2 cores)"
+HELP = (
+    "run the whole pipeline on the bundled IU X-ray corpus with tiny and small models (CPU, about 10 minutes and 6.2"
+    " GiB on 2 cores)"
+)
 # Config scale of each encoder recipe in the demo: `small` fine-tunes the bundled pretrained all-MiniLM-L6-v2
 # (configs/<recipe>/small.yaml), `tiny` trains a random tiny encoder. Within the 15-minute budget on 2 cores only one
 # small config fits whole (2-5 minutes each); cut to 100 steps they scored below their tiny configs (one demo run:
-# span F1 0.75, CheXbert kappa 0.04), so the others run tiny. `python benchmarks/encoder_recipes_small.py` compares the two scales.
-ENCODER_SCALES = {"rate_ner/iob": "small", "rate_ner/span": "tiny", "chexbert/finetune": "tiny", "radgraph/train": "tiny"}
-# The demo's GREEN stage: the small recipe (SmolLM2-135M-Instruct, configs/green/sft/small.yaml) cut short so the demo fits its
-# budget (15 minutes on 2 cores). The full small recipe (`python benchmarks/green_small.py`, about an hour) is the one measured
+# span F1 0.75, CheXbert kappa 0.04), so the others run tiny. `python benchmarks/encoder_recipes_small.py` compares the
+# two scales.
+ENCODER_SCALES = {
+    "rate_ner/iob": "small",
+    "rate_ner/span": "tiny",
+    "chexbert/finetune": "tiny",
+    "radgraph/train": "tiny",
+}
+# The demo's GREEN stage: the small recipe (SmolLM2-135M-Instruct, configs/green/sft/small.yaml) cut short so the demo
+# fits its
+# budget (15 minutes on 2 cores). The full small recipe (`python benchmarks/green_small.py`, about an hour) is the one
+# measured
 # against its constant; the demo's row states whether this short run beats its constant and whether its answers vary.
 DEMO_GREEN_TRAIN_PAIRS = 32  # 8 steps of 4 conversations (~1,100 tokens each): about 5 minutes on 2 cores
 # Eight steps at the full recipe's 1e-4 cosine answered in GREEN's format for 2 of 8 test pairs. On 8 validation pairs
@@ -37,7 +48,8 @@ DEMO_GREEN_LEARNING_RATE = 5e-4
 # and parsed 0 of 8 test pairs in one demo run (C1, C2, ... C28, never closing the explanation).
 DEMO_GREEN_PROMPT = "green"
 DEMO_GREEN_EXPLANATION = "summary"
-# GREEN's prompt makes conversations of 950-1,300 tokens: the small config's 1280 (sized for the short prompt) dropped 2
+# GREEN's prompt makes conversations of 950-1,300 tokens: the small config's 1280 (sized for the short prompt) dropped
+# 2
 # of the 32 pairs, and the model trained on the other 30 looped (parse rate 0.12 on the 8 test pairs in one demo run).
 DEMO_GREEN_MAX_LENGTH = 1536
 # The small config's 4 conversations a step, one at a time: the activations of four 1,500-token conversations through
@@ -78,8 +90,13 @@ def stage_pairs(out: Path, state: dict) -> str:
 
     reports = state["reports"][:1000]
     pairs = build_pairs(reports, assign_splits(reports), per_heuristic=500)
-    stats = write_pairs(pairs, out / "pairs", {"corpus": "iu_xray", "reports": len(reports), "demo": True},
-                        explanation=DEMO_GREEN_EXPLANATION, teacher="semantic")
+    stats = write_pairs(
+        pairs,
+        out / "pairs",
+        {"corpus": "iu_xray", "reports": len(reports), "demo": True},
+        explanation=DEMO_GREEN_EXPLANATION,
+        teacher="semantic",
+    )
     state["pairs"] = pairs
     return f"{stats['pairs']} pairs with semantic-teacher GREEN annotations, per heuristic {stats['per_heuristic']}"
 
@@ -90,12 +107,16 @@ def stage_silver(out: Path, state: dict) -> str:
     from radmetrics.data_builders.silver_dataset import write_silver
 
     reports = state["reports"]
-    stats = write_silver(reports, assign_splits(reports), out / "silver", provenance={"corpus": "iu_xray", "demo": True})
+    stats = write_silver(
+        reports, assign_splits(reports), out / "silver", provenance={"corpus": "iu_xray", "demo": True}
+    )
     state["silver"] = out / "silver"
     chexpert = stats["labelers"]["chexpert"]["gold_agreement"]
     radgraph = stats["labelers"]["radgraph"]["gold_agreement"]
-    return (f"{len(reports)} reports; rule labeler macro F1 vs NegBio {chexpert['macro_f1']:.3f}; "
-            f"RadGraph silver entity F1 vs gold {radgraph['entities']['f1']:.3f}")
+    return (
+        f"{len(reports)} reports; rule labeler macro F1 vs NegBio {chexpert['macro_f1']:.3f}; "
+        f"RadGraph silver entity F1 vs gold {radgraph['entities']['f1']:.3f}"
+    )
 
 
 def encoder_config(recipe: str) -> Path:
@@ -103,13 +124,22 @@ def encoder_config(recipe: str) -> Path:
 
 
 def _train_and_export(out: Path, state: dict, recipe: str, component: str) -> dict:
-    """Train an encoder recipe (its ENCODER_SCALES config) on the demo's silver labels, export it, and make it available
+    """Train an encoder recipe (its ENCODER_SCALES config) on the demo's silver labels, export it, and make it
+    available
     to scoring."""
     from radmetrics.training.export import export_run
     from radmetrics.training.recipes import load_recipe
 
-    run_dir = load_recipe(recipe).main(["--config", str(encoder_config(recipe)), "--silver_dir", str(state["silver"]),
-                                        "--output_dir", str(out / "runs" / component)])
+    run_dir = load_recipe(recipe).main(
+        [
+            "--config",
+            str(encoder_config(recipe)),
+            "--silver_dir",
+            str(state["silver"]),
+            "--output_dir",
+            str(out / "runs" / component),
+        ]
+    )
     export = export_run(run_dir, out / "exports" / component)
     state.setdefault("components", {})[component] = str(export)
     from radmetrics.training.run_dir import read_eval_results
@@ -125,37 +155,48 @@ def never_predicted(results: dict, prefix: str) -> str:
 
 def stage_rate_ner(out: Path, state: dict) -> str:
     results = _train_and_export(out, state, "rate_ner/iob", "rate_ner_iob")
-    return (f"test F1 {results['test_f1']:.3f}, macro {results['test_macro_f1']:.3f} (word-majority baseline "
-            f"{results['baseline_word_majority_test_f1']:.3f}){never_predicted(results, 'test_')}; exported")
+    return (
+        f"test F1 {results['test_f1']:.3f}, macro {results['test_macro_f1']:.3f} (word-majority baseline "
+        f"{results['baseline_word_majority_test_f1']:.3f}){never_predicted(results, 'test_')}; exported"
+    )
 
 
 def stage_rate_ner_span(out: Path, state: dict) -> str:
     results = _train_and_export(out, state, "rate_ner/span", "rate_ner_span")
-    return (f"test span F1 {results['test_f1']:.3f}, macro {results['test_macro_f1']:.3f} (word-majority baseline "
-            f"{results['baseline_word_majority_test_f1']:.3f}){never_predicted(results, 'test_')}; exported")
+    return (
+        f"test span F1 {results['test_f1']:.3f}, macro {results['test_macro_f1']:.3f} (word-majority baseline "
+        f"{results['baseline_word_majority_test_f1']:.3f}){never_predicted(results, 'test_')}; exported"
+    )
 
 
 def stage_radgraph(out: Path, state: dict) -> str:
     results = _train_and_export(out, state, "radgraph/train", "radgraph")
-    return (f"test entity F1 {results['test_entity_f1']:.3f}, macro {results['test_entity_macro_f1']:.3f} (word-majority "
-            f"baseline {results['baseline_word_majority_test_entity_f1']:.3f}), relation F1 {results['test_relation_f1']:.3f}, "
-            f"macro {results['test_relation_macro_f1']:.3f}"
-            f"{never_predicted(results, 'test_entity_')}{never_predicted(results, 'test_relation_')}; "
-            f"vs radgraph gold: entities {results['radgraph_gold_entities_f1']:.3f}, relations "
-            f"{results['radgraph_gold_relations_f1']:.3f}; exported")
+    return (
+        f"test entity F1 {results['test_entity_f1']:.3f}, macro {results['test_entity_macro_f1']:.3f} (word-majority"
+        f" baseline {results['baseline_word_majority_test_entity_f1']:.3f}), relation F1"
+        f" {results['test_relation_f1']:.3f}, macro"
+        f" {results['test_relation_macro_f1']:.3f}{never_predicted(results, 'test_entity_')}"
+        f"{never_predicted(results, 'test_relation_')};"
+        f" vs radgraph gold: entities {results['radgraph_gold_entities_f1']:.3f}, relations"
+        f" {results['radgraph_gold_relations_f1']:.3f}; exported"
+    )
 
 
 def stage_chexbert(out: Path, state: dict) -> str:
     results = _train_and_export(out, state, "chexbert/finetune", "chexbert")
-    return (f"test kappa {results['test_kappa']:.3f} (majority baseline {results['baseline_majority_test_kappa']:.3f}); "
-            f"NegBio macro F1 {results.get('negbio_test_macro_f1', float('nan')):.3f} vs rule labeler "
-            f"{results.get('rule_labeler_negbio_test_macro_f1', float('nan')):.3f}; exported")
+    return (
+        f"test kappa {results['test_kappa']:.3f} (majority baseline {results['baseline_majority_test_kappa']:.3f}); "
+        f"NegBio macro F1 {results.get('negbio_test_macro_f1', float('nan')):.3f} vs rule labeler "
+        f"{results.get('rule_labeler_negbio_test_macro_f1', float('nan')):.3f}; exported"
+    )
 
 
 def stage_green(out: Path, state: dict) -> str:
     """GREEN SFT of SmolLM2-135M-Instruct (the small recipe: from the Hub cache, else its packaged GGUF) on the demo's
     semantic-teacher pairs, cut short (DEMO_GREEN_*): the pipeline runs end to end from a pretrained LLM, and the row
-    says whether the short run beats its constant, which the full small recipe (`benchmarks/green_small.py`) is measured on."""
+    says whether the short run beats its constant, which the full small recipe (`benchmarks/green_small.py`) is
+    measured on.
+    """
     from radmetrics.training.export import export_run
     from radmetrics.training.green.evaluation import beats_constant
     from radmetrics.training.recipes import load_recipe
@@ -169,17 +210,43 @@ def stage_green(out: Path, state: dict) -> str:
 
 
 def green_sft_args(out: Path) -> list[str]:
-    """SFT on DEMO_GREEN_TRAIN_PAIRS of the demo's own pairs; the final evaluation generates for DEMO_GREEN_EVAL_PAIRS test pairs."""
-    return ["--config", str(CONFIGS / "green/sft/small.yaml"), "--output_dir", str(out / "runs" / "green"),
-            "--pairs_dir", str(out / "pairs"), "--max_train_samples", str(DEMO_GREEN_TRAIN_PAIRS),
-            "--max_eval_samples", str(DEMO_GREEN_EVAL_PAIRS), "--final_eval_samples", str(DEMO_GREEN_EVAL_PAIRS),
-            "--final_eval_splits", "test", "--save_strategy", "no", "--learning_rate", str(DEMO_GREEN_LEARNING_RATE),
-            "--lr_scheduler_type", "constant", "--prompt", DEMO_GREEN_PROMPT, "--max_length", str(DEMO_GREEN_MAX_LENGTH),
-            "--per_device_train_batch_size", "1", "--gradient_accumulation_steps", str(DEMO_GREEN_ACCUMULATION)]
+    """SFT on DEMO_GREEN_TRAIN_PAIRS of the demo's own pairs; the final evaluation generates for DEMO_GREEN_EVAL_PAIRS
+    test pairs."""
+    return [
+        "--config",
+        str(CONFIGS / "green/sft/small.yaml"),
+        "--output_dir",
+        str(out / "runs" / "green"),
+        "--pairs_dir",
+        str(out / "pairs"),
+        "--max_train_samples",
+        str(DEMO_GREEN_TRAIN_PAIRS),
+        "--max_eval_samples",
+        str(DEMO_GREEN_EVAL_PAIRS),
+        "--final_eval_samples",
+        str(DEMO_GREEN_EVAL_PAIRS),
+        "--final_eval_splits",
+        "test",
+        "--save_strategy",
+        "no",
+        "--learning_rate",
+        str(DEMO_GREEN_LEARNING_RATE),
+        "--lr_scheduler_type",
+        "constant",
+        "--prompt",
+        DEMO_GREEN_PROMPT,
+        "--max_length",
+        str(DEMO_GREEN_MAX_LENGTH),
+        "--per_device_train_batch_size",
+        "1",
+        "--gradient_accumulation_steps",
+        str(DEMO_GREEN_ACCUMULATION),
+    ]
 
 
 def significant_count_answers(run_dir: Path) -> Counter:
-    """How often the model answered each significant-error count on the parsed test pairs (its test_generations.jsonl)."""
+    """How often the model answered each significant-error count on the parsed test pairs (its
+    test_generations.jsonl)."""
     import json
 
     lines = (run_dir / "test_generations.jsonl").read_text(encoding="utf-8").splitlines()
@@ -187,26 +254,37 @@ def significant_count_answers(run_dir: Path) -> Counter:
 
 
 def green_row(sft: dict, answers: Counter) -> str:
-    """The GREEN stage's table detail: what the short run reaches, whether it beats its constant (the teacher's training
+    """The GREEN stage's table detail: what the short run reaches, whether it beats its constant (the teacher's
+    training
     median) on the significant-error count (`beats_constant`), and whether its answers vary with the pair."""
     from radmetrics.training.green.evaluation import beats_constant
 
     agreement = "no test response parsed"
     if "test_significant_mae" in sft:
-        agreement = (f"significant-count MAE {sft['test_significant_mae']:.2f} [95% CI {sft['test_significant_mae_ci95_low']:.2f}, "
-                     f"{sft['test_significant_mae_ci95_high']:.2f}] vs {sft['test_significant_mae_constant_baseline']:.2f} for its "
-                     f"constant (training median), difference {sft['test_significant_mae_minus_constant']:+.2f} "
-                     f"[{sft['test_significant_mae_minus_constant_ci95_low']:+.2f}, {sft['test_significant_mae_minus_constant_ci95_high']:+.2f}]")
+        agreement = (
+            f"significant-count MAE {sft['test_significant_mae']:.2f} [95% CI"
+            f" {sft['test_significant_mae_ci95_low']:.2f}, {sft['test_significant_mae_ci95_high']:.2f}] vs"
+            f" {sft['test_significant_mae_constant_baseline']:.2f} for its constant (training median), difference"
+            f" {sft['test_significant_mae_minus_constant']:+.2f}"
+            f" [{sft['test_significant_mae_minus_constant_ci95_low']:+.2f},"
+            f" {sft['test_significant_mae_minus_constant_ci95_high']:+.2f}]"
+        )
     if len(answers) > 1:
-        spread = "answers vary with the pair (significant count: times " + ", ".join(f"{k}: {v}" for k, v in sorted(answers.items())) + ")"
+        spread = (
+            "answers vary with the pair (significant count: times "
+            + ", ".join(f"{k}: {v}" for k, v in sorted(answers.items()))
+            + ")"
+        )
     elif answers:
         count, times = next(iter(answers.items()))
         spread = f"answers do NOT vary with the pair (significant count {count} for all {times} parsed)"
     else:
         spread = "no answer to vary"
-    return (f"SmolLM2-135M-Instruct fine-tuned on {DEMO_GREEN_TRAIN_PAIRS} pairs; on {sft['test_green_eval_pairs']} test pairs: "
-            f"parse rate {sft['test_parse_rate']:.2f}, "
-            f"{agreement}; beats its constant: {beats_constant(sft).upper()}; {spread}; exported")
+    return (
+        f"SmolLM2-135M-Instruct fine-tuned on {DEMO_GREEN_TRAIN_PAIRS} pairs; on {sft['test_green_eval_pairs']} test"
+        f" pairs: parse rate {sft['test_parse_rate']:.2f}, {agreement}; beats its constant:"
+        f" {beats_constant(sft).upper()}; {spread}; exported"
+    )
 
 
 def stage_score(out: Path, state: dict) -> str:
@@ -225,8 +303,12 @@ def stage_score(out: Path, state: dict) -> str:
     detail = f"{len(references)} pairs, metrics: {', '.join(result.summary)}"
     if "green" in metrics:
         green = Scorer(["green"], components)(references[:DEMO_GREEN_SCORE_PAIRS], candidates[:DEMO_GREEN_SCORE_PAIRS])
-        write_result(green, out / "scores_green", references[:DEMO_GREEN_SCORE_PAIRS], candidates[:DEMO_GREEN_SCORE_PAIRS])
-        state["score_table"] += "\n" + "\n".join(green.table().splitlines()[2:])  # its rows; the n column says how many
+        write_result(
+            green, out / "scores_green", references[:DEMO_GREEN_SCORE_PAIRS], candidates[:DEMO_GREEN_SCORE_PAIRS]
+        )
+        state["score_table"] += "\n" + "\n".join(
+            green.table().splitlines()[2:]
+        )  # its rows; the n column says how many
         detail += f"; green on the first {DEMO_GREEN_SCORE_PAIRS} pairs"
     return detail
 
@@ -259,7 +341,9 @@ def stage_llm_judges(out: Path, state: dict) -> str:
     from radmetrics.inference.scorer import Scorer
 
     references, candidates = demo_pairs(state["reports"], 10)
-    result = Scorer(["fineradscore", "radfact"], endpoint=state["endpoint"], llm_cache=out / "llm_cache.sqlite")(references, candidates)
+    result = Scorer(["fineradscore", "radfact"], endpoint=state["endpoint"], llm_cache=out / "llm_cache.sqlite")(
+        references, candidates
+    )
     write_result(result, out / "scores_llm", references, candidates)
     state["llm_score_table"] = result.table()
     failed = {name: meta["llm"]["totals"]["failed"] for name, meta in result.meta.items()}
@@ -276,8 +360,14 @@ def stages() -> list[Stage]:
         Stage(f"train+export: RaTE-NER span, PURE ({ENCODER_SCALES['rate_ner/span']})", stage_rate_ner_span),
         Stage(f"train+export: CheXbert-style labeler ({ENCODER_SCALES['chexbert/finetune']})", stage_chexbert),
         Stage(f"train+export: RadGraph-style extractor ({ENCODER_SCALES['radgraph/train']})", stage_radgraph),
-        Stage(f"train+export: GREEN (SmolLM2-135M-Instruct, small recipe cut short: {DEMO_GREEN_TRAIN_PAIRS} pairs)", stage_green),
-        Stage(f"score: every available metric on {DEMO_PAIRS} example pairs (GREEN on {DEMO_GREEN_SCORE_PAIRS})", stage_score),
+        Stage(
+            f"train+export: GREEN (SmolLM2-135M-Instruct, small recipe cut short: {DEMO_GREEN_TRAIN_PAIRS} pairs)",
+            stage_green,
+        ),
+        Stage(
+            f"score: every available metric on {DEMO_PAIRS} example pairs (GREEN on {DEMO_GREEN_SCORE_PAIRS})",
+            stage_score,
+        ),
         Stage("score: LLM judges (FineRadScore, RadFact) on 10 pairs", stage_llm_judges, needs_endpoint=True),
     ]
 
@@ -289,7 +379,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
-    if out.is_dir() and any(out.iterdir()):  # exports refuse to overwrite, so a second demo into one folder would fail midway
+    if out.is_dir() and any(
+        out.iterdir()
+    ):  # exports refuse to overwrite, so a second demo into one folder would fail midway
         print(f"radmetrics demo: {out} exists and is not empty; delete it or pass another --out", file=sys.stderr)
         return 2
     out.mkdir(parents=True, exist_ok=True)
@@ -300,7 +392,14 @@ def run(args: argparse.Namespace) -> int:
             rows.append((stage.name, "not built", stage.not_built_reason, 0.0))
             continue
         if stage.needs_endpoint and not args.endpoint:
-            rows.append((stage.name, "skipped", "no LLM endpoint configured: radmetrics demo --endpoint configs/llm/NAME.yaml", 0.0))
+            rows.append(
+                (
+                    stage.name,
+                    "skipped",
+                    "no LLM endpoint configured: radmetrics demo --endpoint configs/llm/NAME.yaml",
+                    0.0,
+                )
+            )
             continue
         print(f"== {stage.name}", flush=True)
         start = time.perf_counter()
@@ -317,8 +416,11 @@ def run(args: argparse.Namespace) -> int:
     if "score_table" in state:
         print(f"\nScores of {out / 'scores'} (IU test reports against shuffled ones):\n{state['score_table']}")
         if state.get("green_verdict", "yes") != "yes":
-            print(f"green: the demo's short GREEN run does not beat its constant (beats its constant: {state['green_verdict']}); "
-                  "its values show the pipeline, not a usable evaluator (benchmarks/green_small.py measures the full small recipe).")
+            print(
+                "green: the demo's short GREEN run does not beat its constant (beats its constant:"
+                f" {state['green_verdict']}); its values show the pipeline, not a usable evaluator"
+                " (benchmarks/green_small.py measures the full small recipe)."
+            )
     if "llm_score_table" in state:
         print(f"\nLLM-judged scores ({out / 'scores_llm'}):\n{state['llm_score_table']}")
     return 1 if failed else 0

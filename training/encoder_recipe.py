@@ -30,23 +30,43 @@ TINY_MODELS = ("tiny-bert", "tiny-deberta")
 
 @dataclass
 class ModelArguments:
-    model_name_or_path: str = field(default="tiny-bert", metadata={
-        "help": "a local path or Hub id (local first), 'default' for the bundled MiniLM, or tiny-bert / tiny-deberta "
-                "for a random tiny encoder with a WordPiece tokenizer trained on the training text"})
+    model_name_or_path: str = field(
+        default="tiny-bert",
+        metadata={
+            "help": (
+                "a local path or Hub id (local first), 'default' for the bundled MiniLM, or tiny-bert / tiny-deberta "
+                "for a random tiny encoder with a WordPiece tokenizer trained on the training text"
+            )
+        },
+    )
     tiny_vocab_size: int = field(default=2000, metadata={"help": "vocabulary of the tiny tokenizer"})
     tiny_hidden_size: int = field(default=64, metadata={"help": "hidden size of the tiny encoder"})
 
 
 @dataclass
 class DataArguments:
-    silver_dir: str | None = field(default=None, metadata={
-        "help": "output of `radmetrics data silver`; when unset, silver labels of the bundled IU corpus are built "
-                "into OUTPUT_DIR/silver"})
-    max_train_samples: int | None = field(default=None, metadata={"help": "truncate the training split (unset or 0: all of it)"})
+    silver_dir: str | None = field(
+        default=None,
+        metadata={
+            "help": (
+                "output of `radmetrics data silver`; when unset, silver labels of the bundled IU corpus are built "
+                "into OUTPUT_DIR/silver"
+            )
+        },
+    )
+    max_train_samples: int | None = field(
+        default=None, metadata={"help": "truncate the training split (unset or 0: all of it)"}
+    )
     max_eval_samples: int | None = field(default=None, metadata={"help": "truncate the validation and test splits"})
     max_seq_length: int = field(default=128, metadata={"help": "tokens per example after tokenisation"})
-    preprocessing_num_workers: int | None = field(default=None, metadata={
-        "help": "processes for tokenisation (datasets.map; run on global rank 0 first, the others then read its cache)"})
+    preprocessing_num_workers: int | None = field(
+        default=None,
+        metadata={
+            "help": (
+                "processes for tokenisation (datasets.map; run on global rank 0 first, the others then read its cache)"
+            )
+        },
+    )
 
 
 class CompletionMarker(TrainerCallback):
@@ -75,7 +95,9 @@ class SaveAndStopOnRequest(TrainerCallback):
         flag = self.marker.exists()
         if not (dist.is_available() and dist.is_initialized()):
             return flag
-        device = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else torch.device("cpu")
+        device = (
+            torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else torch.device("cpu")
+        )
         value = torch.tensor([int(flag)], device=device)
         dist.all_reduce(value, op=dist.ReduceOp.MAX)
         return bool(value.item())
@@ -111,8 +133,10 @@ def build_once(marker: Path, build, timeout_s: float = 3600) -> None:
     waited = 0.0
     while not is_complete(marker):
         if waited > timeout_s:
-            raise TimeoutError(f"rank {os.environ.get('RANK')}: gave up waiting for {marker} from rank 0 "
-                               "(is the output_dir on a filesystem every node shares?)")
+            raise TimeoutError(
+                f"rank {os.environ.get('RANK')}: gave up waiting for {marker} from rank 0 "
+                "(is the output_dir on a filesystem every node shares?)"
+            )
         time.sleep(0.5)
         waited += 0.5
 
@@ -126,14 +150,20 @@ def load_silver(data_args: DataArguments, labeler: str, training_args):
     if data_args.silver_dir and not hf_dir.is_dir():
         raise FileNotFoundError(f"{hf_dir} not found: run `radmetrics data silver --out {root}` first")
     if not data_args.silver_dir:
+
         def build():
             from radmetrics.data_builders.corpora import iu_xray_corpus
             from radmetrics.data_builders.corpus_io import assign_splits
             from radmetrics.data_builders.silver_dataset import write_silver
 
             reports = [r for r in iu_xray_corpus() if r.text]
-            write_silver(reports, assign_splits(reports), root, labelers=[labeler],
-                         provenance={"corpus": "iu_xray", "path": "bundled", "split_by": "text"})
+            write_silver(
+                reports,
+                assign_splits(reports),
+                root,
+                labelers=[labeler],
+                provenance={"corpus": "iu_xray", "path": "bundled", "split_by": "text"},
+            )
 
         build_once(root / labeler, build)
     data = load_from_disk(str(hf_dir))
@@ -197,7 +227,9 @@ def pretrained_weights(model_args: ModelArguments) -> str | None:
     return None if model_args.model_name_or_path in TINY_MODELS else resolve_model_path(model_args.model_name_or_path)
 
 
-def start_run(component: str, recipe: str, model_args, data_args, training_args, provenance: dict, extra_args=()) -> Path:
+def start_run(
+    component: str, recipe: str, model_args, data_args, training_args, provenance: dict, extra_args=()
+) -> Path:
     """Seed every RNG and write the run manifest. Recipes call this before building their model: the Trainer
     seeds only when it is constructed, after a random model (or a new head) has already been initialised."""
     from transformers import set_seed
@@ -205,14 +237,26 @@ def start_run(component: str, recipe: str, model_args, data_args, training_args,
     set_seed(training_args.seed)
     run_dir = Path(training_args.output_dir)
     if is_main_process():
-        config = {**asdict(model_args), **asdict(data_args), **{k: v for a in extra_args for k, v in asdict(a).items()},
-                  "training": training_args.to_dict()}
-        write_run_manifest(run_dir, component=component, recipe=recipe, base_model=model_args.model_name_or_path,
-                           config=config, data_provenance=provenance)
+        config = {
+            **asdict(model_args),
+            **asdict(data_args),
+            **{k: v for a in extra_args for k, v in asdict(a).items()},
+            "training": training_args.to_dict(),
+        }
+        write_run_manifest(
+            run_dir,
+            component=component,
+            recipe=recipe,
+            base_model=model_args.model_name_or_path,
+            config=config,
+            data_provenance=provenance,
+        )
     return run_dir
 
 
-def train_and_finish(trainer, tokenizer, run_dir: Path, evaluate, every_rank: bool = False, *, sequence_length: int) -> dict:
+def train_and_finish(
+    trainer, tokenizer, run_dir: Path, evaluate, every_rank: bool = False, *, sequence_length: int
+) -> dict:
     """Train (resuming from the newest complete checkpoint), save `final/` with its marker, and record
     `evaluate(final_dir)` (held-out results: the recipe's metrics and its trivial baselines) for the card.
 
@@ -241,8 +285,10 @@ def train_and_finish(trainer, tokenizer, run_dir: Path, evaluate, every_rank: bo
         trainer.add_callback(stop)
     trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     if stop is not None and stop.requested:
-        logger.info("saved checkpoint-%d and stopped as the launcher asked; the requeued job resumes from it",
-                    trainer.state.global_step)
+        logger.info(
+            "saved checkpoint-%d and stopped as the launcher asked; the requeued job resumes from it",
+            trainer.state.global_step,
+        )
         close_process_group()
         return {}
     trainer.save_model(str(final))
@@ -271,8 +317,10 @@ def selected_checkpoint(trainer) -> dict:
     state, args = trainer.state, trainer.args
     if not (args.load_best_model_at_end and state.best_model_checkpoint):
         return {}
-    return {"selected_checkpoint": Path(state.best_model_checkpoint).name,
-            f"selected_by_validation_{args.metric_for_best_model.removeprefix('eval_')}": state.best_metric}
+    return {
+        "selected_checkpoint": Path(state.best_model_checkpoint).name,
+        f"selected_by_validation_{args.metric_for_best_model.removeprefix('eval_')}": state.best_metric,
+    }
 
 
 TEST_PREDICTIONS = "test_predictions.jsonl"
@@ -341,7 +389,7 @@ def predict_logits(model, dataset, collator, batch_size: int = 64):
     features = [{k: v for k, v in row.items() if k != "labels"} for row in dataset]
     with torch.no_grad():
         for start in range(0, len(features), batch_size):
-            batch = collator(features[start:start + batch_size])
+            batch = collator(features[start : start + batch_size])
             logits = model(**{k: v.to(device) for k, v in batch.items()})["logits"]
             outputs.append(logits.float().cpu().numpy())
     if outputs and outputs[0].ndim == 3:  # token classification: pad the sequence axis

@@ -16,8 +16,11 @@ class ComponentMetricEvaluation:
     def evaluate(self, *args, **kwargs):
         metrics = super().evaluate(*args, **kwargs)
         if self.component_eval is not None and self.accelerator.num_processes == 1 and not self.is_deepspeed_enabled:
-            extra = {f"eval_{k}": v for k, v in self.component_eval(self.model).items()
-                     if isinstance(v, (int, float)) and not isinstance(v, bool)}
+            extra = {
+                f"eval_{k}": v
+                for k, v in self.component_eval(self.model).items()
+                if isinstance(v, (int, float)) and not isinstance(v, bool)
+            }
             self.log(extra)
             metrics.update(extra)
         return metrics

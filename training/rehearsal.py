@@ -85,8 +85,10 @@ def base_model_of(config: dict, configs_root: Path) -> str:
             other = yaml.safe_load(path.read_text()) or {}
             if isinstance(other, dict) and other.get("output_dir") == name[: -len("/final")]:
                 return base_model_of(other, configs_root)
-    raise RehearsalError(f"cannot tell the architecture of model_name_or_path {name!r}: neither a known base model "
-                         f"({', '.join(sorted(FAMILIES))}) nor the final/ of a run that a config in {configs_root} writes")
+    raise RehearsalError(
+        f"cannot tell the architecture of model_name_or_path {name!r}: neither a known base model "
+        f"({', '.join(sorted(FAMILIES))}) nor the final/ of a run that a config in {configs_root} writes"
+    )
 
 
 def _free_port() -> int:
@@ -97,8 +99,9 @@ def _free_port() -> int:
 
 def _run_cli(args: list[str], log: Path) -> None:
     with log.open("w") as out:
-        done = subprocess.run([sys.executable, "-m", "radmetrics.inference.cli", *args], stdout=out, stderr=subprocess.STDOUT,
-                              cwd=REPO)
+        done = subprocess.run(
+            [sys.executable, "-m", "radmetrics.inference.cli", *args], stdout=out, stderr=subprocess.STDOUT, cwd=REPO
+        )
     if done.returncode:
         raise failure(f"radmetrics {' '.join(args)} failed", log)
 
@@ -116,23 +119,46 @@ def prepare_data(recipe: str, config: dict, workdir: Path) -> list[str]:
     if recipe == "green/sft":
         pairs = data / "green_pairs"
         if not (pairs / "train.jsonl").is_file():
-            _run_cli(["data", "pairs", "--out", str(pairs), "--heuristics", "remove_shuffle", "recombine",
-                      "--per-heuristic", "300"], data / "green_pairs.log")
+            _run_cli(
+                [
+                    "data",
+                    "pairs",
+                    "--out",
+                    str(pairs),
+                    "--heuristics",
+                    "remove_shuffle",
+                    "recombine",
+                    "--per-heuristic",
+                    "300",
+                ],
+                data / "green_pairs.log",
+            )
         return ["--pairs_dir", str(pairs), "--max_train_samples", "200", "--max_eval_samples", "8"]
     silver = data / "silver"
     if not (silver / ".complete").is_file():
-        _run_cli(["data", "silver", "--out", str(silver), "--labelers", "chexpert", "rate_ner", "radgraph"], data / "silver.log")
+        _run_cli(
+            ["data", "silver", "--out", str(silver), "--labelers", "chexpert", "rate_ner", "radgraph"],
+            data / "silver.log",
+        )
         (silver / ".complete").touch()
     return ["--silver_dir", str(silver), "--max_train_samples", "256", "--max_eval_samples", "32"]
 
 
 def rehearsal_overrides(recipe: str, config: dict, model_dir: Path, output_dir: Path) -> list[str]:
     """What the rehearsal changes in the config, as recipe flags (applied after the YAML)."""
-    flags = {"model_name_or_path": model_dir, "output_dir": output_dir, "max_steps": MAX_STEPS, "save_strategy": "steps",
-             "save_steps": SAVE_STEPS, "logging_steps": 1, "report_to": "none", "bf16": "false",
-             "per_device_train_batch_size": min(int(config.get("per_device_train_batch_size", 8)), 4),
-             "per_device_eval_batch_size": 8,
-             "gradient_accumulation_steps": min(int(config.get("gradient_accumulation_steps", 1)), 2)}
+    flags = {
+        "model_name_or_path": model_dir,
+        "output_dir": output_dir,
+        "max_steps": MAX_STEPS,
+        "save_strategy": "steps",
+        "save_steps": SAVE_STEPS,
+        "logging_steps": 1,
+        "report_to": "none",
+        "bf16": "false",
+        "per_device_train_batch_size": min(int(config.get("per_device_train_batch_size", 8)), 4),
+        "per_device_eval_batch_size": 8,
+        "gradient_accumulation_steps": min(int(config.get("gradient_accumulation_steps", 1)), 2),
+    }
     if config.get("eval_strategy", "no") != "no":  # load_best_model_at_end needs eval and save on the same schedule
         flags.update(eval_strategy="steps", eval_steps=SAVE_STEPS)
     if recipe.startswith("green/"):
@@ -153,11 +179,20 @@ LAUNCHER_STARTED = re.compile(r"^launch\.sbatch: .* rendezvous ", re.MULTILINE) 
 def _launch(plan: Rehearsal, env: dict, log: Path, signal_when_started: bool, timeout_s: float) -> int:
     """One SLURM job attempt through slurm/launch.sbatch; with `signal_when_started`, SIGUSR1 goes to the batch
     script as soon as it has set its trap and started the ranks."""
-    command = ["bash", str(REPO / "slurm" / "launch.sbatch"), plan.recipe, plan.config, plan.accelerate_config, "--",
-               *plan.overrides]
+    command = [
+        "bash",
+        str(REPO / "slurm" / "launch.sbatch"),
+        plan.recipe,
+        plan.config,
+        plan.accelerate_config,
+        "--",
+        *plan.overrides,
+    ]
     env = {**env, "MAIN_PROCESS_PORT": str(_free_port())}
     with log.open("w") as out:
-        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
         started, signalled = time.monotonic(), False
         while process.poll() is None:
             if time.monotonic() - started > timeout_s:
@@ -168,7 +203,9 @@ def _launch(plan: Rehearsal, env: dict, log: Path, signal_when_started: bool, ti
                 signalled = True
             time.sleep(0.2)
     if signal_when_started and not signalled:
-        raise failure(f"{plan.config}: the job ended before the launcher started the ranks (exit {process.returncode})", log)
+        raise failure(
+            f"{plan.config}: the job ended before the launcher started the ranks (exit {process.returncode})", log
+        )
     return process.returncode
 
 
@@ -188,8 +225,11 @@ def _reload(export: Path, family: str) -> str:
     import radmetrics.inference.models.span  # noqa: F401  (registers the span extractor)
 
     component = json.loads((export / "radmetrics.json").read_text())["component"]
-    auto = AutoModelForCausalLM if family in CAUSAL_FAMILIES else (
-        AutoModelForTokenClassification if component == "rate_ner_iob" else AutoModel)
+    auto = (
+        AutoModelForCausalLM
+        if family in CAUSAL_FAMILIES
+        else (AutoModelForTokenClassification if component == "rate_ner_iob" else AutoModel)
+    )
     model = auto.from_pretrained(export).eval()
     tokenizer = AutoTokenizer.from_pretrained(export)
     with torch.no_grad():
@@ -197,7 +237,9 @@ def _reload(export: Path, family: str) -> str:
             from radmetrics.inference.models.span_extraction import SpanCollator, encode_span_inputs
 
             words = "Heart size is normal . No pleural effusion .".split()
-            outputs = model(**SpanCollator(tokenizer)(encode_span_inputs(tokenizer, [words], model.config.max_span_width, 64)))
+            outputs = model(
+                **SpanCollator(tokenizer)(encode_span_inputs(tokenizer, [words], model.config.max_span_width, 64))
+            )
         else:
             outputs = model(**tokenizer(["Heart size is normal. No pleural effusion."], return_tensors="pt"))
     logits = outputs["logits"]
@@ -206,7 +248,9 @@ def _reload(export: Path, family: str) -> str:
     return f"{auto.__name__} -> {type(model).__name__}"
 
 
-def rehearse(config_path: str | Path, workdir: str | Path, deepspeed: str | None = None, timeout_s: float = 1800) -> Rehearsal:
+def rehearse(
+    config_path: str | Path, workdir: str | Path, deepspeed: str | None = None, timeout_s: float = 1800
+) -> Rehearsal:
     """Rehearse one GPU config end to end on CPU (see the module docstring); raises RehearsalError on any failure."""
     started = time.monotonic()
     config_path = Path(config_path).resolve()
@@ -215,9 +259,16 @@ def rehearse(config_path: str | Path, workdir: str | Path, deepspeed: str | None
     base = base_model_of(config, REPO / "configs")
     family = family_of(base)
     deepspeed = deepspeed or config.get("deepspeed")
-    accelerate_config = ("configs/accelerate/zero3_offload.yaml" if deepspeed and "offload" in deepspeed
-                         else "configs/accelerate/zero3.yaml" if deepspeed else "configs/accelerate/ddp.yaml")
-    name = config_path.stem + ("-" + Path(deepspeed).stem if deepspeed and deepspeed != config.get("deepspeed") else "")
+    accelerate_config = (
+        "configs/accelerate/zero3_offload.yaml"
+        if deepspeed and "offload" in deepspeed
+        else "configs/accelerate/zero3.yaml"
+        if deepspeed
+        else "configs/accelerate/ddp.yaml"
+    )
+    name = config_path.stem + (
+        "-" + Path(deepspeed).stem if deepspeed and deepspeed != config.get("deepspeed") else ""
+    )
     workdir = Path(workdir).resolve()
     job_dir = workdir / recipe.replace("/", "_") / name
     run_dir, logs = job_dir / "run", job_dir / "logs"
@@ -232,17 +283,36 @@ def rehearse(config_path: str | Path, workdir: str | Path, deepspeed: str | None
     overrides = prepare_data(recipe, config, workdir) + rehearsal_overrides(recipe, config, model_dir, run_dir)
     if deepspeed != config.get("deepspeed"):
         overrides += ["--deepspeed", str(deepspeed)]
-    plan = Rehearsal(config=str(config_path.relative_to(REPO)), recipe=recipe, base_model=base, family=family,
-                     deepspeed=deepspeed, accelerate_config=accelerate_config, overrides=overrides)
+    plan = Rehearsal(
+        config=str(config_path.relative_to(REPO)),
+        recipe=recipe,
+        base_model=base,
+        family=family,
+        deepspeed=deepspeed,
+        accelerate_config=accelerate_config,
+        overrides=overrides,
+    )
 
     requeues = job_dir / "requeues.txt"
     requeues.unlink(missing_ok=True)
     job_id = f"rehearsal-{recipe.replace('/', '-')}-{name}"
-    env = {**os.environ, "PATH": os.pathsep.join([str(STAND_INS), str(Path(sys.executable).parent), os.environ["PATH"]]), "SLURM_NNODES": str(NODES),
-           "SLURM_JOB_ID": job_id, "SLURM_JOB_NODELIST": "localhost", "GPUS_PER_NODE": "1", "SLURM_CPUS_PER_TASK": "1",
-           "RADMETRICS_REHEARSAL_REQUEUES": str(requeues), "RADMETRICS_REQUEUE_MARKER": str(job_dir / "requeue-marker"),
-           "DS_ACCELERATOR": "cpu", "ACCELERATE_EXTRA_ARGS": "--mixed_precision no --dynamo_backend no",
-           "HF_HUB_OFFLINE": "1", "WANDB_MODE": "disabled", "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    env = {
+        **os.environ,
+        "PATH": os.pathsep.join([str(STAND_INS), str(Path(sys.executable).parent), os.environ["PATH"]]),
+        "SLURM_NNODES": str(NODES),
+        "SLURM_JOB_ID": job_id,
+        "SLURM_JOB_NODELIST": "localhost",
+        "GPUS_PER_NODE": "1",
+        "SLURM_CPUS_PER_TASK": "1",
+        "RADMETRICS_REHEARSAL_REQUEUES": str(requeues),
+        "RADMETRICS_REQUEUE_MARKER": str(job_dir / "requeue-marker"),
+        "DS_ACCELERATOR": "cpu",
+        "ACCELERATE_EXTRA_ARGS": "--mixed_precision no --dynamo_backend no",
+        "HF_HUB_OFFLINE": "1",
+        "WANDB_MODE": "disabled",
+        "OMP_NUM_THREADS": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
 
     first_log = logs / "attempt-1.log"
     status = _launch(plan, env, first_log, signal_when_started=True, timeout_s=timeout_s)
@@ -258,16 +328,20 @@ def rehearse(config_path: str | Path, workdir: str | Path, deepspeed: str | None
         raise failure(f"{plan.config}: checkpoint-{plan.saved_on_signal} is not marked complete", first_log)
 
     second_log = logs / "attempt-2.log"
-    status = _launch(plan, {**env, "SLURM_RESTART_COUNT": "1"}, second_log, signal_when_started=False,
-                     timeout_s=timeout_s)
+    status = _launch(
+        plan, {**env, "SLURM_RESTART_COUNT": "1"}, second_log, signal_when_started=False, timeout_s=timeout_s
+    )
     text = second_log.read_text()
     if status != 0:
         raise failure(f"{plan.config}: the requeued attempt failed (exit {status})", second_log)
     resumed = re.search(r"resuming from \S*checkpoint-(\d+)", text)
     plan.resumed_from = int(resumed.group(1)) if resumed else None
     if plan.resumed_from != plan.saved_on_signal:
-        raise failure(f"{plan.config}: the requeued job resumed from checkpoint-{plan.resumed_from}, not from "
-                      f"checkpoint-{plan.saved_on_signal} saved on the signal", second_log)
+        raise failure(
+            f"{plan.config}: the requeued job resumed from checkpoint-{plan.resumed_from}, not from "
+            f"checkpoint-{plan.saved_on_signal} saved on the signal",
+            second_log,
+        )
     from .run_dir import is_complete, read_eval_results
 
     if not is_complete(run_dir / "final"):
@@ -292,5 +366,8 @@ def rehearse(config_path: str | Path, workdir: str | Path, deepspeed: str | None
 
 def gpu_configs(configs_root: Path = REPO / "configs") -> list[Path]:
     """Every recipe config that is not a CPU `tiny`/`small` one (or a variant of one, such as `small_semantic`)."""
-    return sorted(p for p in configs_root.glob("*/*/*.yaml") if p.stem.split("_")[0] not in ("tiny", "small")
-                  and p.parts[-3] not in ("accelerate", "deepspeed", "llm"))
+    return sorted(
+        p
+        for p in configs_root.glob("*/*/*.yaml")
+        if p.stem.split("_")[0] not in ("tiny", "small") and p.parts[-3] not in ("accelerate", "deepspeed", "llm")
+    )

@@ -57,7 +57,9 @@ def model_to_export(run_dir: str | Path) -> Path:
         return final
     last = last_complete_checkpoint(run_dir)
     if last is None:
-        raise RunDirError(f"{run_dir}: no complete checkpoint (no final/ or checkpoint-<step>/ with a {COMPLETE_MARKER} marker)")
+        raise RunDirError(
+            f"{run_dir}: no complete checkpoint (no final/ or checkpoint-<step>/ with a {COMPLETE_MARKER} marker)"
+        )
     return last
 
 

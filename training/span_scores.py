@@ -36,7 +36,9 @@ def span_scores(gold: Sequence[set], predicted: Sequence[set], labels: Iterable[
     support and no prediction. Keys carry `prefix`."""
     if len(gold) != len(predicted):
         raise ValueError(f"{len(gold)} gold sentences but {len(predicted)} predicted")
-    scores: dict = prf(sum(len(g & p) for g, p in zip(gold, predicted)), sum(map(len, predicted)), sum(map(len, gold)), prefix)
+    scores: dict = prf(
+        sum(len(g & p) for g, p in zip(gold, predicted)), sum(map(len, predicted)), sum(map(len, gold)), prefix
+    )
     supported_f1, never_predicted = [], []
     for label in labels:
         g = [{t for t in s if t[-1] == label} for s in gold]

@@ -20,9 +20,15 @@ from transformers import TrainerCallback
 # Dense bf16 tensor-core peaks, TFLOP/s (NVIDIA datasheets, dense = half the sparsity figure; torchtitan's table);
 # the first entry whose words all occur in the upper-cased device name wins.
 PEAK_BF16_TFLOPS = [
-    (("H100", "NVL"), 835.0), (("H100", "PCIE"), 756.0), (("H100",), 989.0),
-    (("H200", "NVL"), 835.0), (("H200",), 989.0),
-    (("A100",), 312.0), (("L40S",), 362.0), (("A10G",), 125.0), (("L4",), 121.0),
+    (("H100", "NVL"), 835.0),
+    (("H100", "PCIE"), 756.0),
+    (("H100",), 989.0),
+    (("H200", "NVL"), 835.0),
+    (("H200",), 989.0),
+    (("A100",), 312.0),
+    (("L40S",), 362.0),
+    (("A10G",), 125.0),
+    (("L4",), 121.0),
 ]
 
 
@@ -42,7 +48,9 @@ def peak_tflops(device_name: str | None = None) -> float | None:
 
 
 def _numel(parameter) -> int:
-    return getattr(parameter, "ds_numel", parameter.numel())  # under ZeRO-3 a rank holds a shard; ds_numel is the whole
+    return getattr(
+        parameter, "ds_numel", parameter.numel()
+    )  # under ZeRO-3 a rank holds a shard; ds_numel is the whole
 
 
 def matmul_parameters(model) -> int:

@@ -1,4 +1,5 @@
-"""Offline tiny models for CPU tests and `tiny` recipes: tokenizers trained on report text, random models from configs."""
+"""Offline tiny models for CPU tests and `tiny` recipes: tokenizers trained on report text, random models from
+configs."""
 
 from __future__ import annotations
 
@@ -20,7 +21,10 @@ def train_wordpiece_tokenizer(texts: Iterable[str], out_dir: str | Path, vocab_s
     trainer.save_model(str(out_dir))
     tokenizer = BertTokenizer(vocab=str(out_dir / "vocab.txt"), do_lower_case=True)
     if len(tokenizer) != trainer.get_vocab_size():  # the silent near-empty vocabulary trap
-        raise RuntimeError(f"tokenizer built from {out_dir / 'vocab.txt'} has {len(tokenizer)} entries, expected {trainer.get_vocab_size()}")
+        raise RuntimeError(
+            f"tokenizer built from {out_dir / 'vocab.txt'} has {len(tokenizer)} entries, expected"
+            f" {trainer.get_vocab_size()}"
+        )
     tokenizer.save_pretrained(out_dir)
     return tokenizer
 
@@ -45,26 +49,48 @@ def train_bpe_tokenizer(texts: Iterable[str], out_dir: str | Path, vocab_size: i
 def tiny_bert_config(vocab_size: int, **overrides):
     from transformers import BertConfig
 
-    base = dict(vocab_size=vocab_size, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
-                intermediate_size=128, max_position_embeddings=512)
+    base = dict(
+        vocab_size=vocab_size,
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=128,
+        max_position_embeddings=512,
+    )
     return BertConfig(**{**base, **overrides})
 
 
 def tiny_deberta_v2_config(vocab_size: int, **overrides):
     from transformers import DebertaV2Config
 
-    base = dict(vocab_size=vocab_size, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
-                intermediate_size=128, max_position_embeddings=512, relative_attention=True,
-                position_buckets=64, pos_att_type=["p2c", "c2p"])
+    base = dict(
+        vocab_size=vocab_size,
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=128,
+        max_position_embeddings=512,
+        relative_attention=True,
+        position_buckets=64,
+        pos_att_type=["p2c", "c2p"],
+    )
     return DebertaV2Config(**{**base, **overrides})
 
 
 def tiny_llama_config(vocab_size: int, pad_token_id: int, bos_token_id: int, eos_token_id: int, **overrides):
     from transformers import LlamaConfig
 
-    base = dict(vocab_size=vocab_size, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
-                pad_token_id=pad_token_id, bos_token_id=bos_token_id, eos_token_id=eos_token_id,
-                tie_word_embeddings=True)
+    base = dict(
+        vocab_size=vocab_size,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=2048,
+        pad_token_id=pad_token_id,
+        bos_token_id=bos_token_id,
+        eos_token_id=eos_token_id,
+        tie_word_embeddings=True,
+    )
     return LlamaConfig(**{**base, **overrides})
-

@@ -48,13 +48,18 @@ Scorer(["{metric}"], {{"{key}": "PATH"}})(references, candidates)
 
 def _source(src: str, local: Path, revision: str | None) -> dict:
     artefact = ARTEFACTS.get(src)
-    return {"artefact": artefact.name if artefact else None,
-            "source": f"{artefact.repo_id}/{artefact.filename}" if artefact and artefact.filename else
-                      (artefact.repo_id if artefact else str(local.resolve())),
-            "revision": revision or (_snapshot_revision(local) if artefact else None),
-            "sha256": sha256_of(local),
-            "licence": artefact.licence if artefact else "unknown (a local file: check where it came from)",
-            "reference": artefact.reference if artefact else None}
+    return {
+        "artefact": artefact.name if artefact else None,
+        "source": (
+            f"{artefact.repo_id}/{artefact.filename}"
+            if artefact and artefact.filename
+            else (artefact.repo_id if artefact else str(local.resolve()))
+        ),
+        "revision": revision or (_snapshot_revision(local) if artefact else None),
+        "sha256": sha256_of(local),
+        "licence": artefact.licence if artefact else "unknown (a local file: check where it came from)",
+        "reference": artefact.reference if artefact else None,
+    }
 
 
 def _snapshot_revision(path: Path) -> str | None:
@@ -80,7 +85,11 @@ def _convert_radgraph(local: Path, out: Path, base_model: str | None) -> tuple[s
 
     model, tokenizer = load_released_radgraph(local, base_model)
     _save(model, tokenizer, out)
-    return "radgraph_dygie", {"entities": model.config.entity_labels, "relations": model.config.relation_labels}, model.config.base_model
+    return (
+        "radgraph_dygie",
+        {"entities": model.config.entity_labels, "relations": model.config.relation_labels},
+        model.config.base_model,
+    )
 
 
 def _convert_rate_ner(local: Path, out: Path, encoder: str | None) -> tuple[str, dict, str]:
@@ -103,9 +112,11 @@ def _convert_green(local: Path, out: Path, _: str | None) -> tuple[str, dict, st
     for path in sorted(p for p in local.iterdir() if p.is_file() and not p.name.startswith(".")):
         if path.suffix == ".bin":
             state = torch.load(path, map_location="cpu", weights_only=True)
-            save_file({k: v.contiguous() for k, v in state.items()}, str(out / path.name.replace("pytorch_model", "model")
-                                                                           .replace(".bin", ".safetensors")),
-                      metadata={"format": "pt"})
+            save_file(
+                {k: v.contiguous() for k, v in state.items()},
+                str(out / path.name.replace("pytorch_model", "model").replace(".bin", ".safetensors")),
+                metadata={"format": "pt"},
+            )
         elif path.name != "README.md":
             shutil.copy2(path, out / path.name)
     index = out / "pytorch_model.bin.index.json"
@@ -116,9 +127,18 @@ def _convert_green(local: Path, out: Path, _: str | None) -> tuple[str, dict, st
     return "green", get_component("green").label_map, None
 
 
-CONVERTERS = {"chexbert": _convert_chexbert, "radgraph": _convert_radgraph, "rate_ner": _convert_rate_ner, "green": _convert_green}
-METRIC = {"chexbert": ("chexbert", "chexbert"), "radgraph": ("radgraph", "radgraph"), "rate_ner": ("ratescore", "rate_ner"),
-          "green": ("green", "green")}
+CONVERTERS = {
+    "chexbert": _convert_chexbert,
+    "radgraph": _convert_radgraph,
+    "rate_ner": _convert_rate_ner,
+    "green": _convert_green,
+}
+METRIC = {
+    "chexbert": ("chexbert", "chexbert"),
+    "radgraph": ("radgraph", "radgraph"),
+    "rate_ner": ("ratescore", "rate_ner"),
+    "green": ("green", "green"),
+}
 
 
 def convert(src: str, kind: str, out: str | Path, revision: str | None = None, base_model: str | None = None) -> Path:
@@ -138,16 +158,34 @@ def convert(src: str, kind: str, out: str | Path, revision: str | None = None, b
     component, label_map, base = CONVERTERS[kind](local, out, base_model)
     spec = get_component(component)
     manifest = {
-        "format_version": MANIFEST_FORMAT, "component": component, "schema_version": spec.schema_version,
-        "label_map": label_map, "description": spec.description, "base_model": base,
-        "released": _source(src, local, revision), "converted": time.strftime("%Y-%m-%dT%H:%M:%S"), "files": hash_directory(out),
+        "format_version": MANIFEST_FORMAT,
+        "component": component,
+        "schema_version": spec.schema_version,
+        "label_map": label_map,
+        "description": spec.description,
+        "base_model": base,
+        "released": _source(src, local, revision),
+        "converted": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "files": hash_directory(out),
     }
     (out / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     metric, key = METRIC[kind]
     released = manifest["released"]
-    (out / "README.md").write_text(CARD.format(
-        component=component, source=released["source"], artefact=released["artefact"] or Path(released["source"]).name,
-        description=spec.description, size_note=f"sha256 {released['sha256'][:16]}…", licence=released["licence"],
-        reference=released["reference"] or "the package the original was made for", metric=metric, key=key), encoding="utf-8")
-    load_manifest(out, component, verify_checksums=True)  # a conversion that scoring would refuse is a bug here, not later
+    (out / "README.md").write_text(
+        CARD.format(
+            component=component,
+            source=released["source"],
+            artefact=released["artefact"] or Path(released["source"]).name,
+            description=spec.description,
+            size_note=f"sha256 {released['sha256'][:16]}…",
+            licence=released["licence"],
+            reference=released["reference"] or "the package the original was made for",
+            metric=metric,
+            key=key,
+        ),
+        encoding="utf-8",
+    )
+    load_manifest(
+        out, component, verify_checksums=True
+    )  # a conversion that scoring would refuse is a bug here, not later
     return out

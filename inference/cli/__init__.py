@@ -31,8 +31,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, target in _commands().items():
         module = importlib.import_module(target)
-        sp = sub.add_parser(name, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP),
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+        sp = sub.add_parser(
+            name,
+            help=module.HELP,
+            description=getattr(module, "DESCRIPTION", module.HELP),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         module.add_arguments(sp)
         sp.set_defaults(_run=module.run)
     return parser
@@ -47,8 +51,15 @@ def user_errors() -> tuple[type[Exception], ...]:
     from ..report_io import ReportFileError
     from ..scorer import MissingComponentError, ScoringInputError
 
-    return (ReportFileError, ScoringInputError, MissingComponentError, UnknownMetricError, CheckpointError, ArtefactError,
-            ModelLoadError)
+    return (
+        ReportFileError,
+        ScoringInputError,
+        MissingComponentError,
+        UnknownMetricError,
+        CheckpointError,
+        ArtefactError,
+        ModelLoadError,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,4 +74,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"radmetrics {args.command}: error: {exc}", file=sys.stderr)
         return 2
     return int(result or 0)
-

@@ -13,13 +13,15 @@ carry ids, else by position) with any metrics, and reports for every score key A
 with a paired-bootstrap 95% CI (the same resampled references for both systems) and a two-sided approximate-
 randomisation p-value (each pair's two candidates swapped with probability 1/2). Both systems are compared on the pairs
 that both could score: a pair one side could not score (an LLM judge that never answered) is left out of both sides,
-and the table counts the pairs each side lost. Empty candidates are scored, as `radmetrics score` scores them. Corpus-level keys (corpus BLEU-4,
+and the table counts the pairs each side lost. Empty candidates are scored, as `radmetrics score` scores them. \
+Corpus-level keys (corpus BLEU-4,
 CheXbert F1) are recomputed on every resample. A positive difference favours A when the key is higher-is-better.
 
 Writes OUT/compare.json, OUT/compare.md, OUT/report.html (both systems side by side with the paired differences, and
 each pair's values) and each system's per-sample scores (OUT/per_sample_{a,b}.jsonl).
 
-Example: radmetrics compare --refs refs.txt --system-a model_a.txt --system-b model_b.txt --metrics bleu2,rougeL --out cmp/"""
+Example: radmetrics compare --refs refs.txt --system-a model_a.txt --system-b model_b.txt --metrics bleu2,rougeL \
+--out cmp/"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,13 +44,20 @@ def compare_key(result, key: str, n: int, args: argparse.Namespace) -> dict:
 
     scored = np.array([row[key] is not None for row in result.per_sample])
     both = np.flatnonzero(scored[:n] & scored[n:])
-    lost = {"a_not_scored": int((~scored[:n]).sum()), "b_not_scored": int((~scored[n:]).sum()),
-            "higher_is_better": result.higher_is_better[key]}
+    lost = {
+        "a_not_scored": int((~scored[:n]).sum()),
+        "b_not_scored": int((~scored[n:]).sum()),
+        "higher_is_better": result.higher_is_better[key],
+    }
     if not len(both):
         return {"n": 0, **lost}
     index = np.concatenate([both, both + n])  # the paired index space of the kept pairs onto the combined one
-    return {**paired_comparison(lambda idx: result.aggregate(key, index[idx]), len(both), args.bootstrap, args.permutations,
-                                args.seed), **lost}
+    return {
+        **paired_comparison(
+            lambda idx: result.aggregate(key, index[idx]), len(both), args.bootstrap, args.permutations, args.seed
+        ),
+        **lost,
+    }
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,26 +68,42 @@ def run(args: argparse.Namespace) -> int:
 
     (ref_id, ref_named), (hyp_id, hyp_named) = id_fields(args)
     refs, ref_ids = read_reports(args.refs, args.ref_field, ref_id, id_required=ref_named)
-    _, system_a, ids = pair_reports(refs, ref_ids, *read_reports(args.system_a, args.hyp_field, hyp_id, allow_empty=True,
-                                                                 id_required=hyp_named), ("references", "system A reports"))
-    _, system_b, _ = pair_reports(refs, ref_ids, *read_reports(args.system_b, args.hyp_field, hyp_id, allow_empty=True,
-                                                               id_required=hyp_named), ("references", "system B reports"))
+    _, system_a, ids = pair_reports(
+        refs,
+        ref_ids,
+        *read_reports(args.system_a, args.hyp_field, hyp_id, allow_empty=True, id_required=hyp_named),
+        ("references", "system A reports"),
+    )
+    _, system_b, _ = pair_reports(
+        refs,
+        ref_ids,
+        *read_reports(args.system_b, args.hyp_field, hyp_id, allow_empty=True, id_required=hyp_named),
+        ("references", "system B reports"),
+    )
     ids = ids or [str(i) for i in range(len(refs))]
     out = Path(args.out)
-    result = build_scorer(args, out, n_bootstrap=0)(refs + refs, system_a + system_b, ids=[f"{i} (A)" for i in ids] + [f"{i} (B)" for i in ids])
+    result = build_scorer(args, out, n_bootstrap=0)(
+        refs + refs, system_a + system_b, ids=[f"{i} (A)" for i in ids] + [f"{i} (B)" for i in ids]
+    )
     n, name_a, name_b = len(refs), *args.names
     comparison = {key: compare_key(result, key, n, args) for key in result.summary}
     out.mkdir(parents=True, exist_ok=True)
     for key, signature in result.signatures.items():
         comparison[key]["signature"] = signature
-    (out / "compare.json").write_text(dumps({"systems": {"a": name_a, "b": name_b}, "n": n, "keys": comparison}, indent=2),
-                                      encoding="utf-8")
+    (out / "compare.json").write_text(
+        dumps({"systems": {"a": name_a, "b": name_b}, "n": n, "keys": comparison}, indent=2), encoding="utf-8"
+    )
     for tag, rows in (("a", result.per_sample[:n]), ("b", result.per_sample[n:])):
         with open(out / f"per_sample_{tag}.jsonl", "w", encoding="utf-8") as fh:
             for i, row in zip(ids, rows):
                 fh.write(dumps({**row, "id": i}) + "\n")
-    lines = [f"| score | {name_a} | {name_b} | {name_a} - {name_b} | 95% CI | p (approx. randomisation) | better | pairs | "
-             f"not scored ({name_a} / {name_b}) |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        (
+            f"| score | {name_a} | {name_b} | {name_a} - {name_b} | 95% CI | p (approx. randomisation) | better |"
+            f" pairs | not scored ({name_a} / {name_b}) |"
+        ),
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for key, c in comparison.items():
         lost = f"{c['a_not_scored']} / {c['b_not_scored']}"
         if c["n"] == 0:
@@ -86,9 +111,15 @@ def run(args: argparse.Namespace) -> int:
             continue
         ahead = c["difference"] > 0 if c["higher_is_better"] else c["difference"] < 0
         better = (name_a if ahead else name_b) if c["difference"] != 0 else "="
-        interval = "n/a" if None in c["ci95"] or any(v != v for v in c["ci95"]) else f"[{c['ci95'][0]:+.4f}, {c['ci95'][1]:+.4f}]"
-        lines.append(f"| {key} | {c['a']:.4f} | {c['b']:.4f} | {c['difference']:+.4f} | {interval} "
-                     f"| {c['p_value']:.4f} | {better} | {c['n']} | {lost} |")
+        interval = (
+            "n/a"
+            if None in c["ci95"] or any(v != v for v in c["ci95"])
+            else f"[{c['ci95'][0]:+.4f}, {c['ci95'][1]:+.4f}]"
+        )
+        lines.append(
+            f"| {key} | {c['a']:.4f} | {c['b']:.4f} | {c['difference']:+.4f} | {interval} "
+            f"| {c['p_value']:.4f} | {better} | {c['n']} | {lost} |"
+        )
     write_compare_report(out, (name_a, name_b), comparison, result, n, refs, system_a, system_b)
     table = "\n".join(lines)
     (out / "compare.md").write_text(table + "\n", encoding="utf-8")

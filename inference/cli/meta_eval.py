@@ -9,7 +9,10 @@ from pathlib import Path
 from ..json_io import dumps
 from .score import add_scoring_arguments, build_scorer
 
-HELP = "meta-evaluate metrics against human judgements (Kendall tau, preference accuracy, RadCliQ refit, RaTEScore tuning)"
+HELP = (
+    "meta-evaluate metrics against human judgements (Kendall tau, preference accuracy, RadCliQ refit, RaTEScore"
+    " tuning)"
+)
 DESCRIPTION = """Subcommands:
 
   correlate    Kendall tau-b and tau-c (1,000-resample bootstrap CIs) between each metric and human judgements in a
@@ -37,7 +40,8 @@ DESCRIPTION = """Subcommands:
                raters rate one candidate higher. Without --metrics, every metric the components allow; give exports
                with --components to add the learned metrics. Writes OUT/agreement.json and OUT/agreement.md.
 
-correlate, preference and radpref score with the same --metrics, --components, --option and --endpoint as `radmetrics score`."""
+correlate, preference and radpref score with the same --metrics, --components, --option and --endpoint as `radmetrics \
+score`."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,8 +50,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     corr.add_argument("--csv", required=True, help="one row per reference/candidate pair")
     corr.add_argument("--reference-column", default="reference")
     corr.add_argument("--candidate-column", default="candidate")
-    corr.add_argument("--human-columns", "--human-column", nargs="+", default=["total_errors"],
-                      help="one column per rater (error counts, or ratings with --human-higher-is-better)")
+    corr.add_argument(
+        "--human-columns",
+        "--human-column",
+        nargs="+",
+        default=["total_errors"],
+        help="one column per rater (error counts, or ratings with --human-higher-is-better)",
+    )
     corr.add_argument("--human-higher-is-better", action="store_true", help="the human columns are quality ratings")
     add_scoring_arguments(corr)
     corr.add_argument("--out", required=True)
@@ -55,14 +64,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     pref.add_argument("--csv", required=True)
     pref.add_argument("--reference-column", default="reference")
     pref.add_argument("--candidate-columns", nargs=2, default=["candidate_1", "candidate_2"])
-    pref.add_argument("--preferred-columns", "--preferred-column", nargs="+", default=["preferred"],
-                      help="one column per rater: 1, 2, or 0 / 'tie'")
-    pref.add_argument("--ties", choices=["half", "wrong", "skip"], default="half",
-                      help="a metric scoring both candidates equally: half credit (default), wrong, or left out")
+    pref.add_argument(
+        "--preferred-columns",
+        "--preferred-column",
+        nargs="+",
+        default=["preferred"],
+        help="one column per rater: 1, 2, or 0 / 'tie'",
+    )
+    pref.add_argument(
+        "--ties",
+        choices=["half", "wrong", "skip"],
+        default="half",
+        help="a metric scoring both candidates equally: half credit (default), wrong, or left out",
+    )
     add_scoring_arguments(pref)
     pref.add_argument("--out", required=True)
-    radpref = sub.add_parser("radpref", help="agreement of every metric with radiologists on RadPref's development half")
-    radpref.add_argument("--data", help="a RadPref folder (preference_data.json, user_*.json; default: the bundled half)")
+    radpref = sub.add_parser(
+        "radpref", help="agreement of every metric with radiologists on RadPref's development half"
+    )
+    radpref.add_argument(
+        "--data", help="a RadPref folder (preference_data.json, user_*.json; default: the bundled half)"
+    )
     radpref.add_argument("--baseline", default="rougeL", help="the key every other key's tau-b is compared with")
     add_scoring_arguments(radpref)
     radpref.add_argument("--out", required=True)
@@ -75,8 +97,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tune = sub.add_parser("tune-ratescore", help="TPE search of RaTEScore's affinity matrix and penalty (optuna)")
     tune.add_argument("--data", required=True, help="JSONL: reference_entities, candidate_entities, human column")
     tune.add_argument("--human-column", default="total_errors")
-    tune.add_argument("--human-higher-is-better", action="store_true",
-                      help="the human column is a quality rating (default: an error count, lower is better)")
+    tune.add_argument(
+        "--human-higher-is-better",
+        action="store_true",
+        help="the human column is a quality rating (default: an error count, lower is better)",
+    )
     tune.add_argument("--trials", type=int, default=200)
     tune.add_argument("--folds", type=int, default=5, help="cross-validation folds for the held-out tau (0: none)")
     tune.add_argument("--seed", type=int, default=0)
@@ -125,50 +150,82 @@ def correlate(args) -> int:
     from ..stats import kendall_tau
 
     rows = _rows(args.csv, [args.reference_column, args.candidate_column, *args.human_columns])
-    raters = {c: np.array(_numbers(rows, c, args.csv)) * (-1.0 if args.human_higher_is_better else 1.0) for c in args.human_columns}
+    raters = {
+        c: np.array(_numbers(rows, c, args.csv)) * (-1.0 if args.human_higher_is_better else 1.0)
+        for c in args.human_columns
+    }
     mean = np.mean(list(raters.values()), axis=0)
     out = Path(args.out)
-    result = build_scorer(args, out, n_bootstrap=0)([r[args.reference_column] for r in rows], [r[args.candidate_column] for r in rows],
-                                                     ids=[f"row {n}" for n in range(2, len(rows) + 2)])
+    result = build_scorer(args, out, n_bootstrap=0)(
+        [r[args.reference_column] for r in rows],
+        [r[args.candidate_column] for r in rows],
+        ids=[f"row {n}" for n in range(2, len(rows) + 2)],
+    )
 
     def agreement(x, y) -> dict:
-        return {**kendall_tau(x, y, "b", args.bootstrap, args.seed), **kendall_tau(x, y, "c", args.bootstrap, args.seed)}
+        return {
+            **kendall_tau(x, y, "b", args.bootstrap, args.seed),
+            **kendall_tau(x, y, "c", args.bootstrap, args.seed),
+        }
 
     out.mkdir(parents=True, exist_ok=True)
-    report = {"n_pairs": len(rows), "raters": list(raters), "human_orientation": "higher is better" if args.human_higher_is_better
-              else "error counts (lower is better)", "metrics": {}}
+    report = {
+        "n_pairs": len(rows),
+        "raters": list(raters),
+        "human_orientation": "higher is better" if args.human_higher_is_better else "error counts (lower is better)",
+        "metrics": {},
+    }
     for key in result.summary:
-        predicted_errors = np.array([np.nan if row[key] is None else row[key] for row in result.per_sample], dtype=float)
+        predicted_errors = np.array(
+            [np.nan if row[key] is None else row[key] for row in result.per_sample], dtype=float
+        )
         predicted_errors *= -1.0 if result.higher_is_better[key] else 1.0
         entry = {"higher_is_better": result.higher_is_better[key], "mean_of_raters": agreement(predicted_errors, mean)}
         if len(raters) > 1:
             entry["per_rater"] = {name: agreement(predicted_errors, values) for name, values in raters.items()}
         report["metrics"][key] = entry
         tau = entry["mean_of_raters"]
-        _scatter(predicted_errors, mean, key, out / f"scatter_{key}.png",
-                 f"{key}: tau-b {tau['tau_b']:.3f} {_interval(tau['ci95'])}, n={tau['n']}")
+        _scatter(
+            predicted_errors,
+            mean,
+            key,
+            out / f"scatter_{key}.png",
+            f"{key}: tau-b {tau['tau_b']:.3f} {_interval(tau['ci95'])}, n={tau['n']}",
+        )
     if len(raters) > 1:
         names = list(raters)
         others = {n: np.mean([raters[m] for m in names if m != n], axis=0) for n in names}
         report["inter_rater"] = {
             "rater_vs_mean_of_others": {n: agreement(raters[n], others[n]) for n in names},
-            "rater_pairs": {f"{a} vs {b}": agreement(raters[a], raters[b]) for i, a in enumerate(names) for b in names[i + 1:]},
+            "rater_pairs": {
+                f"{a} vs {b}": agreement(raters[a], raters[b]) for i, a in enumerate(names) for b in names[i + 1 :]
+            },
         }
     report["signatures"] = result.signatures
     _write(out, "kendall_tau.json", report)
-    write_figures_report(out, "radmetrics meta-eval: agreement with radiologists",
-                         f"{len(rows)} pairs; Kendall tau-b of each score (oriented so that higher means more errors) against the "
-                         "mean of the raters, with its 95% bootstrap interval.",
-                         [(f"{key}: tau-b {e['mean_of_raters']['tau_b']:.3f} {_interval(e['mean_of_raters']['ci95'])}",
-                           out / f"scatter_{key}.png") for key, e in report["metrics"].items()])
+    write_figures_report(
+        out,
+        "radmetrics meta-eval: agreement with radiologists",
+        f"{len(rows)} pairs; Kendall tau-b of each score (oriented so that higher means more errors) against the "
+        "mean of the raters, with its 95% bootstrap interval.",
+        [
+            (
+                f"{key}: tau-b {e['mean_of_raters']['tau_b']:.3f} {_interval(e['mean_of_raters']['ci95'])}",
+                out / f"scatter_{key}.png",
+            )
+            for key, e in report["metrics"].items()
+        ],
+    )
     print("| score | tau-b vs mean of raters | 95% CI | tau-c | n |\n|---|---|---|---|---|")
     for key, entry in report["metrics"].items():
         m = entry["mean_of_raters"]
         print(f"| {key} | {m['tau_b']:.3f} | [{m['ci95'][0]:.3f}, {m['ci95'][1]:.3f}] | {m['tau_c']:.3f} | {m['n']} |")
     if "inter_rater" in report:
         for name, value in report["inter_rater"]["rater_vs_mean_of_others"].items():
-            print(f"| inter-rater: {name} vs the others | {value['tau_b']:.3f} | [{value['ci95'][0]:.3f}, {value['ci95'][1]:.3f}] "
-                  f"| {value['tau_c']:.3f} | {value['n']} |")
+            print(
+                f"| inter-rater: {name} vs the others | {value['tau_b']:.3f} | [{value['ci95'][0]:.3f},"
+                f" {value['ci95'][1]:.3f}] | {value['tau_c']:.3f} | {value['n']} |"
+            )
     return 0
 
 
@@ -215,12 +272,19 @@ def preference_accuracy(picked, preferred, ties: str, n_resamples: int, seed: in
     keep = (preferred != 0) & ~unscorable
     if ties == "skip":
         keep &= picked != 0
-    credit = np.where(picked[keep] == 0, 0.5 if ties == "half" else 0.0, (picked[keep] == preferred[keep]).astype(float))
+    credit = np.where(
+        picked[keep] == 0, 0.5 if ties == "half" else 0.0, (picked[keep] == preferred[keep]).astype(float)
+    )
     n = int(keep.sum())
     accuracy = float(credit.mean()) if n else float("nan")
-    return {"accuracy": accuracy, "ci95": list(bootstrap_ci(lambda idx: float(credit[idx].mean()), n, n_resamples, seed)),
-            "n": n, "metric_ties": int(((picked == 0) & (preferred != 0) & ~unscorable).sum()), "human_ties_left_out": int((preferred == 0).sum()),
-            "unscorable_left_out": int(unscorable.sum())}
+    return {
+        "accuracy": accuracy,
+        "ci95": list(bootstrap_ci(lambda idx: float(credit[idx].mean()), n, n_resamples, seed)),
+        "n": n,
+        "metric_ties": int(((picked == 0) & (preferred != 0) & ~unscorable).sum()),
+        "human_ties_left_out": int((preferred == 0).sum()),
+        "unscorable_left_out": int(unscorable.sum()),
+    }
 
 
 def _number(value) -> str:
@@ -236,14 +300,19 @@ def preference(args) -> int:
 
     first, second = args.candidate_columns
     rows = _rows(args.csv, [args.reference_column, first, second, *args.preferred_columns])
-    raters = {c: np.array([_preference(r[c], args.csv, n) for n, r in enumerate(rows, 2)]) for c in args.preferred_columns}
+    raters = {
+        c: np.array([_preference(r[c], args.csv, n) for n, r in enumerate(rows, 2)]) for c in args.preferred_columns
+    }
     votes = np.stack(list(raters.values()))
     ones, twos = (votes == 1).sum(0), (votes == 2).sum(0)
     majority = np.where(ones > twos, 1, np.where(twos > ones, 2, 0))
     refs = [r[args.reference_column] for r in rows]
     out = Path(args.out)
-    result = build_scorer(args, out, n_bootstrap=0)(refs + refs, [r[first] for r in rows] + [r[second] for r in rows],
-                                                     ids=[f"row {n} {c}" for c in (first, second) for n in range(2, len(rows) + 2)])
+    result = build_scorer(args, out, n_bootstrap=0)(
+        refs + refs,
+        [r[first] for r in rows] + [r[second] for r in rows],
+        ids=[f"row {n} {c}" for c in (first, second) for n in range(2, len(rows) + 2)],
+    )
     n = len(rows)
     report = {"n_pairs": n, "raters": list(raters), "ties": args.ties, "metrics": {}}
     for key in result.summary:
@@ -252,23 +321,39 @@ def preference(args) -> int:
         a, b = oriented[:n], oriented[n:]
         picked = np.where(a > b, 1, np.where(b > a, 2, 0))
         picked = np.where(np.isnan(a) | np.isnan(b), UNSCORABLE, picked)
-        entry = {"higher_is_better": result.higher_is_better[key],
-                 "majority": preference_accuracy(picked, majority, args.ties, args.bootstrap, args.seed)}
+        entry = {
+            "higher_is_better": result.higher_is_better[key],
+            "majority": preference_accuracy(picked, majority, args.ties, args.bootstrap, args.seed),
+        }
         if len(raters) > 1:
-            entry["per_rater"] = {name: preference_accuracy(picked, v, args.ties, args.bootstrap, args.seed) for name, v in raters.items()}
+            entry["per_rater"] = {
+                name: preference_accuracy(picked, v, args.ties, args.bootstrap, args.seed)
+                for name, v in raters.items()
+            }
         report["metrics"][key] = entry
     if len(raters) > 1:
         names = list(raters)
-        report["inter_rater"] = {f"{x} vs {y}": preference_accuracy(raters[x], raters[y], "skip", args.bootstrap, args.seed)
-                                 for i, x in enumerate(names) for y in names[i + 1:]}
+        report["inter_rater"] = {
+            f"{x} vs {y}": preference_accuracy(raters[x], raters[y], "skip", args.bootstrap, args.seed)
+            for i, x in enumerate(names)
+            for y in names[i + 1 :]
+        }
     report["signatures"] = result.signatures
     _write(out, "preference_accuracy.json", report)
-    print("| score | accuracy vs majority | 95% CI | metric ties | unscorable (left out) | n |\n|---|---|---|---|---|---|")
+    print(
+        "| score | accuracy vs majority | 95% CI | metric ties | unscorable (left out) | n"
+        " |\n|---|---|---|---|---|---|"
+    )
     for key, entry in report["metrics"].items():
         m = entry["majority"]
-        print(f"| {key} | {_number(m['accuracy'])} | {_interval(m['ci95'])} | {m['metric_ties']} | {m['unscorable_left_out']} | {m['n']} |")
+        print(
+            f"| {key} | {_number(m['accuracy'])} | {_interval(m['ci95'])} | {m['metric_ties']} |"
+            f" {m['unscorable_left_out']} | {m['n']} |"
+        )
     for pair, value in report.get("inter_rater", {}).items():
-        print(f"| inter-rater: {pair} | {_number(value['accuracy'])} | {_interval(value['ci95'])} | | | {value['n']} |")
+        print(
+            f"| inter-rater: {pair} | {_number(value['accuracy'])} | {_interval(value['ci95'])} | | | {value['n']} |"
+        )
     return 0
 
 
@@ -305,19 +390,33 @@ def tune(args) -> int:
     from ..metrics.ratescore.tuning import tune_ratescore
 
     rows = _entity_rows(args.data, args.human_column)
-    result = tune_ratescore([r["reference_entities"] for r in rows], [r["candidate_entities"] for r in rows],
-                            [float(r[args.human_column]) for r in rows], args.trials, args.seed,
-                            args.human_higher_is_better, args.encoder, args.pooling, args.folds)
+    result = tune_ratescore(
+        [r["reference_entities"] for r in rows],
+        [r["candidate_entities"] for r in rows],
+        [float(r[args.human_column]) for r in rows],
+        args.trials,
+        args.seed,
+        args.human_higher_is_better,
+        args.encoder,
+        args.pooling,
+        args.folds,
+    )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "affinity_tuned.json").write_text(dumps(result["affinity"], indent=2), encoding="utf-8")
     summary = {k: v for k, v in result.items() if k != "affinity"} | {"encoder": args.encoder, "seed": args.seed}
     (out / "tuning.json").write_text(dumps(summary, indent=2), encoding="utf-8")
     held = result.get("held_out")
-    held_text = (f"held-out tau-b {held['tuned_tau_b']:.4f} vs {held['default_long_tau_b']:.4f} for the bundled matrix "
-                 f"({held['folds']}-fold); " if held else "")
-    print(f"{held_text}in-sample {result['tau_b']:.4f} (bundled: {result['default_long_tau_b']:.4f}) over {result['n_pairs']} pairs, "
-          f"{result['n_trials']} trials -> {out / 'affinity_tuned.json'}")
+    held_text = (
+        f"held-out tau-b {held['tuned_tau_b']:.4f} vs {held['default_long_tau_b']:.4f} for the bundled matrix "
+        f"({held['folds']}-fold); "
+        if held
+        else ""
+    )
+    print(
+        f"{held_text}in-sample {result['tau_b']:.4f} (bundled: {result['default_long_tau_b']:.4f}) over"
+        f" {result['n_pairs']} pairs, {result['n_trials']} trials -> {out / 'affinity_tuned.json'}"
+    )
     return 0
 
 
@@ -333,21 +432,38 @@ def radpref(args) -> int:
     scorer = build_scorer(args, out, n_bootstrap=0)
     if args.metrics and args.baseline not in {k for spec in scorer.specs for k in spec.keys}:
         scorer = build_scorer(argparse.Namespace(**{**vars(args), "metrics": [*args.metrics, args.baseline]}), out, 0)
-    result = scorer([c.reference for c in candidates], [c.text for c in candidates],
-                    ids=[f"{c.case_id} {c.name}" for c in candidates])
+    result = scorer(
+        [c.reference for c in candidates],
+        [c.text for c in candidates],
+        ids=[f"{c.case_id} {c.name}" for c in candidates],
+    )
     scores = {}
     for key in result.summary:
         values = np.array([np.nan if row[key] is None else row[key] for row in result.per_sample], dtype=float)
         scores[key] = values if result.higher_is_better[key] else -values
     human = np.array([c.mean_errors() for c in candidates])
-    report = {"data": str(args.data or "bundled radpref_dev"), "candidates": len(candidates), "cases": len(candidates) // 2,
-              "human": "minus the mean over 3 raters of finding_errors + missing_findings", "bootstrap": args.bootstrap,
-              "seed": args.seed, "baseline": args.baseline, "metrics_run": {s.name: s.reference for s in scorer.specs},
-              "components": {k: str(v) for k, v in scorer.components.items()},
-              "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
-              "keys": agreement(scores, human, case_index(candidates), majority_preference(candidates), args.baseline,
-                                args.bootstrap, args.seed),
-              "signatures": result.signatures}
+    report = {
+        "data": str(args.data or "bundled radpref_dev"),
+        "candidates": len(candidates),
+        "cases": len(candidates) // 2,
+        "human": "minus the mean over 3 raters of finding_errors + missing_findings",
+        "bootstrap": args.bootstrap,
+        "seed": args.seed,
+        "baseline": args.baseline,
+        "metrics_run": {s.name: s.reference for s in scorer.specs},
+        "components": {k: str(v) for k, v in scorer.components.items()},
+        "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
+        "keys": agreement(
+            scores,
+            human,
+            case_index(candidates),
+            majority_preference(candidates),
+            args.baseline,
+            args.bootstrap,
+            args.seed,
+        ),
+        "signatures": result.signatures,
+    }
     _write(out, "agreement.json", report)
     table = agreement_table(report)
     (out / "agreement.md").write_text(table + "\n", encoding="utf-8")
@@ -359,20 +475,36 @@ def agreement_table(report: dict) -> str:
     import numpy as np
 
     baseline = report["baseline"]
-    lines = [f"| score | tau-b | 95% CI (cases) | tau-b - {baseline} [95% CI] | preference accuracy (n) |",
-             "|---|---|---|---|---|"]
+    lines = [
+        f"| score | tau-b | 95% CI (cases) | tau-b - {baseline} [95% CI] | preference accuracy (n) |",
+        "|---|---|---|---|---|",
+    ]
     ordered = sorted(report["keys"].items(), key=lambda item: -np.nan_to_num(item[1]["tau_b"], nan=-2.0))
     for key, entry in ordered:
         versus = entry.get(f"vs_{baseline}")
-        difference = "" if not versus else "n/a" if np.isnan(versus["difference"]) else \
-            f"{versus['difference']:+.3f} [{versus['ci95'][0]:+.3f}, {versus['ci95'][1]:+.3f}]"
+        difference = (
+            ""
+            if not versus
+            else (
+                "n/a"
+                if np.isnan(versus["difference"])
+                else f"{versus['difference']:+.3f} [{versus['ci95'][0]:+.3f}, {versus['ci95'][1]:+.3f}]"
+            )
+        )
         preference = entry["preference"]
-        lines.append(f"| {key} | {_number(entry['tau_b'])} | {_interval(entry['ci95'])} | {difference} | "
-                     f"{_number(preference['accuracy'])} ({preference['n']}) |")
+        lines.append(
+            f"| {key} | {_number(entry['tau_b'])} | {_interval(entry['ci95'])} | {difference} | "
+            f"{_number(preference['accuracy'])} ({preference['n']}) |"
+        )
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
-    commands = {"correlate": correlate, "preference": preference, "radpref": radpref, "fit-radcliq": fit,
-                "tune-ratescore": tune}
+    commands = {
+        "correlate": correlate,
+        "preference": preference,
+        "radpref": radpref,
+        "fit-radcliq": fit,
+        "tune-ratescore": tune,
+    }
     return commands[args.meta_command](args)

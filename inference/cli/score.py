@@ -16,7 +16,8 @@ Writes OUT/per_sample.jsonl, OUT/summary.json ({key: {value, ci95, n, not_scored
 OUT/details/METRIC.jsonl (per-pair detail: FineRadScore corrections, RadFact evidence, ...) and
 OUT/run.json (what each metric reproduces, each key's signature, the input files' sha256 and the number of pairs; LLM
 endpoint without secrets and totals) and OUT/report.html (a page to read
-the run: summary, distributions, a sortable and filterable table of the pairs, each pair's detail), and prints the table.
+the run: summary, distributions, a sortable and filterable table of the pairs, each pair's detail), and prints the \
+table.
 Without --metrics, every registered metric whose components are available runs; the LLM-judged metrics
 (fineradscore, radfact) run when --endpoint names an endpoint YAML.
 
@@ -26,8 +27,10 @@ authors' released weights as KIND=PATH or KIND=NAME (KIND: chexbert, radgraph, r
 
 Examples: radmetrics score --refs refs.txt --hyps hyps.txt --metrics bleu2 rougeL bertscore --out scores/
           radmetrics score --refs refs.txt --hyps hyps.txt --components released --out scores/
-          radmetrics score --refs refs.txt --hyps hyps.txt --components chexbert=chexbert.pth radgraph=radgraph-xl.tar.gz --out scores/
-          radmetrics score --refs refs.txt --hyps hyps.txt --metrics fineradscore --endpoint configs/llm/openai_gpt4o.yaml --out scores/"""
+          radmetrics score --refs refs.txt --hyps hyps.txt --components chexbert=chexbert.pth \
+radgraph=radgraph-xl.tar.gz --out scores/
+          radmetrics score --refs refs.txt --hyps hyps.txt --metrics fineradscore --endpoint \
+configs/llm/openai_gpt4o.yaml --out scores/"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,26 +40,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_scoring_arguments(parser)
     parser.add_argument("--out", help="output directory")
     parser.add_argument("--list", action="store_true", help="list the metrics and score keys, then exit")
-    parser.add_argument("--baselines", action="store_true",
-                        help="also score two naive baselines on your references with the same metrics (another patient's "
-                             "report, a normal template) and say where the system stands; roughly triples the time")
-    parser.add_argument("--baseline-template", default=None,
-                        help="the normal template baseline's report (default: 'No acute cardiopulmonary process.')")
-    parser.add_argument("--signature-only", action="store_true",
-                        help="print each score key's signature (everything that changes its value) without scoring")
+    parser.add_argument(
+        "--baselines",
+        action="store_true",
+        help=(
+            "also score two naive baselines on your references with the same metrics (another patient's "
+            "report, a normal template) and say where the system stands; roughly triples the time"
+        ),
+    )
+    parser.add_argument(
+        "--baseline-template",
+        default=None,
+        help="the normal template baseline's report (default: 'No acute cardiopulmonary process.')",
+    )
+    parser.add_argument(
+        "--signature-only",
+        action="store_true",
+        help="print each score key's signature (everything that changes its value) without scoring",
+    )
 
 
 def add_report_field_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ref-field", help="field/column of the references in CSV/JSON(L) files")
     parser.add_argument("--hyp-field", help="field/column of the candidates in CSV/JSON(L) files")
-    parser.add_argument("--id-field", help="field/column that pairs the two files (default: 'id' where present, e.g. "
-                                           "study_id for MIMIC; '' pairs by position)")
+    parser.add_argument(
+        "--id-field",
+        help=(
+            "field/column that pairs the two files (default: 'id' where present, e.g. "
+            "study_id for MIMIC; '' pairs by position)"
+        ),
+    )
     parser.add_argument("--ref-id-field", help="the references' id field, where it differs from --id-field")
     parser.add_argument("--hyp-id-field", help="the candidates' id field, where it differs from --id-field")
 
 
 def id_fields(args: argparse.Namespace) -> tuple[tuple[str, bool], tuple[str, bool]]:
     """((field, named by the user), ...) for the references and the candidates: a named field must exist."""
+
     def pick(side: str | None) -> tuple[str, bool]:
         if side is not None:
             return side, True
@@ -79,20 +99,49 @@ def read_pairs_from_args(args: argparse.Namespace, hyps_path: str):
 
 def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
     """The metric, component, option and LLM arguments `score`, `compare` and `meta-eval` share."""
-    parser.add_argument("--metrics", nargs="+", help="metric names or score keys, separated by spaces or commas (default: "
-                                                     "every metric whose components are given)")
-    parser.add_argument("--components", nargs="+", default=[],
-                        help="exports (directories, Hub ids, a directory holding several), KIND=PATH or KIND=NAME for the "
-                             "authors' released weights, or `released` for all of them")
-    parser.add_argument("--option", action="append", default=[], metavar="METRIC.KEY=VALUE",
-                        help="a metric option, e.g. radgraph.case=reference or green.parser=reference (repeatable)")
-    parser.add_argument("--trust-remote-code", action="store_true",
-                        help="run code shipped in a released model's repository (GREEN-RadLlama2-7b's tokenizer)")
-    parser.add_argument("--radcliq-constants", help="RadCliQ-v1 constants refitted by `meta-eval fit-radcliq` (its JSON)")
-    parser.add_argument("--ratescore-matrix", help="RaTEScore affinity matrix tuned by `meta-eval tune-ratescore` (its JSON)")
-    parser.add_argument("--bertscore-model", default="default", help="encoder for BERTScore (default: bundled all-MiniLM-L6-v2)")
+    parser.add_argument(
+        "--metrics",
+        nargs="+",
+        help=(
+            "metric names or score keys, separated by spaces or commas (default: "
+            "every metric whose components are given)"
+        ),
+    )
+    parser.add_argument(
+        "--components",
+        nargs="+",
+        default=[],
+        help=(
+            "exports (directories, Hub ids, a directory holding several), KIND=PATH or KIND=NAME for the "
+            "authors' released weights, or `released` for all of them"
+        ),
+    )
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="METRIC.KEY=VALUE",
+        help="a metric option, e.g. radgraph.case=reference or green.parser=reference (repeatable)",
+    )
+    parser.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="run code shipped in a released model's repository (GREEN-RadLlama2-7b's tokenizer)",
+    )
+    parser.add_argument(
+        "--radcliq-constants", help="RadCliQ-v1 constants refitted by `meta-eval fit-radcliq` (its JSON)"
+    )
+    parser.add_argument(
+        "--ratescore-matrix", help="RaTEScore affinity matrix tuned by `meta-eval tune-ratescore` (its JSON)"
+    )
+    parser.add_argument(
+        "--bertscore-model", default="default", help="encoder for BERTScore (default: bundled all-MiniLM-L6-v2)"
+    )
     parser.add_argument("--endpoint", help="LLM endpoint YAML for the LLM-judged metrics (see configs/llm/)")
-    parser.add_argument("--llm-cache", help="SQLite cache of LLM answers (default: OUT/llm_cache.sqlite); reruns re-send nothing cached")
+    parser.add_argument(
+        "--llm-cache",
+        help="SQLite cache of LLM answers (default: OUT/llm_cache.sqlite); reruns re-send nothing cached",
+    )
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the 95%% CIs")
     parser.add_argument("--seed", type=int, default=0)
 
@@ -108,9 +157,15 @@ def build_scorer(args: argparse.Namespace, out: Path, n_bootstrap: int | None = 
 
     components = discover_components(args.components)
     metrics = metric_names(args) or available_metrics(components, endpoint=bool(args.endpoint))
-    return Scorer(metrics, components, metric_options=metric_options(args),
-                  n_bootstrap=args.bootstrap if n_bootstrap is None else n_bootstrap, seed=args.seed, endpoint=args.endpoint,
-                  llm_cache=args.llm_cache or out / "llm_cache.sqlite")
+    return Scorer(
+        metrics,
+        components,
+        metric_options=metric_options(args),
+        n_bootstrap=args.bootstrap if n_bootstrap is None else n_bootstrap,
+        seed=args.seed,
+        endpoint=args.endpoint,
+        llm_cache=args.llm_cache or out / "llm_cache.sqlite",
+    )
 
 
 def discover_components(entries: list[str]) -> dict[str, str]:
@@ -127,7 +182,10 @@ def discover_components(entries: list[str]) -> dict[str, str]:
         if "=" in entry:
             kind, value = entry.split("=", 1)
             if kind not in KINDS:
-                raise SystemExit(f"radmetrics score: unknown component kind {kind!r} in {entry!r}; expected one of {', '.join(KINDS)}")
+                raise SystemExit(
+                    f"radmetrics score: unknown component kind {kind!r} in {entry!r}; expected one of"
+                    f" {', '.join(KINDS)}"
+                )
             if value in ARTEFACTS:
                 if ARTEFACTS[value].kind != kind:
                     raise SystemExit(f"radmetrics score: {value} is a {ARTEFACTS[value].kind} release, not {kind}")
@@ -145,10 +203,16 @@ def discover_components(entries: list[str]) -> dict[str, str]:
             continue
         refuse_run_directory(Path(entry), entry)
         root = resolve_checkpoint(entry)
-        candidates = [root] if (root / MANIFEST_NAME).is_file() else sorted(p for p in root.iterdir() if (p / MANIFEST_NAME).is_file())
+        candidates = (
+            [root]
+            if (root / MANIFEST_NAME).is_file()
+            else sorted(p for p in root.iterdir() if (p / MANIFEST_NAME).is_file())
+        )
         if not candidates:
-            raise SystemExit(f"radmetrics score: {entry} holds no exported checkpoint ({MANIFEST_NAME} not found); "
-                             "for released weights write KIND=PATH (see radmetrics weights list)")
+            raise SystemExit(
+                f"radmetrics score: {entry} holds no exported checkpoint ({MANIFEST_NAME} not found); "
+                "for released weights write KIND=PATH (see radmetrics weights list)"
+            )
         for directory in candidates:
             found[component_key(manifest_component(directory))] = str(directory)
     return found
@@ -158,7 +222,8 @@ RUN_MANIFEST = "radmetrics_run.json"  # training.run_dir's manifest: inference r
 
 
 def refuse_run_directory(path: Path, entry: str) -> None:
-    """A training run directory, or a checkpoint inside one (final/, checkpoint-N/), is not an export: it has no manifest
+    """A training run directory, or a checkpoint inside one (final/, checkpoint-N/), is not an export: it has no
+    manifest
     saying how to prompt or read it, and a GREEN run's final/ prompted as a released model answers nothing usable."""
     from ..loading.checkpoint import MANIFEST_NAME
 
@@ -167,8 +232,10 @@ def refuse_run_directory(path: Path, entry: str) -> None:
         return
     for run in (path, path.parent):
         if (run / RUN_MANIFEST).is_file():
-            raise SystemExit(f"radmetrics score: {entry} is a training run's {'directory' if run == path else 'checkpoint'}, not an "
-                             f"export; export it first: radmetrics export {run} --out EXPORT_DIR, then --components EXPORT_DIR")
+            raise SystemExit(
+                f"radmetrics score: {entry} is a training run's {'directory' if run == path else 'checkpoint'}, not an"
+                f" export; export it first: radmetrics export {run} --out EXPORT_DIR, then --components EXPORT_DIR"
+            )
 
 
 # Converted releases serve the same metrics as their kind (a RadGraph DyGIE model is the `radgraph` component).
@@ -190,7 +257,10 @@ def metric_options(args: argparse.Namespace) -> dict:
 
     from ..registry import REGISTRY
 
-    options: dict = {"bertscore": {"model": args.bertscore_model}, "green": {"trust_remote_code": args.trust_remote_code}}
+    options: dict = {
+        "bertscore": {"model": args.bertscore_model},
+        "green": {"trust_remote_code": args.trust_remote_code},
+    }
     if args.radcliq_constants:
         options["radcliq"] = {"constants": args.radcliq_constants}
     if args.ratescore_matrix:
@@ -231,12 +301,17 @@ def run(args: argparse.Namespace) -> int:
             baselines = score_baselines(scorer, refs, result, args.baseline_template or DEFAULT_TEMPLATE, args.seed)
         except BaselineError as exc:  # the scores are still written, without baselines
             print(f"radmetrics score: warning: no baselines: {exc}", file=sys.stderr)
-    write_result(result, out, refs, hyps, inputs={"references": args.refs, "candidates": args.hyps}, baselines=baselines)
+    write_result(
+        result, out, refs, hyps, inputs={"references": args.refs, "candidates": args.hyps}, baselines=baselines
+    )
     print(result.table())
     if baselines:
         from ..baselines import baselines_table
 
-        print("\nBaselines on the same references:\n" + baselines_table(result.summary, baselines, baselines.get("rexrank")))
+        print(
+            "\nBaselines on the same references:\n"
+            + baselines_table(result.summary, baselines, baselines.get("rexrank"))
+        )
     for warning in result.warnings:
         print(f"radmetrics score: warning: {warning}", file=sys.stderr)
     print_llm_totals(result)
@@ -246,11 +321,15 @@ def run(args: argparse.Namespace) -> int:
 def describe_metric(spec) -> str:
     """A metric for `score --list`: its keys, what it needs, what it reproduces and its options with their defaults."""
     needs = [*spec.requires_components, *(("an LLM endpoint",) if spec.judged_by_llm else ())]
-    lines = [f"{spec.name}: {', '.join(spec.keys)}{f'  (needs: {chr(44).join(needs)})' if needs else ''}",
-             f"    reproduces: {spec.reference}"]
-    lines.extend(f"    --option {spec.name}.{name}={option.default!r}: {option.help}"
-                 f"{'' if option.changes_values else ' (does not change values)'}"
-                 for name, option in spec.declared_options().items())
+    lines = [
+        f"{spec.name}: {', '.join(spec.keys)}{f'  (needs: {chr(44).join(needs)})' if needs else ''}",
+        f"    reproduces: {spec.reference}",
+    ]
+    lines.extend(
+        f"    --option {spec.name}.{name}={option.default!r}: {option.help}"
+        f"{'' if option.changes_values else ' (does not change values)'}"
+        for name, option in spec.declared_options().items()
+    )
     return "\n".join(lines)
 
 
@@ -258,8 +337,10 @@ def print_llm_totals(result) -> None:
     for name, meta in result.meta.items():
         if "llm" in meta:
             totals = meta["llm"]["totals"]
-            print(f"{name}: {totals['answered']} LLM answers ({totals['cache_hits']} from cache), {totals['failed']} failed; "
-                  f"{totals['prompt_tokens']} prompt + {totals['completion_tokens']} completion tokens")
+            print(
+                f"{name}: {totals['answered']} LLM answers ({totals['cache_hits']} from cache), {totals['failed']}"
+                f" failed; {totals['prompt_tokens']} prompt + {totals['completion_tokens']} completion tokens"
+            )
 
 
 def file_digests(inputs: dict[str, str]) -> dict[str, dict]:
@@ -269,8 +350,14 @@ def file_digests(inputs: dict[str, str]) -> dict[str, dict]:
     return {role: {"path": str(path), "sha256": sha256_file(Path(path))} for role, path in inputs.items()}
 
 
-def write_result(result, out: Path, references=None, candidates=None, inputs: dict[str, str] | None = None,
-                 baselines: dict | None = None) -> None:
+def write_result(
+    result,
+    out: Path,
+    references=None,
+    candidates=None,
+    inputs: dict[str, str] | None = None,
+    baselines: dict | None = None,
+) -> None:
     """per_sample.jsonl, summary.json, summary.md, details/, run.json (with the input files' sha256 when `inputs`
     names them), baselines.json (when computed), and report.html when the texts are given."""
     from ..json_io import dumps
@@ -286,8 +373,9 @@ def write_result(result, out: Path, references=None, candidates=None, inputs: di
         from ..baselines import baselines_table
 
         (out / "baselines.json").write_text(dumps(baselines, indent=2), encoding="utf-8")
-        table += "\n\n## Baselines on the same references\n\n" + baselines_table(result.summary, baselines,
-                                                                                 baselines.get("rexrank"))
+        table += "\n\n## Baselines on the same references\n\n" + baselines_table(
+            result.summary, baselines, baselines.get("rexrank")
+        )
     (out / "summary.md").write_text(table + "\n", encoding="utf-8")
     for name, details in result.details.items():
         if details:
@@ -295,11 +383,21 @@ def write_result(result, out: Path, references=None, candidates=None, inputs: di
             with open(out / "details" / f"{name}.jsonl", "w", encoding="utf-8") as fh:
                 for row, detail in zip(result.per_sample, details):
                     fh.write(dumps({"id": row["id"], **detail}) + "\n")
-    run = {"references": result.references, "signatures": result.signatures, "pairs": len(result.per_sample),
-           **({"inputs": file_digests(inputs)} if inputs else {}), "meta": result.meta}
+    run = {
+        "references": result.references,
+        "signatures": result.signatures,
+        "pairs": len(result.per_sample),
+        **({"inputs": file_digests(inputs)} if inputs else {}),
+        "meta": result.meta,
+    }
     (out / "run.json").write_text(dumps(run, indent=2), encoding="utf-8")
     if references is not None:
         from ..baselines import baselines_html
 
-        write_score_report(result, out, references, candidates,
-                           baselines=baselines_html(result.summary, baselines) if baselines else "")
+        write_score_report(
+            result,
+            out,
+            references,
+            candidates,
+            baselines=baselines_html(result.summary, baselines) if baselines else "",
+        )

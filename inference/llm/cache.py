@@ -16,8 +16,13 @@ from pathlib import Path
 
 
 def cache_key(endpoint, messages: list[dict], generation: dict) -> str:
-    identity = {"backend": endpoint.backend, "base_url": endpoint.base_url, "model": endpoint.model,
-                "generation": generation, "messages": messages}
+    identity = {
+        "backend": endpoint.backend,
+        "base_url": endpoint.base_url,
+        "model": endpoint.model,
+        "generation": generation,
+        "messages": messages,
+    }
     return hashlib.sha256(json.dumps(identity, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
@@ -27,21 +32,26 @@ class AnswerCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(self.path))
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, model TEXT, text TEXT, "
-                         "prompt_tokens INTEGER, completion_tokens INTEGER, created REAL, valid INTEGER NOT NULL DEFAULT 1)")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, model TEXT, text TEXT, "
+            "prompt_tokens INTEGER, completion_tokens INTEGER, created REAL, valid INTEGER NOT NULL DEFAULT 1)"
+        )
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(answers)")}
         if "valid" not in columns:  # a cache written before answers were validated in it
             self._db.execute("ALTER TABLE answers ADD COLUMN valid INTEGER NOT NULL DEFAULT 1")
         self._db.commit()
 
     def get(self, key: str) -> tuple[str, int, int] | None:
-        row = self._db.execute("SELECT text, prompt_tokens, completion_tokens FROM answers WHERE key = ? AND valid = 1",
-                               (key,)).fetchone()
+        row = self._db.execute(
+            "SELECT text, prompt_tokens, completion_tokens FROM answers WHERE key = ? AND valid = 1", (key,)
+        ).fetchone()
         return None if row is None else (row[0], row[1] or 0, row[2] or 0)
 
     def put(self, key: str, model: str, text: str, prompt_tokens: int, completion_tokens: int) -> None:
-        self._db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, 1)",
-                         (key, model, text, prompt_tokens, completion_tokens, time.time()))
+        self._db.execute(
+            "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, 1)",
+            (key, model, text, prompt_tokens, completion_tokens, time.time()),
+        )
         self._db.commit()
 
     def mark_invalid(self, key: str) -> None:

@@ -48,7 +48,9 @@ class Endpoint:
 
     def __post_init__(self):
         if self.backend not in BACKENDS:
-            raise EndpointError(f"endpoint {self.name or self.model!r}: unknown backend {self.backend!r}; expected one of {BACKENDS}")
+            raise EndpointError(
+                f"endpoint {self.name or self.model!r}: unknown backend {self.backend!r}; expected one of {BACKENDS}"
+            )
         if self.max_in_flight < 1:
             raise EndpointError(f"endpoint {self.name or self.model!r}: max_in_flight must be at least 1")
         self.name = self.name or self.model

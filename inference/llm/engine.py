@@ -28,8 +28,10 @@ from typing import Any
 from .cache import AnswerCache, cache_key
 from .endpoint import Endpoint
 
-REPROMPT = ("Your previous answer could not be used: {error}\n"
-            "Answer the original request again, following the required format exactly.")
+REPROMPT = (
+    "Your previous answer could not be used: {error}\n"
+    "Answer the original request again, following the required format exactly."
+)
 
 
 def json_object_text(text: str) -> str:
@@ -39,7 +41,7 @@ def json_object_text(text: str) -> str:
     start, end = body.find("{"), body.rfind("}")
     if start < 0 or end < start:
         raise ValueError("the answer holds no JSON object")
-    return body[start: end + 1]
+    return body[start : end + 1]
 
 
 class TransientLLMError(Exception):
@@ -103,7 +105,9 @@ class RateLimiter:
             while self._events and now - self._events[0][0] >= 60:
                 self._events.popleft()
             used = sum(t for _, t in self._events)
-            if (not self.rpm or len(self._events) < self.rpm) and (not self.tpm or not self._events or used + tokens <= self.tpm):
+            if (not self.rpm or len(self._events) < self.rpm) and (
+                not self.tpm or not self._events or used + tokens <= self.tpm
+            ):
                 self._events.append((now, tokens))
                 return
             await asyncio.sleep(max(0.01, 60 - (now - self._events[0][0])))
@@ -133,11 +137,17 @@ class OpenAIBackend:
         self._openai = openai
         key = endpoint.api_key()
         if endpoint.backend == "azure":
-            self.client = openai.AsyncAzureOpenAI(api_key=key, azure_endpoint=endpoint.base_url, api_version=endpoint.api_version,
-                                                  max_retries=0, timeout=endpoint.timeout_s)
+            self.client = openai.AsyncAzureOpenAI(
+                api_key=key,
+                azure_endpoint=endpoint.base_url,
+                api_version=endpoint.api_version,
+                max_retries=0,
+                timeout=endpoint.timeout_s,
+            )
         else:
-            self.client = openai.AsyncOpenAI(api_key=key or "not-needed", base_url=endpoint.base_url, max_retries=0,
-                                             timeout=endpoint.timeout_s)
+            self.client = openai.AsyncOpenAI(
+                api_key=key or "not-needed", base_url=endpoint.base_url, max_retries=0, timeout=endpoint.timeout_s
+            )
         self.model = endpoint.model
 
     async def complete(self, messages: list[dict], generation: dict) -> tuple[str, int, int]:
@@ -160,15 +170,23 @@ class OpenAIBackend:
             text = response.choices[0].message.content
             usage = response.usage
         except (AttributeError, IndexError, TypeError) as exc:
-            raise TransientLLMError("malformed_response", f"no choices[0].message.content in {str(response)[:200]!r}") from exc
+            raise TransientLLMError(
+                "malformed_response", f"no choices[0].message.content in {str(response)[:200]!r}"
+            ) from exc
         if not isinstance(text, str):
             raise TransientLLMError("malformed_response", "the answer has no text content")
         return text, getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0
 
 
 class LLMEngine:
-    def __init__(self, endpoint: Endpoint, cache: str | Path | AnswerCache, max_reprompts: int = 0,
-                 progress: bool = True, backend=None):
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        cache: str | Path | AnswerCache,
+        max_reprompts: int = 0,
+        progress: bool = True,
+        backend=None,
+    ):
         self.endpoint = endpoint
         self.cache = cache if isinstance(cache, AnswerCache) else AnswerCache(cache)
         self.max_reprompts = max_reprompts
@@ -248,10 +266,18 @@ class LLMEngine:
                 self.cache.mark_invalid(key)
                 if round_ < self.max_reprompts:
                     self.totals.reprompts += 1
-                    messages = [*messages, {"role": "assistant", "content": text},
-                                {"role": "user", "content": REPROMPT.format(error=reason)}]
-        return LLMResult(task.id, False, text, error=f"invalid answer after {self.max_reprompts} re-prompts: {reason}",
-                         reprompts=self.max_reprompts)
+                    messages = [
+                        *messages,
+                        {"role": "assistant", "content": text},
+                        {"role": "user", "content": REPROMPT.format(error=reason)},
+                    ]
+        return LLMResult(
+            task.id,
+            False,
+            text,
+            error=f"invalid answer after {self.max_reprompts} re-prompts: {reason}",
+            reprompts=self.max_reprompts,
+        )
 
     async def _answer(self, messages: list[dict]) -> tuple[str, bool, str]:
         """(answer, whether it came from the cache, its cache key)."""
@@ -277,22 +303,30 @@ class LLMEngine:
             except TransientLLMError as exc:
                 self.totals.transient_errors[exc.kind] = self.totals.transient_errors.get(exc.kind, 0) + 1
                 if attempt == endpoint.max_retries:
-                    raise TransientLLMError(exc.kind, f"gave up after {attempt + 1} attempts; last error {exc}") from exc
+                    raise TransientLLMError(
+                        exc.kind, f"gave up after {attempt + 1} attempts; last error {exc}"
+                    ) from exc
                 self.totals.retries += 1
-                backoff = min(endpoint.backoff_max_s, endpoint.backoff_base_s * 2 ** attempt) * random.uniform(0.5, 1.0)
+                backoff = min(endpoint.backoff_max_s, endpoint.backoff_base_s * 2**attempt) * random.uniform(0.5, 1.0)
                 await asyncio.sleep(max(backoff, exc.retry_after or 0.0))
                 attempt += 1
 
     def _account_cost(self) -> None:
         e = self.endpoint
         if e.price_per_million_input is not None and e.price_per_million_output is not None:
-            self.totals.cost = (self.totals.prompt_tokens * e.price_per_million_input
-                                + self.totals.completion_tokens * e.price_per_million_output) / 1e6
+            self.totals.cost = (
+                self.totals.prompt_tokens * e.price_per_million_input
+                + self.totals.completion_tokens * e.price_per_million_output
+            ) / 1e6
 
     def summary(self) -> dict:
         """The run's endpoint (without secrets), cache location, re-prompt limit and totals."""
-        return {"endpoint": self.endpoint.public(), "cache": str(self.cache.path), "max_reprompts": self.max_reprompts,
-                "totals": asdict(self.totals)}
+        return {
+            "endpoint": self.endpoint.public(),
+            "cache": str(self.cache.path),
+            "max_reprompts": self.max_reprompts,
+            "totals": asdict(self.totals),
+        }
 
     def write_manifest(self, path: str | Path) -> None:
         manifest = {**self.summary(), "started": self.started, "finished": time.time()}

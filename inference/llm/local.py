@@ -50,7 +50,7 @@ class HFBackend:
     async def _drain(self) -> None:
         await asyncio.sleep(0)  # let every request of this tick join the queue
         while self._queue:
-            batch, self._queue = self._queue[: self.endpoint.batch_size], self._queue[self.endpoint.batch_size:]
+            batch, self._queue = self._queue[: self.endpoint.batch_size], self._queue[self.endpoint.batch_size :]
             try:
                 outputs = await asyncio.to_thread(self.generate, [m for m, _, _ in batch], batch[0][1])
             except Exception as exc:  # reported to every waiting request, not swallowed
@@ -62,7 +62,9 @@ class HFBackend:
 
     def generate(self, conversations: list[list[dict]], generation: dict) -> list[tuple[str, int, int]]:
         """Batched generation; returns (text, prompt tokens, completion tokens) per conversation."""
-        return generate_batch(self.model, self.tokenizer, [render_prompt(self.tokenizer, c) for c in conversations], generation)
+        return generate_batch(
+            self.model, self.tokenizer, [render_prompt(self.tokenizer, c) for c in conversations], generation
+        )
 
 
 def generate_batch(model, tokenizer, prompts: list[str], generation: dict) -> list[tuple[str, int, int]]:
@@ -73,8 +75,11 @@ def generate_batch(model, tokenizer, prompts: list[str], generation: dict) -> li
     tokenizer.padding_side = "left"
     encoded = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
     temperature = float(generation.get("temperature") or 0.0)
-    kwargs = {"max_new_tokens": int(generation.get("max_tokens") or 512), "pad_token_id": tokenizer.pad_token_id,
-              "do_sample": temperature > 0}
+    kwargs = {
+        "max_new_tokens": int(generation.get("max_tokens") or 512),
+        "pad_token_id": tokenizer.pad_token_id,
+        "do_sample": temperature > 0,
+    }
     if temperature > 0:
         kwargs.update(temperature=temperature, top_p=float(generation.get("top_p") or 1.0))
     if "seed" in generation:
@@ -91,8 +96,9 @@ def generate_batch(model, tokenizer, prompts: list[str], generation: dict) -> li
     return results
 
 
-def generate_sorted(model, tokenizer, prompts: list[str], generation: dict, batch_size: int = 8,
-                    progress: bool = True) -> list[tuple[str, int, int]]:
+def generate_sorted(
+    model, tokenizer, prompts: list[str], generation: dict, batch_size: int = 8, progress: bool = True
+) -> list[tuple[str, int, int]]:
     """`generate_batch` over prompts sorted by token length (longest first, so padding is small and an
     out-of-memory error comes early), results returned in input order."""
     lengths = [len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts]
@@ -104,7 +110,7 @@ def generate_sorted(model, tokenizer, prompts: list[str], generation: dict, batc
 
         bar = tqdm(total=len(prompts), desc="generate", unit="prompt")
     for start in range(0, len(order), batch_size):
-        chunk = order[start:start + batch_size]
+        chunk = order[start : start + batch_size]
         for i, result in zip(chunk, generate_batch(model, tokenizer, [prompts[i] for i in chunk], generation)):
             results[i] = result
         if bar is not None:

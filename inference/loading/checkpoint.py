@@ -17,6 +17,7 @@ import json
 import os
 from pathlib import Path
 
+from .cache import radmetrics_cache
 from .components import get_component
 
 MANIFEST_NAME = "radmetrics.json"
@@ -43,7 +44,8 @@ def hash_directory(directory: Path) -> dict[str, str]:
     return {
         p.relative_to(directory).as_posix(): sha256_file(p)
         for p in sorted(directory.rglob("*"))
-        if p.is_file() and p.relative_to(directory).as_posix() not in UNHASHED
+        if p.is_file()
+        and p.relative_to(directory).as_posix() not in UNHASHED
         and not p.relative_to(directory).parts[0].startswith(".cache")
     }
 
@@ -65,7 +67,9 @@ def _resolve(path_or_id: str | os.PathLike, revision: str | None) -> tuple[Path,
         return local, False
     text = str(path_or_id)
     if text.startswith((".", "/", "~")) or text.count("/") != 1:
-        raise CheckpointError(f"checkpoint directory {text!r} does not exist (and it is not a Hub repo id 'owner/name')")
+        raise CheckpointError(
+            f"checkpoint directory {text!r} does not exist (and it is not a Hub repo id 'owner/name')"
+        )
     from huggingface_hub import snapshot_download
 
     offline = os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes"}
@@ -78,8 +82,6 @@ def _resolve(path_or_id: str | os.PathLike, revision: str | None) -> tuple[Path,
 
 def _verified_marker(directory: Path, manifest_text: str) -> Path:
     """Where a Hub snapshot's successful verification is remembered (radmetrics' cache, not the Hub cache)."""
-    from .released import radmetrics_cache
-
     key = hashlib.sha256(f"{directory.resolve()}\n{manifest_text}".encode()).hexdigest()
     return radmetrics_cache() / "verified" / key
 
@@ -122,12 +124,14 @@ def load_manifest(
             raise CheckpointError(f"{manifest_path} lacks the field {key!r}")
     if manifest["format_version"] != MANIFEST_FORMAT:
         raise CheckpointError(
-            f"{manifest_path} has manifest format {manifest['format_version']}, this radmetrics reads {MANIFEST_FORMAT}"
+            f"{manifest_path} has manifest format {manifest['format_version']}, this radmetrics reads"
+            f" {MANIFEST_FORMAT}"
         )
     expected = get_component(component)
     if manifest["component"] != expected.name:
         raise CheckpointError(
-            f"{directory} holds a {manifest['component']!r} checkpoint, but a {expected.name!r} checkpoint was asked for"
+            f"{directory} holds a {manifest['component']!r} checkpoint, but a {expected.name!r} checkpoint was"
+            " asked for"
         )
     if manifest["schema_version"] != expected.schema_version:
         raise CheckpointError(
@@ -136,7 +140,9 @@ def load_manifest(
         )
     problem = expected.label_map_problem(manifest["label_map"])
     if problem:
-        raise CheckpointError(f"{directory}: the label map in {MANIFEST_NAME} does not match the {component} schema ({problem})")
+        raise CheckpointError(
+            f"{directory}: the label map in {MANIFEST_NAME} does not match the {component} schema ({problem})"
+        )
     _check_model_labels(directory, manifest)
     check_files_present(directory, manifest["files"])
     marker = _verified_marker(directory, manifest_path.read_text(encoding="utf-8")) if from_hub else None
@@ -174,4 +180,6 @@ def verify_files(directory: Path, files: dict[str, str]) -> None:
     """Checksums of the listed files (check_files_present has already run)."""
     for rel, digest in files.items():
         if sha256_file(directory / rel) != digest:
-            raise CheckpointError(f"{directory}: checksum of {rel} does not match the manifest (corrupted or modified)")
+            raise CheckpointError(
+                f"{directory}: checksum of {rel} does not match the manifest (corrupted or modified)"
+            )

@@ -35,9 +35,11 @@ CHEXBERT_NO_FINDING_CLASSES = ("blank", "positive")
 RADGRAPH_ENTITY_LABELS = ("ANAT-DP", "OBS-DP", "OBS-U", "OBS-DA")
 RADGRAPH_RELATION_LABELS = ("modify", "located_at", "suggestive_of")
 # RadGraph-XL's entity labels (Delbrouck et al. 2024), as its released models name them.
-RADGRAPH_XL_ENTITY_LABELS = tuple(f"{kind}::{certainty}" for kind in ("Anatomy", "Observation", "Anatomy::measurement",
-                                                                      "Observation::measurement")
-                                  for certainty in ("definitely present", "definitely absent", "uncertain"))
+RADGRAPH_XL_ENTITY_LABELS = tuple(
+    f"{kind}::{certainty}"
+    for kind in ("Anatomy", "Observation", "Anatomy::measurement", "Observation::measurement")
+    for certainty in ("definitely present", "definitely absent", "uncertain")
+)
 
 
 def iob_labels(types: tuple[str, ...]) -> list[str]:
@@ -101,25 +103,30 @@ COMPONENTS: dict[str, Component] = {
             "radgraph_dygie",
             1,
             "a released RadGraph DyGIE++ extractor (radgraph, radgraph-xl, modern-radgraph-xl), converted",
-            allowed_labels={"entities": ["", *RADGRAPH_ENTITY_LABELS, *RADGRAPH_XL_ENTITY_LABELS],
-                            "relations": list(RADGRAPH_RELATION_LABELS)},
+            allowed_labels={
+                "entities": ["", *RADGRAPH_ENTITY_LABELS, *RADGRAPH_XL_ENTITY_LABELS],
+                "relations": list(RADGRAPH_RELATION_LABELS),
+            },
         ),
         Component(
             "ratescore_pipeline",
             1,
-            "the released RaTEScore models: a RaTE-NER token classifier (ner/) and its entity encoder (encoder/), converted",
+            "the released RaTEScore models: a RaTE-NER token classifier (ner/) and its entity encoder (encoder/),"
+            " converted",
             allowed_labels={"labels": iob_labels(RATE_ENTITY_TYPES)},
         ),
         Component(
             "green",
             1,
             "GREEN evaluator causal LM (response format of GREEN appendix A.2)",
-            {"response_sections": [
-                "[Explanation]",
-                "[Clinically Significant Errors]",
-                "[Clinically Insignificant Errors]",
-                "[Matched Findings]",
-            ]},
+            {
+                "response_sections": [
+                    "[Explanation]",
+                    "[Clinically Significant Errors]",
+                    "[Clinically Insignificant Errors]",
+                    "[Matched Findings]",
+                ]
+            },
         ),
     )
 }

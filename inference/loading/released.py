@@ -40,53 +40,138 @@ _GREEN_REF = "radeval==2.2.1 (radeval.metrics.green_score, from Stanford-AIMI/GR
 ARTEFACTS: dict[str, Artefact] = {
     a.name: a
     for a in (
-        Artefact("chexbert", "chexbert", _RRG, "chexbert.pth", "≈ 1.3 GB (BERT-base + 14 heads, with optimizer state)",
-                 "Stanford research licence (CheXbert, stanfordmlgroup/CheXbert): non-commercial research use",
-                 ("chexbert", "radcliq"), "f1chexbert==0.0.2", ("bert-base-uncased",)),
-        Artefact("radgraph", "radgraph", _RRG, "radgraph.tar.gz", "≈ 420 MB (BERT-base DyGIE)",
-                 "as stated on StanfordAIMI/RRG_scorers; the RadGraph data is under the PhysioNet Credentialed Health Data Licence",
-                 ("radgraph", "radcliq"), "radgraph==0.1.18 (model_type='radgraph')",
-                 ("microsoft/BiomedNLP-PubMedBERT-base-uncased-abstract-fulltext",)),
-        Artefact("radgraph-xl", "radgraph", _RRG, "radgraph-xl.tar.gz", "416,179,571 bytes",
-                 "as stated on StanfordAIMI/RRG_scorers; the RadGraph data is under the PhysioNet Credentialed Health Data Licence",
-                 ("radgraph", "radcliq"), "radgraph==0.1.18 (model_type='radgraph-xl', its default)",
-                 ("microsoft/BiomedVLP-CXR-BERT-general",)),
-        Artefact("modern-radgraph-xl", "radgraph", _RRG, "modern-radgraph-xl.tar.gz", "≈ 600 MB (ModernBERT DyGIE)",
-                 "as stated on StanfordAIMI/RRG_scorers; the RadGraph data is under the PhysioNet Credentialed Health Data Licence",
-                 ("radgraph", "radcliq"), "radgraph==0.1.18 (model_type='modern-radgraph-xl')",
-                 ("the ModernBERT named in its config.json",)),
-        Artefact("rate-ner-deberta", "rate_ner", "Angelakeke/RaTE-NER-Deberta", None, "735 MB (model.safetensors)",
-                 "as stated on the model card (Angelakeke/RaTE-NER-Deberta)", ("ratescore",), "ratescore==0.6.0",
-                 ("FremyCompany/BioLORD-2023-C",)),
-        Artefact("biolord-2023-c", "encoder", "FremyCompany/BioLORD-2023-C", None, "438 MB (model.safetensors)",
-                 "BioLORD-2023 terms (model card): built with SNOMED CT and UMLS, whose own licences apply",
-                 ("ratescore",), "ratescore==0.6.0 (entity embeddings)"),
-        Artefact("green-radllama2-7b", "green", "StanfordAIMI/GREEN-RadLlama2-7b", None, "≈ 13.5 GB (7B, bf16)",
-                 "Llama 2 Community Licence", _GREEN_METRICS, _GREEN_REF),
-        Artefact("green-mistral-7b", "green", "StanfordAIMI/GREEN-Mistral-7b", None, "≈ 14.5 GB (7B, bf16)",
-                 "Apache-2.0 (model card)", _GREEN_METRICS, _GREEN_REF),
-        Artefact("green-llama2-7b", "green", "StanfordAIMI/GREEN-Llama2-7b", None, "≈ 13.5 GB (7B, bf16)",
-                 "Llama 2 Community Licence (Llama-2 base)", _GREEN_METRICS, _GREEN_REF),
-        Artefact("green-phi2", "green", "StanfordAIMI/GREEN-Phi2", None, "≈ 5.6 GB (2.7B)", "MIT (model card)",
-                 _GREEN_METRICS, _GREEN_REF),
-        Artefact("green-radphi2", "green", "StanfordAIMI/GREEN-RadPhi2", None, "≈ 5.6 GB (2.7B)",
-                 "none stated on the card; its base RadPhi-2 is CC BY-NC 4.0", _GREEN_METRICS, _GREEN_REF),
+        Artefact(
+            "chexbert",
+            "chexbert",
+            _RRG,
+            "chexbert.pth",
+            "≈ 1.3 GB (BERT-base + 14 heads, with optimizer state)",
+            "Stanford research licence (CheXbert, stanfordmlgroup/CheXbert): non-commercial research use",
+            ("chexbert", "radcliq"),
+            "f1chexbert==0.0.2",
+            ("bert-base-uncased",),
+        ),
+        Artefact(
+            "radgraph",
+            "radgraph",
+            _RRG,
+            "radgraph.tar.gz",
+            "≈ 420 MB (BERT-base DyGIE)",
+            "as stated on StanfordAIMI/RRG_scorers; the RadGraph data is under the PhysioNet Credentialed Health Data"
+            " Licence",
+            ("radgraph", "radcliq"),
+            "radgraph==0.1.18 (model_type='radgraph')",
+            ("microsoft/BiomedNLP-PubMedBERT-base-uncased-abstract-fulltext",),
+        ),
+        Artefact(
+            "radgraph-xl",
+            "radgraph",
+            _RRG,
+            "radgraph-xl.tar.gz",
+            "416,179,571 bytes",
+            "as stated on StanfordAIMI/RRG_scorers; the RadGraph data is under the PhysioNet Credentialed Health Data"
+            " Licence",
+            ("radgraph", "radcliq"),
+            "radgraph==0.1.18 (model_type='radgraph-xl', its default)",
+            ("microsoft/BiomedVLP-CXR-BERT-general",),
+        ),
+        Artefact(
+            "modern-radgraph-xl",
+            "radgraph",
+            _RRG,
+            "modern-radgraph-xl.tar.gz",
+            "≈ 600 MB (ModernBERT DyGIE)",
+            "as stated on StanfordAIMI/RRG_scorers; the RadGraph data is under the PhysioNet Credentialed Health Data"
+            " Licence",
+            ("radgraph", "radcliq"),
+            "radgraph==0.1.18 (model_type='modern-radgraph-xl')",
+            ("the ModernBERT named in its config.json",),
+        ),
+        Artefact(
+            "rate-ner-deberta",
+            "rate_ner",
+            "Angelakeke/RaTE-NER-Deberta",
+            None,
+            "735 MB (model.safetensors)",
+            "as stated on the model card (Angelakeke/RaTE-NER-Deberta)",
+            ("ratescore",),
+            "ratescore==0.6.0",
+            ("FremyCompany/BioLORD-2023-C",),
+        ),
+        Artefact(
+            "biolord-2023-c",
+            "encoder",
+            "FremyCompany/BioLORD-2023-C",
+            None,
+            "438 MB (model.safetensors)",
+            "BioLORD-2023 terms (model card): built with SNOMED CT and UMLS, whose own licences apply",
+            ("ratescore",),
+            "ratescore==0.6.0 (entity embeddings)",
+        ),
+        Artefact(
+            "green-radllama2-7b",
+            "green",
+            "StanfordAIMI/GREEN-RadLlama2-7b",
+            None,
+            "≈ 13.5 GB (7B, bf16)",
+            "Llama 2 Community Licence",
+            _GREEN_METRICS,
+            _GREEN_REF,
+        ),
+        Artefact(
+            "green-mistral-7b",
+            "green",
+            "StanfordAIMI/GREEN-Mistral-7b",
+            None,
+            "≈ 14.5 GB (7B, bf16)",
+            "Apache-2.0 (model card)",
+            _GREEN_METRICS,
+            _GREEN_REF,
+        ),
+        Artefact(
+            "green-llama2-7b",
+            "green",
+            "StanfordAIMI/GREEN-Llama2-7b",
+            None,
+            "≈ 13.5 GB (7B, bf16)",
+            "Llama 2 Community Licence (Llama-2 base)",
+            _GREEN_METRICS,
+            _GREEN_REF,
+        ),
+        Artefact(
+            "green-phi2",
+            "green",
+            "StanfordAIMI/GREEN-Phi2",
+            None,
+            "≈ 5.6 GB (2.7B)",
+            "MIT (model card)",
+            _GREEN_METRICS,
+            _GREEN_REF,
+        ),
+        Artefact(
+            "green-radphi2",
+            "green",
+            "StanfordAIMI/GREEN-RadPhi2",
+            None,
+            "≈ 5.6 GB (2.7B)",
+            "none stated on the card; its base RadPhi-2 is CC BY-NC 4.0",
+            _GREEN_METRICS,
+            _GREEN_REF,
+        ),
     )
 }
 
 # The artefact `--components released` uses for each kind (the reference packages' own defaults).
-DEFAULT_ARTEFACT = {"chexbert": "chexbert", "radgraph": "radgraph-xl", "rate_ner": "rate-ner-deberta",
-                    "green": "green-radllama2-7b"}
+DEFAULT_ARTEFACT = {
+    "chexbert": "chexbert",
+    "radgraph": "radgraph-xl",
+    "rate_ner": "rate-ner-deberta",
+    "green": "green-radllama2-7b",
+}
 
 
 class ArtefactError(RuntimeError):
     """A released artefact could not be found or is not in the format its kind expects."""
-
-
-def radmetrics_cache() -> Path:
-    """radmetrics' own cache: $RADMETRICS_CACHE, else $XDG_CACHE_HOME/radmetrics (~/.cache/radmetrics)."""
-    root = os.environ.get("RADMETRICS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "radmetrics"
-    return Path(root)
 
 
 def offline() -> bool:
@@ -97,14 +182,17 @@ def get_artefact(name: str) -> Artefact:
     try:
         return ARTEFACTS[name]
     except KeyError:
-        raise ArtefactError(f"unknown released artefact {name!r}; known: {', '.join(ARTEFACTS)} "
-                            "(or give a local path)") from None
+        raise ArtefactError(
+            f"unknown released artefact {name!r}; known: {', '.join(ARTEFACTS)} (or give a local path)"
+        ) from None
 
 
 def _hint(artefact: Artefact) -> str:
     target = f"{artefact.repo_id} {artefact.filename}" if artefact.filename else artefact.repo_id
-    return (f"download it where the Hub is reachable (`huggingface-cli download {target}`, then copy the Hugging Face "
-            f"cache, HF_HOME={os.environ.get('HF_HOME', '~/.cache/huggingface')}), or pass a local path")
+    return (
+        f"download it where the Hub is reachable (`huggingface-cli download {target}`, then copy the Hugging Face "
+        f"cache, HF_HOME={os.environ.get('HF_HOME', '~/.cache/huggingface')}), or pass a local path"
+    )
 
 
 def fetch(name_or_path: str | os.PathLike, revision: str | None = None) -> Path:
@@ -122,13 +210,17 @@ def fetch(name_or_path: str | os.PathLike, revision: str | None = None) -> Path:
 
     try:
         if artefact.filename:
-            return Path(hf_hub_download(artefact.repo_id, artefact.filename, revision=revision, local_files_only=offline()))
+            return Path(
+                hf_hub_download(artefact.repo_id, artefact.filename, revision=revision, local_files_only=offline())
+            )
         return Path(snapshot_download(artefact.repo_id, revision=revision, local_files_only=offline()))
     except Exception as exc:  # huggingface_hub raises several unrelated types here
         where = "in the local Hugging Face cache (HF_HUB_OFFLINE is set)" if offline() else "on the Hub"
         what = f"{artefact.filename} of {artefact.repo_id}" if artefact.filename else artefact.repo_id
-        raise ArtefactError(f"released artefact {artefact.name!r}: {what} was not found {where}; "
-                            f"{_hint(artefact)}. ({type(exc).__name__}: {exc})") from exc
+        raise ArtefactError(
+            f"released artefact {artefact.name!r}: {what} was not found {where}; "
+            f"{_hint(artefact)}. ({type(exc).__name__}: {exc})"
+        ) from exc
 
 
 def resolve_model_dir(name_or_path: str | os.PathLike, needed_by: str) -> Path:
@@ -140,17 +232,24 @@ def resolve_model_dir(name_or_path: str | os.PathLike, needed_by: str) -> Path:
     from huggingface_hub import snapshot_download
 
     try:
-        return Path(snapshot_download(str(name_or_path), local_files_only=offline(),
-                                      allow_patterns=["*.json", "*.txt", "*.model", "*.py", "*.jinja"]))
+        return Path(
+            snapshot_download(
+                str(name_or_path),
+                local_files_only=offline(),
+                allow_patterns=["*.json", "*.txt", "*.model", "*.py", "*.jinja"],
+            )
+        )
     except Exception as exc:
         where = "in the local Hugging Face cache (HF_HUB_OFFLINE is set)" if offline() else "on the Hub"
-        raise ArtefactError(f"{needed_by} loads the base model {name_or_path!r} (its config and tokenizer), which was not "
-                            f"found {where}; download it where the Hub is reachable (`huggingface-cli download "
-                            f"{name_or_path}`) or pass a local directory. ({type(exc).__name__}: {exc})") from exc
+        raise ArtefactError(
+            f"{needed_by} loads the base model {name_or_path!r} (its config and tokenizer), which was not "
+            f"found {where}; download it where the Hub is reachable (`huggingface-cli download "
+            f"{name_or_path}`) or pass a local directory. ({type(exc).__name__}: {exc})"
+        ) from exc
 
 
 def identify(kind: str, path: str | os.PathLike) -> str:
-    """"export" for a radmetrics export, else "released" if `path` holds `kind`'s published format."""
+    """ "export" for a radmetrics export, else "released" if `path` holds `kind`'s published format."""
     from .checkpoint import MANIFEST_NAME
 
     path = Path(path)
@@ -166,10 +265,14 @@ def identify(kind: str, path: str | os.PathLike) -> str:
         raise ArtefactError(f"unknown component kind {kind!r}; expected one of {', '.join(KINDS)}")
     if published[kind](path):
         return "released"
-    expected = {"chexbert": "chexbert.pth", "radgraph": "a RadGraph tarball (radgraph-xl.tar.gz) or its unpacked folder "
-                "(config.json, weights.th, vocabulary/)", "rate_ner": "a RaTE-NER token classifier folder "
-                "(config.json with B-/I- labels, model.safetensors, tokenizer)", "green": "a causal LM folder (config.json, "
-                "weights, tokenizer)"}[kind]
+    expected = {
+        "chexbert": "chexbert.pth",
+        "radgraph": (
+            "a RadGraph tarball (radgraph-xl.tar.gz) or its unpacked folder (config.json, weights.th, vocabulary/)"
+        ),
+        "rate_ner": "a RaTE-NER token classifier folder (config.json with B-/I- labels, model.safetensors, tokenizer)",
+        "green": "a causal LM folder (config.json, weights, tokenizer)",
+    }[kind]
     raise ArtefactError(f"{path} is neither a radmetrics export (no {MANIFEST_NAME}) nor {expected}")
 
 

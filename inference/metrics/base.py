@@ -95,11 +95,17 @@ class Metric:
         declared = self.declared_options()
         unknown = sorted(set(options) - set(declared) - set(self.RUN_OPTIONS))
         if unknown:
-            raise ValueError(f"metric {self.name} has no option {', '.join(unknown)}; its options: {', '.join(declared) or 'none'}")
+            raise ValueError(
+                f"metric {self.name} has no option {', '.join(unknown)}; its options: {', '.join(declared) or 'none'}"
+            )
         if options.get("precision", "fp32") not in self.PRECISIONS:
-            raise ValueError(f"metric {self.name} option precision={options['precision']!r}: expected one of {self.PRECISIONS}")
+            raise ValueError(
+                f"metric {self.name} option precision={options['precision']!r}: expected one of {self.PRECISIONS}"
+            )
         self.components = components or {}
-        self.upstream = upstream if upstream is not None else {}  # MetricOutputs of metrics computed earlier in the run
+        self.upstream = (
+            upstream if upstream is not None else {}
+        )  # MetricOutputs of metrics computed earlier in the run
         self.given_options = dict(options)
         self.options = {**{name: option.default for name, option in declared.items()}, **options}
 
@@ -141,12 +147,18 @@ class Metric:
         if endpoint is not None and (self.judged_by_llm or self.missing_components(self.components)):
             from ..llm.endpoint import Endpoint
 
-            parts.append(f"judge:{(endpoint if isinstance(endpoint, Endpoint) else Endpoint.from_yaml(endpoint)).model}")
+            parts.append(
+                f"judge:{(endpoint if isinstance(endpoint, Endpoint) else Endpoint.from_yaml(endpoint)).model}"
+            )
         return parts
 
     def runtime_part(self) -> str | None:
-        """`DEVICE-PRECISION` for a metric that runs a model here (float results differ across devices and precisions)."""
-        if not (self.runs_encoder or any(k in self.components for kind in self.requires_components for k in kind.split("|"))):
+        """`DEVICE-PRECISION` for a metric that runs a model here (float results differ across devices and
+        precisions)."""
+        if not (
+            self.runs_encoder
+            or any(k in self.components for kind in self.requires_components for k in kind.split("|"))
+        ):
             return None
         import torch
 
@@ -157,14 +169,16 @@ class Metric:
     def display_detail(cls, detail: dict) -> dict | None:
         """What report.html shows of one pair's detail (never an error detail: the page shows those itself), as
         `display` parts: {"notes": [str], "entities": {"reference": [[text, label, matched]], "candidate": [...]},
-        "tables": [{"caption", "columns", "rows"}], "texts": [{"caption", "text"}]}. The default: the detail as JSON."""
+        "tables": [{"caption", "columns", "rows"}], "texts": [{"caption", "text"}]}. The default: the detail as JSON.
+        """
         from .display import json_detail
 
         return json_detail(detail)
 
     def loaded(self, name: str, build, *inputs):
         """`build()` once per process for this metric, `name` and `inputs` (everything `build` reads: component paths,
-        options): a metric called again, two rewards on one component, or a reward beside a Scorer share one loaded model
+        options): a metric called again, two rewards on one component, or a reward beside a Scorer share one loaded
+        model
         instead of each loading its own (RadEval loads a model once per reward)."""
         key = (type(self).__module__, type(self).__qualname__, name, repr(inputs))
         if key not in _SHARED:
@@ -178,17 +192,24 @@ class Metric:
 
         endpoint = self.options.get("endpoint")
         if endpoint is None:
-            raise RuntimeError(f"metric {self.name} is judged by an LLM: pass an endpoint (--endpoint YAML or endpoint=...)")
+            raise RuntimeError(
+                f"metric {self.name} is judged by an LLM: pass an endpoint (--endpoint YAML or endpoint=...)"
+            )
         if not isinstance(endpoint, Endpoint):
             endpoint = Endpoint.from_yaml(endpoint)
-        return LLMEngine(endpoint, self.options["llm_cache"], max_reprompts=max_reprompts,
-                         progress=self.options.get("progress", True))
+        return LLMEngine(
+            endpoint,
+            self.options["llm_cache"],
+            max_reprompts=max_reprompts,
+            progress=self.options.get("progress", True),
+        )
 
     def compute(self, references: Sequence[str], candidates: Sequence[str]) -> MetricOutput:
         raise NotImplementedError
 
     def _precision(self):
-        """bfloat16 autocast for option precision="bf16", on CPU and, where there is one, on the GPU (a metric may run its
+        """bfloat16 autocast for option precision="bf16", on CPU and, where there is one, on the GPU (a metric may run
+        its
         model on either: BERTScore's `device` option); else nothing."""
         if self.options.get("precision", "fp32") == "fp32":
             return contextlib.nullcontext()
@@ -204,5 +225,8 @@ class Metric:
             out = self.compute(references, candidates)
         for key in self.keys:
             if len(out.per_sample.get(key, ())) != len(references):
-                raise RuntimeError(f"metric {self.name} returned {len(out.per_sample.get(key, ()))} values for {key}, expected {len(references)}")
+                raise RuntimeError(
+                    f"metric {self.name} returned {len(out.per_sample.get(key, ()))} values for {key}, expected"
+                    f" {len(references)}"
+                )
         return out

@@ -27,9 +27,13 @@ def matched_entities(mine: list[tuple[str, str]], theirs: list[tuple[str, str]])
 
 
 def entity_display(reference: list[tuple[str, str]], candidate: list[tuple[str, str]]) -> dict:
-    return {"notes": ["entities (green: also in the other report with the same label; red: not)"],
-            "entities": {"reference": matched_entities(reference, candidate),
-                         "candidate": matched_entities(candidate, reference)}}
+    return {
+        "notes": ["entities (green: also in the other report with the same label; red: not)"],
+        "entities": {
+            "reference": matched_entities(reference, candidate),
+            "candidate": matched_entities(candidate, reference),
+        },
+    }
 
 
 def table(caption: str, columns: list[str], rows: list[list]) -> dict:

@@ -21,7 +21,8 @@ import numpy as np
 
 from .base import Metric, MetricOutput, Option
 
-BLEU_CITATION = """@inproceedings{papineni2002bleu, title={BLEU: a Method for Automatic Evaluation of Machine Translation},
+BLEU_CITATION = """@inproceedings{papineni2002bleu, title={BLEU: a Method for Automatic Evaluation of Machine \
+Translation},
   author={Papineni, Kishore and Roukos, Salim and Ward, Todd and Zhu, Wei-Jing}, booktitle={ACL}, year={2002}}"""
 
 
@@ -33,7 +34,9 @@ def radcliq_bleu_tokens(text: str) -> list[str]:
     return [tok for tok in text.lower().replace(".", " .").split(" ") if tok != ""]
 
 
-def sentence_bleu_method1(reference: Sequence[str], hypothesis: Sequence[str], max_n: int = 2, epsilon: float = 0.1) -> float:
+def sentence_bleu_method1(
+    reference: Sequence[str], hypothesis: Sequence[str], max_n: int = 2, epsilon: float = 0.1
+) -> float:
     """NLTK sentence_bleu with uniform weights and SmoothingFunction().method1, one reference."""
     if not hypothesis:
         return 0.0
@@ -58,7 +61,10 @@ class Bleu2RadCliQ(Metric):
     citation = BLEU_CITATION
 
     def compute(self, references, candidates):
-        scores = [sentence_bleu_method1(radcliq_bleu_tokens(r), radcliq_bleu_tokens(c), 2) for r, c in zip(references, candidates)]
+        scores = [
+            sentence_bleu_method1(radcliq_bleu_tokens(r), radcliq_bleu_tokens(c), 2)
+            for r, c in zip(references, candidates)
+        ]
         return MetricOutput({"bleu2": scores})
 
 
@@ -98,9 +104,13 @@ class Bleu4Corpus(Metric):
     citation = BLEU_CITATION
 
     def compute(self, references, candidates):
-        stats = np.stack([_coco_stats(r, c) for r, c in zip(references, candidates)]) if references else np.zeros((0, 10))
+        stats = (
+            np.stack([_coco_stats(r, c) for r, c in zip(references, candidates)]) if references else np.zeros((0, 10))
+        )
         per_sample = [_coco_bleu(row) for row in stats]
-        return MetricOutput({"bleu4": per_sample}, corpus_aggregate={"bleu4": lambda idx: _coco_bleu(stats[idx].sum(axis=0))})
+        return MetricOutput(
+            {"bleu4": per_sample}, corpus_aggregate={"bleu4": lambda idx: _coco_bleu(stats[idx].sum(axis=0))}
+        )
 
 
 class RougeL(Metric):
@@ -109,11 +119,14 @@ class RougeL(Metric):
     keys = ("rougeL",)
     higher_is_better = {"rougeL": True}
     reference = "ROUGE-L F (rouge_score, use_stemmer=True as in RadEval)"
-    citation = """@inproceedings{lin2004rouge, title={ROUGE: A Package for Automatic Evaluation of Summaries}, author={Lin, Chin-Yew},
+    citation = """@inproceedings{lin2004rouge, title={ROUGE: A Package for Automatic Evaluation of Summaries}, \
+author={Lin, Chin-Yew},
   booktitle={Text Summarization Branches Out}, year={2004}}"""
 
     def compute(self, references, candidates):
         from rouge_score import rouge_scorer
 
         scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=self.options["use_stemmer"])
-        return MetricOutput({"rougeL": [scorer.score(r, c)["rougeL"].fmeasure for r, c in zip(references, candidates)]})
+        return MetricOutput(
+            {"rougeL": [scorer.score(r, c)["rougeL"].fmeasure for r, c in zip(references, candidates)]}
+        )

@@ -16,5 +16,9 @@ def equal_length_batches(lengths: Sequence[int], batch_size: int) -> list[list[i
     groups: dict[int, list[int]] = defaultdict(list)
     for index, length in enumerate(lengths):
         groups[length].append(index)
-    return [members[start:start + batch_size] for length in sorted(groups, reverse=True)
-            for members in (groups[length],) for start in range(0, len(members), batch_size)]
+    return [
+        members[start : start + batch_size]
+        for length in sorted(groups, reverse=True)
+        for members in (groups[length],)
+        for start in range(0, len(members), batch_size)
+    ]

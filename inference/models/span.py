@@ -23,11 +23,21 @@ from .wrapped_encoder import WrappedEncoderConfig, WrappedEncoderModel
 class SpanExtractorConfig(WrappedEncoderConfig):
     model_type = "radmetrics_span"
 
-    def __init__(self, encoder: dict | None = None, entity_labels: list[str] | None = None,
-                 relation_labels: list[str] | None = None, max_span_width: int = 8, width_embedding_size: int = 64,
-                 head_hidden_size: int = 150, head_layers: int = 2, dropout: float = 0.1,
-                 entity_class_weights: list[float] | None = None, relation_class_weights: list[float] | None = None,
-                 relation_decision_offsets: list[float] | None = None, **kwargs):
+    def __init__(
+        self,
+        encoder: dict | None = None,
+        entity_labels: list[str] | None = None,
+        relation_labels: list[str] | None = None,
+        max_span_width: int = 8,
+        width_embedding_size: int = 64,
+        head_hidden_size: int = 150,
+        head_layers: int = 2,
+        dropout: float = 0.1,
+        entity_class_weights: list[float] | None = None,
+        relation_class_weights: list[float] | None = None,
+        relation_decision_offsets: list[float] | None = None,
+        **kwargs,
+    ):
         super().__init__(encoder=encoder, **kwargs)
         self.entity_labels = list(entity_labels or ["NULL"])
         self.relation_labels = list(relation_labels or [])
@@ -65,10 +75,16 @@ class SpanExtractor(WrappedEncoderModel):
         super().__init__(config)
         span_size = 2 * self.hidden_size + config.width_embedding_size
         self.width_embedding = nn.Embedding(config.max_span_width, config.width_embedding_size)
-        self.entity_head = _feed_forward(span_size, config.head_hidden_size, len(config.entity_labels), config.head_layers, config.dropout)
-        self.relation_head = (_feed_forward(3 * span_size, config.head_hidden_size, len(config.relation_labels),
-                                              config.head_layers, config.dropout)
-                              if config.relation_labels else None)
+        self.entity_head = _feed_forward(
+            span_size, config.head_hidden_size, len(config.entity_labels), config.head_layers, config.dropout
+        )
+        self.relation_head = (
+            _feed_forward(
+                3 * span_size, config.head_hidden_size, len(config.relation_labels), config.head_layers, config.dropout
+            )
+            if config.relation_labels
+            else None
+        )
         self.post_init()
 
     def span_representations(self, input_ids, attention_mask, token_type_ids, span_starts, span_ends, span_widths):
@@ -86,17 +102,33 @@ class SpanExtractor(WrappedEncoderModel):
         target = entities.unsqueeze(1).expand(-1, k, -1, -1)
         return self.relation_head(torch.cat([source, target, source * target], dim=-1))
 
-    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, span_starts=None, span_ends=None,
-                span_widths=None, span_labels=None, entity_index=None, relation_labels=None, **kwargs):
-        spans = self.span_representations(input_ids, attention_mask, token_type_ids, span_starts, span_ends, span_widths)
+    def forward(
+        self,
+        input_ids=None,
+        attention_mask=None,
+        token_type_ids=None,
+        span_starts=None,
+        span_ends=None,
+        span_widths=None,
+        span_labels=None,
+        entity_index=None,
+        relation_labels=None,
+        **kwargs,
+    ):
+        spans = self.span_representations(
+            input_ids, attention_mask, token_type_ids, span_starts, span_ends, span_widths
+        )
         output = {"logits": self.entity_head(spans)}
         if self.relation_head is not None and entity_index is not None and entity_index.size(1) > 0:
             output["relation_logits"] = self.relation_logits(spans, entity_index)
         if span_labels is not None:
             loss = self._loss(output["logits"].flatten(0, 1), span_labels.flatten(), self.config.entity_class_weights)
             if "relation_logits" in output and relation_labels is not None and (relation_labels != -100).any():
-                loss = loss + self._loss(output["relation_logits"].flatten(0, 2), relation_labels.flatten(),
-                                         self.config.relation_class_weights)
+                loss = loss + self._loss(
+                    output["relation_logits"].flatten(0, 2),
+                    relation_labels.flatten(),
+                    self.config.relation_class_weights,
+                )
             output["loss"] = loss
         return output
 

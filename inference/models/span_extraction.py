@@ -32,8 +32,12 @@ def encode_span_inputs(tokenizer, sentences: Sequence[Sequence[str]], max_width:
                 last[word] = position
         spans = [(s, e) for s, e in enumerate_spans(len(words), max_width) if s in first and e in last]
         row = {k: encoded[k][i] for k in INPUT_KEYS if k in encoded}
-        row.update(spans=spans, span_starts=[first[s] for s, _ in spans], span_ends=[last[e] for _, e in spans],
-                   span_widths=[e - s for s, e in spans])
+        row.update(
+            spans=spans,
+            span_starts=[first[s] for s, _ in spans],
+            span_ends=[last[e] for _, e in spans],
+            span_widths=[e - s for s, e in spans],
+        )
         rows.append(row)
     return rows
 
@@ -56,8 +60,9 @@ class SpanCollator:
                 batch[key] = torch.tensor([list(r[key]) + [fill] * (width - len(r[key])) for r in rows])
         if "entity_index" in rows[0]:
             k = max(len(r["entity_index"]) for r in rows)
-            batch["entity_index"] = torch.tensor([list(r["entity_index"]) + [-1] * (k - len(r["entity_index"])) for r in rows],
-                                                 dtype=torch.long).reshape(len(rows), k)
+            batch["entity_index"] = torch.tensor(
+                [list(r["entity_index"]) + [-1] * (k - len(r["entity_index"])) for r in rows], dtype=torch.long
+            ).reshape(len(rows), k)
             relations = torch.full((len(rows), k, k), -100, dtype=torch.long)
             for i, r in enumerate(rows):
                 n = len(r["entity_index"])
@@ -109,8 +114,13 @@ class SpanExtractorRunner:
         """Per sentence its entities and relations; each pair's relation is the argmax of its logits plus the model
         config's `relation_decision_offsets` (none when unset)."""
         config = self.model.config
-        return [(entities, relations_from_logits(entities, pair_logits, config.relation_labels, config.relation_decision_offsets))
-                for entities, pair_logits in self.scored(sentences)]
+        return [
+            (
+                entities,
+                relations_from_logits(entities, pair_logits, config.relation_labels, config.relation_decision_offsets),
+            )
+            for entities, pair_logits in self.scored(sentences)
+        ]
 
     def scored(self, sentences: Sequence[Sequence[str]]) -> list[tuple[list[list], np.ndarray | None]]:
         """Per sentence its decoded entities [start, end, label] and, for a model with a relation head and at least two
@@ -119,10 +129,14 @@ class SpanExtractorRunner:
         collate = SpanCollator(self.tokenizer)
         results = []
         for start in range(0, len(sentences), self.batch_size):
-            rows = encode_span_inputs(self.tokenizer, sentences[start:start + self.batch_size], config.max_span_width, self.max_length)
+            rows = encode_span_inputs(
+                self.tokenizer, sentences[start : start + self.batch_size], config.max_span_width, self.max_length
+            )
             batch = {k: v.to(self.model.device) for k, v in collate(rows).items()}
             with self._torch.no_grad():
-                spans = self.model.span_representations(*(batch.get(k) for k in (*INPUT_KEYS, "span_starts", "span_ends", "span_widths")))
+                spans = self.model.span_representations(
+                    *(batch.get(k) for k in (*INPUT_KEYS, "span_starts", "span_ends", "span_widths"))
+                )
                 probabilities = self.model.entity_head(spans).softmax(-1).float().cpu().numpy()
                 for i, row in enumerate(rows):
                     kept = decode_entities(probabilities[i], row["spans"])
@@ -131,17 +145,26 @@ class SpanExtractorRunner:
                     if self.model.relation_head is not None and len(kept) > 1:
                         position = {span: n for n, span in enumerate(row["spans"])}
                         index = self._torch.tensor([[position[(s, e)] for s, e, _ in kept]], device=self.model.device)
-                        pair_logits = self.model.relation_logits(spans[i:i + 1], index)[0].float().cpu().numpy()
+                        pair_logits = self.model.relation_logits(spans[i : i + 1], index)[0].float().cpu().numpy()
                     results.append((entities, pair_logits))
         return results
 
 
-def relations_from_logits(entities: Sequence[Sequence], pair_logits: np.ndarray | None, labels: Sequence[str],
-                          offsets: Sequence[float] | None = None) -> list[list]:
-    """[s1, e1, s2, e2, label] for every ordered pair of distinct entities whose decided class (argmax of the logits plus
+def relations_from_logits(
+    entities: Sequence[Sequence],
+    pair_logits: np.ndarray | None,
+    labels: Sequence[str],
+    offsets: Sequence[float] | None = None,
+) -> list[list]:
+    """[s1, e1, s2, e2, label] for every ordered pair of distinct entities whose decided class (argmax of the logits
+    plus
     `offsets`) is not null."""
     if pair_logits is None:
         return []
     pair_classes = (pair_logits + np.asarray(offsets) if offsets is not None else pair_logits).argmax(-1)
-    return [[*entities[a][:2], *entities[b][:2], labels[pair_classes[a, b]]]
-            for a in range(len(entities)) for b in range(len(entities)) if a != b and pair_classes[a, b] != 0]
+    return [
+        [*entities[a][:2], *entities[b][:2], labels[pair_classes[a, b]]]
+        for a in range(len(entities))
+        for b in range(len(entities))
+        if a != b and pair_classes[a, b] != 0
+    ]

@@ -15,7 +15,9 @@ POOLINGS = ("mean", "cls")
 
 
 class TextEncoder:
-    def __init__(self, name_or_path: str = "default", pooling: str = "mean", max_length: int = 256, device: str | None = None):
+    def __init__(
+        self, name_or_path: str = "default", pooling: str = "mean", max_length: int = 256, device: str | None = None
+    ):
         import torch
         from transformers import AutoModel
 
@@ -28,7 +30,9 @@ class TextEncoder:
         self.tokenizer = load_tokenizer(name_or_path)
         self.model = load_pretrained(AutoModel, name_or_path).eval().to(self.device)
 
-    def encode(self, texts: Sequence[str], batch_size: int = 64, progress: bool = False, desc: str = "embedding") -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str], batch_size: int = 64, progress: bool = False, desc: str = "embedding"
+    ) -> np.ndarray:
         import torch
 
         if not texts:
@@ -41,8 +45,13 @@ class TextEncoder:
         chunks = []
         with torch.no_grad():
             for start in starts:
-                batch = self.tokenizer(list(texts[start:start + batch_size]), padding=True, truncation=True,
-                                       max_length=self.max_length, return_tensors="pt").to(self.device)
+                batch = self.tokenizer(
+                    list(texts[start : start + batch_size]),
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_length,
+                    return_tensors="pt",
+                ).to(self.device)
                 hidden = self.model(**batch).last_hidden_state
                 if self.pooling == "cls":
                     pooled = hidden[:, 0]

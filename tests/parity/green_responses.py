@@ -39,6 +39,12 @@ def variants(response: str) -> list[str]:
 def responses() -> list[str]:
     oracle = json.loads(ORACLE.read_text(encoding="utf-8"))["expected_model_responses"]
     found = [v for response in oracle for v in variants(response)]
-    return found + ["The candidate report is similar to the reference.", "", "[Matched Findings]:\n0.",
-                    "[Clinically Significant Errors]:\n(a) False report of a finding in the candidate: 2. a; b.\n\n"
-                    "[Matched Findings]:\n4. a; b; c; d."]
+    return found + [
+        "The candidate report is similar to the reference.",
+        "",
+        "[Matched Findings]:\n0.",
+        (
+            "[Clinically Significant Errors]:\n(a) False report of a finding in the candidate: 2. a; b.\n\n"
+            "[Matched Findings]:\n4. a; b; c; d."
+        ),
+    ]

@@ -35,20 +35,50 @@ from parity.reports import empty_candidate_pairs, fingerprint, iu_reports, parit
 ENVIRONMENTS = {
     "chexbert": [["f1chexbert==0.0.2", "transformers==4.49.0", "scikit-learn==1.7.2"]],
     "radgraph": [["radgraph==0.1.18", "transformers==4.49.0"]],
-    # RadCliQ's BERTScore as CXR-Report-Metric ran it: bert-score on transformers 4, whose encode honours add_prefix_space
+    # RadCliQ's BERTScore as CXR-Report-Metric ran it: bert-score on transformers 4, whose encode honours
+    # add_prefix_space
     # (benchmarks/scoring_speed_vs_reference.py times it)
     "bertscore": [["bert-score==0.3.13", "transformers==4.49.0"]],
     "ratescore": [["ratescore==0.6.0", "transformers==4.49.0", "medspacy==1.3.1", "numpy<2", "pandas<3", "loguru"]],
-    "radeval": [["--no-deps", "radeval==2.2.1"],
-                ["transformers==5.23.0", "datasets>=2.19", "accelerate>=1.1", "pandas", "nltk", "sentencepiece", "matplotlib",
-                 "huggingface_hub>=1.0", "tqdm", "protobuf", "appdirs", "scikit-learn>=1.8"],
-                # what its RadGraph and RaTEScore import (benchmarks/scoring_speed_vs_reference.py runs them); medspacy needs
-                # numpy<2, and with it GREEN's datasets needs a pyarrow and datasets built for numpy 1 (the radeval fixture
-                # reproduces in this environment)
-                ["dotmap", "jsonpickle", "h5py", "rich", "medspacy==1.3.1", "numpy<2", "pandas<3", "pyarrow<18", "datasets>=2.19,<4"]],
+    "radeval": [
+        ["--no-deps", "radeval==2.2.1"],
+        [
+            "transformers==5.23.0",
+            "datasets>=2.19",
+            "accelerate>=1.1",
+            "pandas",
+            "nltk",
+            "sentencepiece",
+            "matplotlib",
+            "huggingface_hub>=1.0",
+            "tqdm",
+            "protobuf",
+            "appdirs",
+            "scikit-learn>=1.8",
+        ],
+        # what its RadGraph and RaTEScore import (benchmarks/scoring_speed_vs_reference.py runs them); medspacy needs
+        # numpy<2, and with it GREEN's datasets needs a pyarrow and datasets built for numpy 1 (the radeval fixture
+        # reproduces in this environment)
+        [
+            "dotmap",
+            "jsonpickle",
+            "h5py",
+            "rich",
+            "medspacy==1.3.1",
+            "numpy<2",
+            "pandas<3",
+            "pyarrow<18",
+            "datasets>=2.19,<4",
+        ],
+    ],
 }
-REFERENCES = {"chexbert": "f1chexbert==0.0.2", "radgraph": "radgraph==0.1.18", "ratescore": "ratescore==0.6.0",
-              "radeval": "radeval==2.2.1", "fineradscore": "rajpurkarlab/FineRadScore @ c678cc2"}
+REFERENCES = {
+    "chexbert": "f1chexbert==0.0.2",
+    "radgraph": "radgraph==0.1.18",
+    "ratescore": "ratescore==0.6.0",
+    "radeval": "radeval==2.2.1",
+    "fineradscore": "rajpurkarlab/FineRadScore @ c678cc2",
+}
 
 
 def environment(envs: Path, name: str) -> Path:
@@ -65,17 +95,23 @@ def inputs() -> dict:
     references, candidates = parity_pairs()
     empty_references, empty_candidates = empty_candidate_pairs()
     extra = iu_reports(4)
-    return {"references": references, "candidates": candidates,
-            "empty_candidate_references": empty_references, "empty_candidate_candidates": empty_candidates,
-            # RaTEScore drops a report without a usable sentence and pairs the rest out of step
-            "empty_report_references": [extra[0], "", extra[2], "ok", extra[3]],
-            "empty_report_candidates": [extra[1], extra[2], "  ", extra[0], extra[3]],
-            "green_responses": responses()}
+    return {
+        "references": references,
+        "candidates": candidates,
+        "empty_candidate_references": empty_references,
+        "empty_candidate_candidates": empty_candidates,
+        # RaTEScore drops a report without a usable sentence and pairs the rest out of step
+        "empty_report_references": [extra[0], "", extra[2], "ok", extra[3]],
+        "empty_report_candidates": [extra[1], extra[2], "  ", extra[0], extra[3]],
+        "green_responses": responses(),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", nargs="+", choices=REFERENCES, default=["chexbert", "radgraph", "ratescore", "radeval"])
+    parser.add_argument(
+        "--only", nargs="+", choices=REFERENCES, default=["chexbert", "radgraph", "ratescore", "radeval"]
+    )
     parser.add_argument("--envs", type=Path, default=REPO / ".venv-ref")
     parser.add_argument("--fineradscore-repo", type=Path)
     parser.add_argument("--out", type=Path, default=REPO / "tests" / "data" / "released")
@@ -88,21 +124,47 @@ def main() -> None:
         digest = lookalikes.digest(root)
         data = inputs()
         (Path(work) / "inputs.json").write_text(json.dumps(data), encoding="utf-8")
-        env = {**os.environ, "HF_HOME": str(root / "hf"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-               "XDG_CACHE_HOME": str(root / "xdg"), "PYTHONPATH": str(HERE / "reference"), "TOKENIZERS_PARALLELISM": "false"}
+        env = {
+            **os.environ,
+            "HF_HOME": str(root / "hf"),
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "XDG_CACHE_HOME": str(root / "xdg"),
+            "PYTHONPATH": str(HERE / "reference"),
+            "TOKENIZERS_PARALLELISM": "false",
+        }
         for name in args.only:
             out = Path(work) / f"{name}.json"
             if name == "fineradscore":
-                command = [str(environment(args.envs, "radeval")), str(HERE / "reference" / "run_fineradscore.py"),
-                           "--repo", str(args.fineradscore_repo), "--inputs", str(Path(work) / "inputs.json"), "--out", str(out)]
+                command = [
+                    str(environment(args.envs, "radeval")),
+                    str(HERE / "reference" / "run_fineradscore.py"),
+                    "--repo",
+                    str(args.fineradscore_repo),
+                    "--inputs",
+                    str(Path(work) / "inputs.json"),
+                    "--out",
+                    str(out),
+                ]
             else:
-                command = [str(environment(args.envs, name)), str(HERE / "reference" / f"run_{name}.py"),
-                           "--root", str(root), "--inputs", str(Path(work) / "inputs.json"), "--out", str(out)]
+                command = [
+                    str(environment(args.envs, name)),
+                    str(HERE / "reference" / f"run_{name}.py"),
+                    "--root",
+                    str(root),
+                    "--inputs",
+                    str(Path(work) / "inputs.json"),
+                    "--out",
+                    str(out),
+                ]
             print(f"[{name}] {' '.join(command)}", file=sys.stderr)
             subprocess.run(command, check=True, env=env, cwd=work)
             outputs = json.loads(out.read_text(encoding="utf-8"))
             fixture = {
-                "made_by": "python tests/parity/make_fixtures.py" + (" --fineradscore-repo PATH" if name == "fineradscore" else ""),
+                "made_by": (
+                    "python tests/parity/make_fixtures.py"
+                    + (" --fineradscore-repo PATH" if name == "fineradscore" else "")
+                ),
                 "reference": REFERENCES[name],
                 "environment": outputs.pop("environment"),
                 "lookalike_digest": digest,

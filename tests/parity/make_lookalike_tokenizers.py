@@ -30,12 +30,21 @@ def modernbert(texts: list[str]) -> Tokenizer:
     tokenizer = Tokenizer(models.BPE(unk_token="[UNK]"))
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
-    tokenizer.train_from_iterator(texts, trainers.BpeTrainer(
-        vocab_size=800, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    tokenizer.train_from_iterator(
+        texts,
+        trainers.BpeTrainer(
+            vocab_size=800,
+            special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,
+        ),
+    )
     cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
     tokenizer.post_processor = processors.TemplateProcessing(
-        single="[CLS]:0 $A:0 [SEP]:0", pair="[CLS]:0 $A:0 [SEP]:0 $B:0 [SEP]:0", special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+        single="[CLS]:0 $A:0 [SEP]:0",
+        pair="[CLS]:0 $A:0 [SEP]:0 $B:0 [SEP]:0",
+        special_tokens=[("[CLS]", cls), ("[SEP]", sep)],
+    )
     return tokenizer
 
 
@@ -44,23 +53,38 @@ def deberta(texts: list[str]) -> Tokenizer:
     tokenizer.normalizer = normalizers.Strip()
     tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
     tokenizer.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always", split=True)
-    tokenizer.train_from_iterator(texts, trainers.UnigramTrainer(
-        vocab_size=700, special_tokens=["[PAD]", "[CLS]", "[SEP]", "[UNK]"], unk_token="[UNK]", show_progress=False))
+    tokenizer.train_from_iterator(
+        texts,
+        trainers.UnigramTrainer(
+            vocab_size=700, special_tokens=["[PAD]", "[CLS]", "[SEP]", "[UNK]"], unk_token="[UNK]", show_progress=False
+        ),
+    )
     tokenizer.add_special_tokens(["[MASK]"])
     tokenizer.post_processor = processors.TemplateProcessing(
-        single="[CLS]:0 $A:0 [SEP]:0", pair="[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1", special_tokens=[("[CLS]", 1), ("[SEP]", 2)])
+        single="[CLS]:0 $A:0 [SEP]:0",
+        pair="[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", 1), ("[SEP]", 2)],
+    )
     return tokenizer
 
 
 def llama(texts: list[str]) -> Tokenizer:
     tokenizer = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True, fuse_unk=True))
     tokenizer.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
-    tokenizer.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
-                                           decoders.Strip(" ", 1, 0)])
-    tokenizer.train_from_iterator(texts, trainers.BpeTrainer(
-        vocab_size=1200, special_tokens=["<unk>", "<s>", "</s>", *(f"<0x{i:02X}>" for i in range(256))], show_progress=False))
-    tokenizer.post_processor = processors.TemplateProcessing(single="<s>:0 $A:0", pair="<s>:0 $A:0 <s>:1 $B:1",
-                                                             special_tokens=[("<s>", 1)])
+    tokenizer.decoder = decoders.Sequence(
+        [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)]
+    )
+    tokenizer.train_from_iterator(
+        texts,
+        trainers.BpeTrainer(
+            vocab_size=1200,
+            special_tokens=["<unk>", "<s>", "</s>", *(f"<0x{i:02X}>" for i in range(256))],
+            show_progress=False,
+        ),
+    )
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="<s>:0 $A:0", pair="<s>:0 $A:0 <s>:1 $B:1", special_tokens=[("<s>", 1)]
+    )
     return tokenizer
 
 

@@ -25,8 +25,8 @@ def iu_reports(n: int) -> list[str]:
 
 def parity_pairs() -> tuple[list[str], list[str]]:
     reports = iu_reports(N_PAIRS + 12)
-    references, candidates = reports[:N_PAIRS], reports[1:N_PAIRS + 1]
-    long_report = " ".join(reports[N_PAIRS:N_PAIRS + 12])
+    references, candidates = reports[:N_PAIRS], reports[1 : N_PAIRS + 1]
+    long_report = " ".join(reports[N_PAIRS : N_PAIRS + 12])
     references += [long_report, PUNCTUATION, reports[5]]
     candidates += [reports[0], reports[3], reports[5]]
     return references, candidates

@@ -1,5 +1,6 @@
 """CheXbert-style labeler recipe (Smit et al. 2020): encoder [CLS] -> 13 four-class heads + 1 two-class
-head (No Finding), summed cross-entropy (optionally class-weighted: loss.py), trained on the rule labeler's silver labels; checkpoints are
+head (No Finding), summed cross-entropy (optionally class-weighted: loss.py), trained on the rule labeler's silver
+labels; checkpoints are
 selected by mean Cohen's kappa on the validation split (as CheXbert selects), and the card reports
 kappa, CheXbert's weighted F1 and agreement with NegBio's manual labels next to the rule labeler's.
 
@@ -40,13 +41,25 @@ CLASS_TO_RULE = {v: k for k, v in RULE_TO_CLASS.items()}
 
 @dataclass
 class SentenceExampleArguments:
-    add_sentence_examples: bool = field(default=False, metadata={
-        "help": "also train on each distinct sentence of the training reports, labelled by the rule labeler on its own "
-                "(No Finding, a whole-report label, is not trained on them)"})
+    add_sentence_examples: bool = field(
+        default=False,
+        metadata={
+            "help": (
+                "also train on each distinct sentence of the training reports, labelled by the rule labeler on its own"
+                " (No Finding, a whole-report label, is not trained on them)"
+            )
+        },
+    )
 
 
-ARGUMENT_TYPES = (ModelArguments, DataArguments, TrainingArguments, GoldSplitArguments, ClassWeightArguments,
-                  SentenceExampleArguments)
+ARGUMENT_TYPES = (
+    ModelArguments,
+    DataArguments,
+    TrainingArguments,
+    GoldSplitArguments,
+    ClassWeightArguments,
+    SentenceExampleArguments,
+)
 
 
 def sentence_examples(texts) -> dict[str, list]:
@@ -92,9 +105,11 @@ def labeler_scores(true, predicted) -> dict[str, float]:
             f1s.append(f1_score(true[:, i], predicted[:, i], labels=mentioned, average="weighted", zero_division=0))
             weights.append(int((true[:, i] != 0).sum()))
             macro_f1s.append(f1_score(true[:, i], predicted[:, i], labels=mentioned, average="macro", zero_division=0))
-    return {"kappa": float(np.mean(kappas)),
-            "weighted_f1": float(np.average(f1s, weights=weights)) if weights else 0.0,
-            "macro_f1": float(np.mean(macro_f1s)) if macro_f1s else 0.0}
+    return {
+        "kappa": float(np.mean(kappas)),
+        "weighted_f1": float(np.average(f1s, weights=weights)) if weights else 0.0,
+        "macro_f1": float(np.mean(macro_f1s)) if macro_f1s else 0.0,
+    }
 
 
 def main(argv: list[str] | None = None):
@@ -107,16 +122,29 @@ def main(argv: list[str] | None = None):
     from radmetrics.inference.metrics.chexbert.labeler import CheXbertLabeler, argmax_per_head
 
     model_args, data_args, training_args, split_args, weight_args, sentence_args = RecipeParser(
-        ARGUMENT_TYPES).parse_recipe_args(argv)
+        ARGUMENT_TYPES
+    ).parse_recipe_args(argv)
     data, provenance = load_silver(data_args, "chexpert", training_args)
     reserved = reserved_texts(split_args)
     data["train"], dropped = drop_reserved(data["train"], reserved)
-    sentences = Dataset.from_dict(sentence_examples(data["train"]["text"])) if sentence_args.add_sentence_examples else None
-    provenance.update(train_examples=len(data["train"]), sentence_examples=len(sentences) if sentences else 0, gold_split={
-        **split_args.describe(), "reserved_texts": len(reserved), "dropped_from_train": dropped})
+    sentences = (
+        Dataset.from_dict(sentence_examples(data["train"]["text"])) if sentence_args.add_sentence_examples else None
+    )
+    provenance.update(
+        train_examples=len(data["train"]),
+        sentence_examples=len(sentences) if sentences else 0,
+        gold_split={**split_args.describe(), "reserved_texts": len(reserved), "dropped_from_train": dropped},
+    )
     tokenizer = build_tokenizer(model_args, (r["text"] for r in data["train"]), training_args)
-    run_dir = start_run(COMPONENT, "chexbert/finetune", model_args, data_args, training_args, provenance,
-                        extra_args=(split_args, weight_args, sentence_args))
+    run_dir = start_run(
+        COMPONENT,
+        "chexbert/finetune",
+        model_args,
+        data_args,
+        training_args,
+        provenance,
+        extra_args=(split_args, weight_args, sentence_args),
+    )
 
     no_finding = CHEXPERT_CONDITIONS.index("No Finding")
 
@@ -129,12 +157,25 @@ def main(argv: list[str] | None = None):
         return encoded
 
     with training_args.main_process_first(local=False, desc="tokenize"):
-        tokenized = data.map(tokenize, batched=True, remove_columns=data["train"].column_names,
-                             num_proc=data_args.preprocessing_num_workers)
+        tokenized = data.map(
+            tokenize,
+            batched=True,
+            remove_columns=data["train"].column_names,
+            num_proc=data_args.preprocessing_num_workers,
+        )
         train_dataset = tokenized["train"]
         if sentences is not None:
-            train_dataset = concatenate_datasets([train_dataset, sentences.map(
-                tokenize, batched=True, fn_kwargs={"whole_reports": False}, remove_columns=sentences.column_names)])
+            train_dataset = concatenate_datasets(
+                [
+                    train_dataset,
+                    sentences.map(
+                        tokenize,
+                        batched=True,
+                        fn_kwargs={"whole_reports": False},
+                        remove_columns=sentences.column_names,
+                    ),
+                ]
+            )
 
     model = build_wrapped_model(CheXbertLabeler, model_args, tokenizer)
     config = model.config
@@ -145,24 +186,42 @@ def main(argv: list[str] | None = None):
     def compute_metrics(eval_prediction):
         return labeler_scores(eval_prediction.label_ids, predict_classes(eval_prediction.predictions))
 
-    trainer = AllowedClassTrainer(model=model, args=training_args, train_dataset=train_dataset,
-                                  eval_dataset=tokenized["validation"], data_collator=DataCollatorWithPadding(tokenizer),
-                                  compute_metrics=compute_metrics, processing_class=tokenizer,
-                                  class_weight_power=weight_args.class_weight_power, labels_are_classes=True)
+    trainer = AllowedClassTrainer(
+        model=model,
+        args=training_args,
+        train_dataset=train_dataset,
+        eval_dataset=tokenized["validation"],
+        data_collator=DataCollatorWithPadding(tokenizer),
+        compute_metrics=compute_metrics,
+        processing_class=tokenizer,
+        class_weight_power=weight_args.class_weight_power,
+        labels_are_classes=True,
+    )
 
     def evaluate(final_dir) -> dict:
-        logits = predict_logits(CheXbertLabeler.from_pretrained(final_dir), tokenized["test"],
-                                DataCollatorWithPadding(tokenizer), training_args.per_device_eval_batch_size)
+        logits = predict_logits(
+            CheXbertLabeler.from_pretrained(final_dir),
+            tokenized["test"],
+            DataCollatorWithPadding(tokenizer),
+            training_args.per_device_eval_batch_size,
+        )
         predicted = predict_classes(logits)
         gold = np.asarray(tokenized["test"]["labels"])
         results = {f"test_{k}": v for k, v in labeler_scores(gold, predicted).items()}
-        majority = np.array([np.bincount(np.asarray(tokenized["train"]["labels"])[:, i]).argmax() for i in range(gold.shape[1])])
+        majority = np.array(
+            [np.bincount(np.asarray(tokenized["train"]["labels"])[:, i]).argmax() for i in range(gold.shape[1])]
+        )
         baseline = labeler_scores(gold, np.tile(majority, (len(gold), 1)))
         results.update({f"baseline_majority_test_{k}": v for k, v in baseline.items()})
-        test_ids = {rid for rid, text in zip(data["test"]["id"], data["test"]["text"])
-                    if normalise_report_text(text) not in reserved}  # the reserved gold labels are stage 2's
-        model_labels = {rid: dict(zip(CHEXPERT_CONDITIONS, (CLASS_TO_RULE[int(c)] for c in row)))
-                        for rid, row in zip(data["test"]["id"], predicted)}
+        test_ids = {
+            rid
+            for rid, text in zip(data["test"]["id"], data["test"]["text"])
+            if normalise_report_text(text) not in reserved
+        }  # the reserved gold labels are stage 2's
+        model_labels = {
+            rid: dict(zip(CHEXPERT_CONDITIONS, (CLASS_TO_RULE[int(c)] for c in row)))
+            for rid, row in zip(data["test"]["id"], predicted)
+        }
         ours = f1_against_negbio(test_ids, predictions=model_labels)
         rule = f1_against_negbio(test_ids)
         if ours["reports"]:

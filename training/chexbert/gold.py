@@ -53,15 +53,33 @@ POSITIVE = RULE_TO_CLASS[1]
 @dataclass
 class GoldStageArguments:
     max_seq_length: int = field(default=128, metadata={"help": "tokens per report after tokenisation"})
-    n_bootstrap: int = field(default=1000, metadata={"help": "bootstrap resamples of the test reports for the intervals"})
-    n_permutations: int = field(default=10000, metadata={
-        "help": "approximate-randomisation permutations for the test p-value of the difference with the rule labeler"})
-    score_gold_test: bool = field(default=True, metadata={
-        "help": "predict and score gold test at the end; turn off while choosing settings on gold validation"})
+    n_bootstrap: int = field(
+        default=1000, metadata={"help": "bootstrap resamples of the test reports for the intervals"}
+    )
+    n_permutations: int = field(
+        default=10000,
+        metadata={
+            "help": (
+                "approximate-randomisation permutations for the test p-value of the difference with the rule labeler"
+            )
+        },
+    )
+    score_gold_test: bool = field(
+        default=True,
+        metadata={
+            "help": "predict and score gold test at the end; turn off while choosing settings on gold validation"
+        },
+    )
 
 
-ARGUMENT_TYPES = (ModelArguments, GoldStageArguments, TrainingArguments, GoldSplitArguments, ClassWeightArguments,
-                  SentenceExampleArguments)
+ARGUMENT_TYPES = (
+    ModelArguments,
+    GoldStageArguments,
+    TrainingArguments,
+    GoldSplitArguments,
+    ClassWeightArguments,
+    SentenceExampleArguments,
+)
 
 
 def allowed_classes(positive: dict[str, bool], silver: dict, classes_per_head: list[int]) -> list[int]:
@@ -135,19 +153,26 @@ def stage_one_provenance(path: Path) -> dict | None:
 
 
 def check_stage_one(path: Path, split_args: GoldSplitArguments) -> None:
-    """Refuse a stage-1 labeler that is not recorded as trained without this gold split's validation and test reports."""
+    """Refuse a stage-1 labeler that is not recorded as trained without this gold split's validation and test
+    reports."""
     recorded = (stage_one_provenance(path) or {}).get("gold_split")
     if recorded is None:
-        raise ValueError(f"{path}: no record that stage 1 left the gold validation and test reports out of its training "
-                         "data (data_provenance.gold_split in its run manifest); train it with chexbert/finetune")
+        raise ValueError(
+            f"{path}: no record that stage 1 left the gold validation and test reports out of its training "
+            "data (data_provenance.gold_split in its run manifest); train it with chexbert/finetune"
+        )
     if {k: recorded.get(k) for k in ("ratios", "seed")} != split_args.describe():
-        raise ValueError(f"{path}: stage 1 held out the gold split {recorded}, this run uses {split_args.describe()}; "
-                         "train stage 1 with the same --gold_split_ratios and --gold_split_seed")
+        raise ValueError(
+            f"{path}: stage 1 held out the gold split {recorded}, this run uses {split_args.describe()}; "
+            "train stage 1 with the same --gold_split_ratios and --gold_split_seed"
+        )
 
 
 def is_labeler(path: Path) -> bool:
     config = path / "config.json"
-    return config.is_file() and json.loads(config.read_text(encoding="utf-8")).get("model_type") == "radmetrics_chexbert"
+    return (
+        config.is_file() and json.loads(config.read_text(encoding="utf-8")).get("model_type") == "radmetrics_chexbert"
+    )
 
 
 def main(argv: list[str] | None = None):
@@ -160,7 +185,8 @@ def main(argv: list[str] | None = None):
     from radmetrics.inference.metrics.chexbert.labeler import CheXbertLabeler
 
     model_args, stage_args, training_args, split_args, weight_args, sentence_args = RecipeParser(
-        ARGUMENT_TYPES).parse_recipe_args(argv)
+        ARGUMENT_TYPES
+    ).parse_recipe_args(argv)
     by_split = gold_reports(split_args)
     sentences = sentence_examples(r.text for r in by_split["train"]) if sentence_args.add_sentence_examples else None
     stage_one = Path(model_args.model_name_or_path).expanduser()
@@ -170,26 +196,49 @@ def main(argv: list[str] | None = None):
         tokenizer = load_tokenizer(stage_one)
     else:
         tokenizer = build_tokenizer(model_args, (r.text for r in by_split["train"]), training_args)
-    provenance = {"gold": GOLD_SOURCE, "gold_split": split_args.describe(), "stage_one": str(stage_one) if continues else None,
-                  **{f"gold_{split}_reports": len(reports) for split, reports in by_split.items()},
-                  "sentence_examples": len(sentences["text"]) if sentences else 0}
-    run_dir = start_run(COMPONENT, "chexbert/gold", model_args, stage_args, training_args, provenance,
-                        extra_args=(split_args, weight_args, sentence_args))
-    model = CheXbertLabeler.from_pretrained(stage_one) if continues else build_wrapped_model(CheXbertLabeler, model_args, tokenizer)
+    provenance = {
+        "gold": GOLD_SOURCE,
+        "gold_split": split_args.describe(),
+        "stage_one": str(stage_one) if continues else None,
+        **{f"gold_{split}_reports": len(reports) for split, reports in by_split.items()},
+        "sentence_examples": len(sentences["text"]) if sentences else 0,
+    }
+    run_dir = start_run(
+        COMPONENT,
+        "chexbert/gold",
+        model_args,
+        stage_args,
+        training_args,
+        provenance,
+        extra_args=(split_args, weight_args, sentence_args),
+    )
+    model = (
+        CheXbertLabeler.from_pretrained(stage_one)
+        if continues
+        else build_wrapped_model(CheXbertLabeler, model_args, tokenizer)
+    )
     classes_per_head = list(model.config.classes_per_head)
     labels = shared_labels()
 
     def encode(reports: list[GoldReport]) -> Dataset:
         encoded = tokenizer([r.text for r in reports], truncation=True, max_length=stage_args.max_seq_length)
-        return Dataset.from_dict({**encoded, "labels": [allowed_classes(r.positive, label_report(r.text), classes_per_head)
-                                                        for r in reports]})
+        return Dataset.from_dict(
+            {
+                **encoded,
+                "labels": [allowed_classes(r.positive, label_report(r.text), classes_per_head) for r in reports],
+            }
+        )
 
     def encode_sentences() -> Dataset:
-        """Gold-train sentences allowing their silver class on each head; No Finding, a whole-report label, allows all."""
-        start, n = head_offsets(classes_per_head)["No Finding"], classes_per_head[CHEXPERT_CONDITIONS.index("No Finding")]
+        """Gold-train sentences allowing their silver class on each head; No Finding, a whole-report label, allows
+        all."""
+        start, n = (
+            head_offsets(classes_per_head)["No Finding"],
+            classes_per_head[CHEXPERT_CONDITIONS.index("No Finding")],
+        )
         masks = [allowed_classes({}, labels, classes_per_head) for labels in sentences["labels"]]
         for mask in masks:
-            mask[start:start + n] = [1] * n
+            mask[start : start + n] = [1] * n
         encoded = tokenizer(sentences["text"], truncation=True, max_length=stage_args.max_seq_length)
         return Dataset.from_dict({**encoded, "labels": masks})
 
@@ -198,27 +247,53 @@ def main(argv: list[str] | None = None):
 
     def compute_metrics(eval_prediction):
         gold = gold_positives_from_masks(eval_prediction.label_ids, classes_per_head, labels)
-        return {"macro_f1": macro_f1(gold, positives_from_logits(eval_prediction.predictions, classes_per_head, labels))}
+        return {
+            "macro_f1": macro_f1(gold, positives_from_logits(eval_prediction.predictions, classes_per_head, labels))
+        }
 
-    trainer = AllowedClassTrainer(model=model, args=training_args, train_dataset=train_dataset,
-                                  eval_dataset=tokenized["validation"], data_collator=DataCollatorWithPadding(tokenizer),
-                                  compute_metrics=compute_metrics, processing_class=tokenizer,
-                                  class_weight_power=weight_args.class_weight_power)
+    trainer = AllowedClassTrainer(
+        model=model,
+        args=training_args,
+        train_dataset=train_dataset,
+        eval_dataset=tokenized["validation"],
+        data_collator=DataCollatorWithPadding(tokenizer),
+        compute_metrics=compute_metrics,
+        processing_class=tokenizer,
+        class_weight_power=weight_args.class_weight_power,
+    )
 
     def evaluate(final_dir) -> dict:
         final_model = CheXbertLabeler.from_pretrained(final_dir)
         evaluation, predictions = {}, []
-        for split in ("validation", "test") if stage_args.score_gold_test else ("validation",):  # the one reading of test
+        for split in (
+            ("validation", "test") if stage_args.score_gold_test else ("validation",)
+        ):  # the one reading of test
             reports = by_split[split]
-            logits = predict_logits(final_model, tokenized[split] if split in tokenized else encode(reports),
-                                    DataCollatorWithPadding(tokenizer), training_args.per_device_eval_batch_size)
-            gold = np.array([[r.positive[label] for label in labels] for r in reports], dtype=bool).reshape(-1, len(labels))
+            logits = predict_logits(
+                final_model,
+                tokenized[split] if split in tokenized else encode(reports),
+                DataCollatorWithPadding(tokenizer),
+                training_args.per_device_eval_batch_size,
+            )
+            gold = np.array([[r.positive[label] for label in labels] for r in reports], dtype=bool).reshape(
+                -1, len(labels)
+            )
             ours, rule = positives_from_logits(logits, classes_per_head, labels), rule_positives(reports, labels)
-            evaluation[split] = compare_labelers(gold, ours, rule, labels, stage_args.n_bootstrap, stage_args.n_permutations,
-                                                 seed=training_args.seed)
-            predictions += [{"id": r.id, "split": split, **{f"{who}_{label}": bool(row[j]) for who, row in
-                                                            (("gold", g), ("model", m), ("rule", u)) for j, label in enumerate(labels)}}
-                            for r, g, m, u in zip(reports, gold, ours, rule)]
+            evaluation[split] = compare_labelers(
+                gold, ours, rule, labels, stage_args.n_bootstrap, stage_args.n_permutations, seed=training_args.seed
+            )
+            predictions += [
+                {
+                    "id": r.id,
+                    "split": split,
+                    **{
+                        f"{who}_{label}": bool(row[j])
+                        for who, row in (("gold", g), ("model", m), ("rule", u))
+                        for j, label in enumerate(labels)
+                    },
+                }
+                for r, g, m, u in zip(reports, gold, ours, rule)
+            ]
         (run_dir / "gold_evaluation.json").write_text(json.dumps(evaluation, indent=2), encoding="utf-8")
         with open(run_dir / "gold_predictions.jsonl", "w", encoding="utf-8") as fh:
             fh.writelines(json.dumps(p) + "\n" for p in predictions)
@@ -232,12 +307,20 @@ def flat_results(evaluation: dict, by_split: dict) -> dict:
     """eval_results.json (and the model card): headline figures per gold split, per-label test F1."""
     results = {f"gold_{split}_reports": len(reports) for split, reports in by_split.items()}
     for split, scores in evaluation.items():
-        results.update({f"{split}_macro_f1": scores["model_macro_f1"], f"rule_labeler_{split}_macro_f1": scores["rule_macro_f1"]})
+        results.update(
+            {f"{split}_macro_f1": scores["model_macro_f1"], f"rule_labeler_{split}_macro_f1": scores["rule_macro_f1"]}
+        )
     test = evaluation.get("test")
     if test is None:
         return results
-    results.update({"test_macro_f1_diff": test["diff"], "test_macro_f1_diff_ci95_low": test["diff_ci95"][0],
-                    "test_macro_f1_diff_ci95_high": test["diff_ci95"][1], "test_macro_f1_diff_p_value": test["diff_p_value"]})
+    results.update(
+        {
+            "test_macro_f1_diff": test["diff"],
+            "test_macro_f1_diff_ci95_low": test["diff_ci95"][0],
+            "test_macro_f1_diff_ci95_high": test["diff_ci95"][1],
+            "test_macro_f1_diff_p_value": test["diff_p_value"],
+        }
+    )
     for label in test["labels"]:
         results[f"test_f1_{label}"] = test["model_per_label"][label]["f1"]
         results[f"rule_labeler_test_f1_{label}"] = test["rule_per_label"][label]["f1"]

@@ -23,10 +23,20 @@ GOLD_SOURCE = "NegBio manual labels of the IU X-ray reports (ncbi-nlp/NegBio ope
 
 @dataclass
 class GoldSplitArguments:
-    gold_split_ratios: list[float] = field(default_factory=lambda: [0.6, 0.15, 0.25], metadata={
-        "help": "gold train / validation / test fractions of the NegBio-labelled IU X-ray reports (by normalised text)"})
-    gold_split_seed: int = field(default=1, metadata={
-        "help": "seed of the gold split's hash (the silver split uses 0); stage 1 and stage 2 must use the same"})
+    gold_split_ratios: list[float] = field(
+        default_factory=lambda: [0.6, 0.15, 0.25],
+        metadata={
+            "help": (
+                "gold train / validation / test fractions of the NegBio-labelled IU X-ray reports (by normalised text)"
+            )
+        },
+    )
+    gold_split_seed: int = field(
+        default=1,
+        metadata={
+            "help": "seed of the gold split's hash (the silver split uses 0); stage 1 and stage 2 must use the same"
+        },
+    )
 
     def describe(self) -> dict:
         return {"ratios": [float(r) for r in self.gold_split_ratios], "seed": int(self.gold_split_seed)}
@@ -63,6 +73,7 @@ def reserved_texts(split_args: GoldSplitArguments) -> set[str]:
 
 
 def drop_reserved(dataset, reserved: set[str]):
-    """`dataset` (a `text` column) without the reports whose normalised text is reserved; returns it and how many went."""
+    """`dataset` (a `text` column) without the reports whose normalised text is reserved; returns it and how many
+    went."""
     keep = [i for i, text in enumerate(dataset["text"]) if normalise_report_text(text) not in reserved]
     return dataset.select(keep), len(dataset) - len(keep)

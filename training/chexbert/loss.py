@@ -22,12 +22,19 @@ IGNORED_HEAD = -100  # a class id that trains nothing on its head: every class i
 
 @dataclass
 class ClassWeightArguments:
-    class_weight_power: float = field(default=0.0, metadata={
-        "help": "weight examples by (n / (K * count))^p of their target classes per head; 0 = unweighted, as CheXbert"})
+    class_weight_power: float = field(
+        default=0.0,
+        metadata={
+            "help": (
+                "weight examples by (n / (K * count))^p of their target classes per head; 0 = unweighted, as CheXbert"
+            )
+        },
+    )
 
 
 def one_hot_heads(labels, classes_per_head: list[int]):
-    """reports x heads class ids -> reports x sum(classes) 0/1 masks: one allowed class per head, all for IGNORED_HEAD."""
+    """reports x heads class ids -> reports x sum(classes) 0/1 masks: one allowed class per head, all for
+    IGNORED_HEAD."""
     import torch
 
     masks = []
@@ -60,8 +67,11 @@ def allowed_class_loss(logits, allowed, classes_per_head: list[int], weights=Non
     import torch
 
     loss = logits.new_zeros(())
-    splits = (torch.split(logits, classes_per_head, -1), torch.split(allowed, classes_per_head, -1),
-              torch.split(weights, classes_per_head, -1) if weights is not None else [None] * len(classes_per_head))
+    splits = (
+        torch.split(logits, classes_per_head, -1),
+        torch.split(allowed, classes_per_head, -1),
+        torch.split(weights, classes_per_head, -1) if weights is not None else [None] * len(classes_per_head),
+    )
     for head_logits, head_allowed, head_weights in zip(*splits):
         kept = head_logits.masked_fill(head_allowed == 0, float("-inf"))
         nll = torch.logsumexp(head_logits, -1) - torch.logsumexp(kept, -1)

@@ -17,15 +17,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="new (or empty) export directory")
     parser.add_argument("--push-to-hub", metavar="REPO", help="also upload to this Hugging Face Hub repo id")
     parser.add_argument("--revision", help="Hub branch to upload to (created if missing), e.g. the run name")
-    parser.add_argument("--public", action="store_true",
-                        help="create the Hub repo as public (default: private; clinical training data may forbid sharing)")
-    parser.add_argument("--license", help="Hub licence id for the card (default: the base model's, when radmetrics knows it)")
+    parser.add_argument(
+        "--public",
+        action="store_true",
+        help="create the Hub repo as public (default: private; clinical training data may forbid sharing)",
+    )
+    parser.add_argument(
+        "--license", help="Hub licence id for the card (default: the base model's, when radmetrics knows it)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from ..export import export_run
 
-    out = export_run(args.run_dir, args.out, push_to_hub=args.push_to_hub, revision=args.revision,
-                     private=not args.public, license=args.license)
+    out = export_run(
+        args.run_dir,
+        args.out,
+        push_to_hub=args.push_to_hub,
+        revision=args.revision,
+        private=not args.public,
+        license=args.license,
+    )
     print(f"exported {args.run_dir} -> {out}")
     return 0

@@ -1,11 +1,13 @@
-"""`radmetrics weights list`, `radmetrics weights convert SRC --kind KIND --out DIR` and `radmetrics weights verify DIR`."""
+"""`radmetrics weights list`, `radmetrics weights convert SRC --kind KIND --out DIR` and `radmetrics weights verify
+DIR`."""
 
 from __future__ import annotations
 
 import argparse
 
 HELP = "the metric authors' released weights: list them, convert one into the export contract"
-DESCRIPTION = """list     every known released artefact: name, kind, Hub repository and file, size, licence, the metrics
+DESCRIPTION = """list     every known released artefact: name, kind, Hub repository and file, size, licence, the \
+metrics
          that use it, the package whose behaviour radmetrics reproduces with it, and whether it is in the local
          Hugging Face cache.
 convert  SRC (a local path or a name from `list`) of --kind chexbert|radgraph|rate_ner|green into a directory
@@ -28,8 +30,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     verify = sub.add_parser("verify", help="check every file of an exported checkpoint against its manifest's sha256")
     verify.add_argument("directory", help="an exported or converted checkpoint (a path or Hub repo id)")
     verify.add_argument("--revision", help="Hub revision, when DIRECTORY is a repo id")
-    convert.add_argument("--base-model", help="chexbert/radgraph: the transformer's config+tokenizer folder (default: the Hub id "
-                                              "the reference loads, from the cache); rate_ner: the entity encoder folder")
+    convert.add_argument(
+        "--base-model",
+        help=(
+            "chexbert/radgraph: the transformer's config+tokenizer folder (default: the Hub id "
+            "the reference loads, from the cache); rate_ner: the entity encoder folder"
+        ),
+    )
 
 
 def _cached(artefact) -> str:
@@ -52,7 +59,10 @@ def run(args: argparse.Namespace) -> int:
         print("|---|---|---|---|---|---|---|---|")
         for a in ARTEFACTS.values():
             where = f"{a.repo_id} / {a.filename}" if a.filename else a.repo_id
-            print(f"| {a.name} | {a.kind} | {where} | {a.size} | {a.licence} | {', '.join(a.metrics)} | {a.reference} | {_cached(a)} |")
+            print(
+                f"| {a.name} | {a.kind} | {where} | {a.size} | {a.licence} | {', '.join(a.metrics)} | {a.reference} |"
+                f" {_cached(a)} |"
+            )
         return 0
     if args.weights_command == "verify":
         from radmetrics.inference.loading.checkpoint import (

@@ -29,7 +29,9 @@ class AdapterCheck(TrainerCallback):
         from ..encoder_recipe import is_main_process
 
         if is_main_process():
-            check_adapter_file(Path(args.output_dir) / f"checkpoint-{state.global_step}", self.expected_keys, self.rank)
+            check_adapter_file(
+                Path(args.output_dir) / f"checkpoint-{state.global_step}", self.expected_keys, self.rank
+            )
 
 
 def check_adapter_file(directory: str | Path, expected_keys: set[str] | None = None, rank: int | None = None) -> int:
@@ -44,13 +46,21 @@ def check_adapter_file(directory: str | Path, expected_keys: set[str] | None = N
         raise AdapterError(f"{path} holds no tensors")
     empty = [k for k, v in tensors.items() if v.numel() == 0]
     if empty:
-        raise AdapterError(f"{path}: {len(empty)} empty tensors (e.g. {empty[0]}); with ZeRO-3 set "
-                           "stage3_gather_16bit_weights_on_model_save: true")
+        raise AdapterError(
+            f"{path}: {len(empty)} empty tensors (e.g. {empty[0]}); with ZeRO-3 set "
+            "stage3_gather_16bit_weights_on_model_save: true"
+        )
     if expected_keys is not None and set(tensors) != expected_keys:
         missing, extra = sorted(expected_keys - set(tensors)), sorted(set(tensors) - expected_keys)
-        raise AdapterError(f"{path}: adapter keys differ from the model's (missing {missing[:3]}, unexpected {extra[:3]})")
+        raise AdapterError(
+            f"{path}: adapter keys differ from the model's (missing {missing[:3]}, unexpected {extra[:3]})"
+        )
     if rank is not None:
-        wrong = [k for k, v in tensors.items() if ("lora_A" in k and v.shape[0] != rank) or ("lora_B" in k and v.shape[1] != rank)]
+        wrong = [
+            k
+            for k, v in tensors.items()
+            if ("lora_A" in k and v.shape[0] != rank) or ("lora_B" in k and v.shape[1] != rank)
+        ]
         if wrong:
             raise AdapterError(f"{path}: {wrong[0]} does not have rank {rank}")
     return len(tensors)

@@ -29,14 +29,22 @@ GREEN_CHAT_TEMPLATE = (
 
 @dataclass
 class CausalLMArguments:
-    model_name_or_path: str = field(default=TINY, metadata={
-        "help": "local path or Hub id of a causal LM (stage 2: the stage-1 run's final/), or tiny-llama"})
+    model_name_or_path: str = field(
+        default=TINY,
+        metadata={"help": "local path or Hub id of a causal LM (stage 2: the stage-1 run's final/), or tiny-llama"},
+    )
     tiny_vocab_size: int = field(default=2000, metadata={"help": "vocabulary of the tiny BPE tokenizer"})
     tiny_hidden_size: int = field(default=64, metadata={"help": "hidden size of the tiny Llama"})
     tiny_layers: int = field(default=2, metadata={"help": "layers of the tiny Llama"})
-    attn_implementation: str = field(default="auto", metadata={
-        "help": "auto (flash_attention_2 when installed on a GPU, else sdpa), flash_attention_2, sdpa or eager"})
-    dtype: str = field(default="auto", metadata={"help": "auto (bf16 on GPU, fp32 on CPU), bfloat16, float16, float32"})
+    attn_implementation: str = field(
+        default="auto",
+        metadata={
+            "help": "auto (flash_attention_2 when installed on a GPU, else sdpa), flash_attention_2, sdpa or eager"
+        },
+    )
+    dtype: str = field(
+        default="auto", metadata={"help": "auto (bf16 on GPU, fp32 on CPU), bfloat16, float16, float32"}
+    )
 
 
 def attention_implementation(requested: str = "auto") -> str:
@@ -70,7 +78,9 @@ def build_causal_tokenizer(args: CausalLMArguments, texts, output_dir: str | Pat
         # The GREEN prompt and response format join the report text, so their words get merges of their own.
         template = [green_prompt("", ""), render_green_response("", {}, {}, [])] * 200
         directory = Path(output_dir) / "tokenizer"
-        build_once(directory, lambda: train_bpe_tokenizer([*texts, *template], directory, vocab_size=args.tiny_vocab_size))
+        build_once(
+            directory, lambda: train_bpe_tokenizer([*texts, *template], directory, vocab_size=args.tiny_vocab_size)
+        )
         tokenizer = load_tokenizer(directory, min_vocab=50)
     else:
         tokenizer = load_tokenizer(args.model_name_or_path)
@@ -115,11 +125,22 @@ def build_causal_lm(args: CausalLMArguments, tokenizer, quantization_config=None
     if args.model_name_or_path == TINY and args.attn_implementation == "auto":
         attention = "sdpa"  # the tiny model is built in fp32, which flash-attn refuses
     if args.model_name_or_path == TINY:
-        config = tiny_llama_config(len(tokenizer), tokenizer.pad_token_id, tokenizer.bos_token_id, tokenizer.eos_token_id,
-                                   hidden_size=args.tiny_hidden_size, num_hidden_layers=args.tiny_layers, use_cache=False)
+        config = tiny_llama_config(
+            len(tokenizer),
+            tokenizer.pad_token_id,
+            tokenizer.bos_token_id,
+            tokenizer.eos_token_id,
+            hidden_size=args.tiny_hidden_size,
+            num_hidden_layers=args.tiny_layers,
+            use_cache=False,
+        )
         model = AutoModelForCausalLM.from_config(config, attn_implementation=attention)
     else:
-        model = AutoModelForCausalLM.from_pretrained(resolve_model_path(args.model_name_or_path), dtype=torch_dtype(args.dtype),
-                                                     attn_implementation=attention, quantization_config=quantization_config)
+        model = AutoModelForCausalLM.from_pretrained(
+            resolve_model_path(args.model_name_or_path),
+            dtype=torch_dtype(args.dtype),
+            attn_implementation=attention,
+            quantization_config=quantization_config,
+        )
         model.config.use_cache = False
     return model

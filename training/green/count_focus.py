@@ -2,7 +2,8 @@
 
 - `count_token_weight`: a GREEN response is about two hundred tokens of boilerplate and quotes, of which a dozen digits
   are the counts the metric reads. The mean token loss lets the boilerplate dominate; this weights every digit token of
-  the response (the counts, and any digit a quote copies) by the given factor. The sum is still divided by the number of
+  the response (the counts, and any digit a quote copies) by the given factor. The sum is still divided by the number
+  of
   response tokens, as TRL's own plain (`nll`) loss is, so a weight of 1 is TRL's loss (tested against the trainer's
   own `compute_loss` on one batch). The trainer refuses the settings TRL's loss has and this one does not (other loss
   types, label smoothing, a custom loss function, MoE auxiliary losses), and TRL's entropy and token-accuracy logs are
@@ -49,7 +50,9 @@ def draw_training_pairs(train, limit: int, draw: str, seed: int = 0):
             bins[found].append(index)
     chosen: list[int] = []
     remaining = min(limit, sum(map(len, bins.values())))
-    for position, members in enumerate(sorted(bins.values(), key=len)):  # smallest bins first, so their shortfall is shared out
+    for position, members in enumerate(
+        sorted(bins.values(), key=len)
+    ):  # smallest bins first, so their shortfall is shared out
         share = min(len(members), remaining // (len(bins) - position))
         chosen += members[:share]
         remaining -= share

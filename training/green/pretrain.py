@@ -3,7 +3,8 @@
 Packing: each step's documents are concatenated into one row without padding
 (`DataCollatorWithFlattening`), with position ids restarting at every document. With `pack_tokens`, documents are
 first grouped into rows of at most that many tokens and `per_device_train_batch_size` counts rows, so a step holds a
-fixed token budget (a GPU configuration packs thousands of tokens per device instead of a handful of short reports). transformers turns restarting
+fixed token budget (a GPU configuration packs thousands of tokens per device instead of a handful of short reports).
+transformers turns restarting
 position ids into a block-diagonal causal mask (SDPA/eager) or variable-length kernels (flash-attn 2), so no
 token attends across a document boundary; the first token of each document carries no label. This needs the
 model's KV cache off during training (`use_cache=False`, set by `build_causal_lm`), which a test checks:
@@ -38,16 +39,34 @@ COMPONENT = "green"
 
 @dataclass
 class PretrainDataArguments:
-    corpus_dir: str | None = field(default=None, metadata={
-        "help": "output of `radmetrics data pretrain-corpus`; when unset, built from the bundled IU corpus into OUTPUT_DIR/corpus"})
+    corpus_dir: str | None = field(
+        default=None,
+        metadata={
+            "help": (
+                "output of `radmetrics data pretrain-corpus`; when unset, built from the bundled IU corpus into"
+                " OUTPUT_DIR/corpus"
+            )
+        },
+    )
     max_length: int = field(default=512, metadata={"help": "tokens per document (longer ones are cut)"})
     max_train_samples: int | None = field(default=None, metadata={"help": "truncate the training split"})
     max_eval_samples: int | None = field(default=None, metadata={"help": "truncate the validation and test splits"})
-    pack_tokens: int | None = field(default=None, metadata={
-        "help": "tokens per packed training row (documents grouped greedily in a seeded order); unset: one document per item"})
-    preprocessing_num_workers: int | None = field(default=None, metadata={"help": "processes for tokenisation (datasets.map)"})
-    final_eval_samples: int | None = field(default=None, metadata={
-        "help": "documents per split in the final perplexity, shared out over the ranks (default: all)"})
+    pack_tokens: int | None = field(
+        default=None,
+        metadata={
+            "help": (
+                "tokens per packed training row (documents grouped greedily in a seeded order); unset: one document"
+                " per item"
+            )
+        },
+    )
+    preprocessing_num_workers: int | None = field(
+        default=None, metadata={"help": "processes for tokenisation (datasets.map)"}
+    )
+    final_eval_samples: int | None = field(
+        default=None,
+        metadata={"help": "documents per split in the final perplexity, shared out over the ranks (default: all)"},
+    )
 
 
 ARGUMENT_TYPES = (CausalLMArguments, PretrainDataArguments, TrainingArguments)
@@ -60,17 +79,24 @@ def load_corpus(data_args: PretrainDataArguments, output_dir: str):
     if data_args.corpus_dir and not (root / "hf").is_dir():
         raise FileNotFoundError(f"{root / 'hf'} not found: run `radmetrics data pretrain-corpus --out {root}` first")
     if not data_args.corpus_dir:
+
         def build():
             from radmetrics.data_builders.corpora import iu_xray_corpus
             from radmetrics.data_builders.corpus_io import assign_splits
             from radmetrics.data_builders.pretrain_corpus import write_pretrain_corpus
 
             reports = iu_xray_corpus()
-            write_pretrain_corpus(reports, assign_splits(reports), root, {"corpus": "iu_xray", "path": "bundled", "split_by": "text"})
+            write_pretrain_corpus(
+                reports, assign_splits(reports), root, {"corpus": "iu_xray", "path": "bundled", "split_by": "text"}
+            )
 
         build_once(root, build)
     data = load_from_disk(str(root / "hf"))
-    for split, limit in (("train", data_args.max_train_samples), ("validation", data_args.max_eval_samples), ("test", data_args.max_eval_samples)):
+    for split, limit in (
+        ("train", data_args.max_train_samples),
+        ("validation", data_args.max_eval_samples),
+        ("test", data_args.max_eval_samples),
+    ):
         if split not in data:
             raise ValueError(f"{root / 'hf'}: no {split!r} split (found {list(data)})")
         if limit:
@@ -109,7 +135,9 @@ class FlattenDocuments:
         self.flatten = DataCollatorWithFlattening(return_position_ids=True)
 
     def __call__(self, features: list[dict]) -> dict:
-        documents = [{"input_ids": ids} for f in features for ids in (f["documents"] if "documents" in f else [f["input_ids"]])]
+        documents = [
+            {"input_ids": ids} for f in features for ids in (f["documents"] if "documents" in f else [f["input_ids"]])
+        ]
         return self.flatten(documents)
 
 
@@ -126,7 +154,7 @@ def perplexity(model, dataset, collator, batch_size: int = 16, across_ranks: boo
     total, tokens = 0.0, 0
     with torch.no_grad():
         for start in range(0, len(mine), batch_size):
-            batch = collator([dataset[i] for i in mine[start:start + batch_size]])
+            batch = collator([dataset[i] for i in mine[start : start + batch_size]])
             batch = {k: v.to(model.device) for k, v in batch.items()}
             n = int((batch["labels"] != -100).sum())
             total += float(model(**batch).loss) * n
@@ -148,12 +176,20 @@ def main(argv: list[str] | None = None):
     run_dir = start_run(COMPONENT, "green/pretrain", model_args, data_args, training_args, provenance)
 
     def tokenize(batch):
-        ids = tokenizer(batch["text"], add_special_tokens=False, truncation=True, max_length=data_args.max_length - 1)["input_ids"]
+        ids = tokenizer(batch["text"], add_special_tokens=False, truncation=True, max_length=data_args.max_length - 1)[
+            "input_ids"
+        ]
         return {"input_ids": [row + [tokenizer.eos_token_id] for row in ids]}
 
-    with training_args.main_process_first(local=False, desc="tokenize"):  # global rank 0 first: the cache is on the filesystem every node shares
-        tokenized = data.map(tokenize, batched=True, remove_columns=data["train"].column_names,
-                             num_proc=data_args.preprocessing_num_workers)
+    with training_args.main_process_first(
+        local=False, desc="tokenize"
+    ):  # global rank 0 first: the cache is on the filesystem every node shares
+        tokenized = data.map(
+            tokenize,
+            batched=True,
+            remove_columns=data["train"].column_names,
+            num_proc=data_args.preprocessing_num_workers,
+        )
     collator = FlattenDocuments()
     train = tokenized["train"]
     if data_args.pack_tokens:
@@ -162,20 +198,32 @@ def main(argv: list[str] | None = None):
     model = build_causal_lm(model_args, tokenizer)
     if training_args.activation_checkpointing:  # non-reentrant: works with LoRA's frozen inputs and ZeRO-3
         training_args.activation_checkpointing_kwargs = {"use_reentrant": False}
-    trainer = Trainer(model=model, args=training_args, train_dataset=train, eval_dataset=tokenized["validation"],
-                      data_collator=collator, processing_class=tokenizer)
+    trainer = Trainer(
+        model=model,
+        args=training_args,
+        train_dataset=train,
+        eval_dataset=tokenized["validation"],
+        data_collator=collator,
+        processing_class=tokenizer,
+    )
 
     def evaluate(final: Path) -> dict:
         """On every rank: this rank's share of each split, on its own device."""
-        final_model = AutoModelForCausalLM.from_pretrained(final, dtype=default_dtype(),
-                                                           attn_implementation=attention_implementation(model_args.attn_implementation))
+        final_model = AutoModelForCausalLM.from_pretrained(
+            final, dtype=default_dtype(), attn_implementation=attention_implementation(model_args.attn_implementation)
+        )
         final_model = final_model.to(inference_device())
         final_model.config.use_cache = False
         limit = data_args.final_eval_samples
-        return {f"{split}_perplexity": perplexity(final_model, tokenized[split].select(range(min(limit or len(tokenized[split]),
-                                                                                                len(tokenized[split])))),
-                                                  collator, across_ranks=True)
-                for split in ("validation", "test")}
+        return {
+            f"{split}_perplexity": perplexity(
+                final_model,
+                tokenized[split].select(range(min(limit or len(tokenized[split]), len(tokenized[split])))),
+                collator,
+                across_ranks=True,
+            )
+            for split in ("validation", "test")
+        }
 
     train_and_finish(trainer, tokenizer, run_dir, evaluate, every_rank=True, sequence_length=data_args.max_length)
     return run_dir

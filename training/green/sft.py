@@ -21,7 +21,8 @@
   with 95% bootstrap intervals and a paired bootstrap against the constant, into the eval results and model card;
   each split's generations go to `<split>_generations.jsonl` in the run directory.
 
-    radmetrics train green/sft --config configs/green/sft/tiny.yaml --model_name_or_path checkpoints/green_pretrain_tiny/final
+    radmetrics train green/sft --config configs/green/sft/tiny.yaml --model_name_or_path \\
+        checkpoints/green_pretrain_tiny/final
 """
 
 from __future__ import annotations
@@ -61,35 +62,85 @@ COMPONENT = "green"
 
 @dataclass
 class GreenDataArguments:
-    pairs_dir: str | None = field(default=None, metadata={
-        "help": "directory of GREEN annotation records ({split}.jsonl); unset: programmatic-teacher pairs of the bundled corpus"})
-    heuristics: list[str] = field(default_factory=lambda: ["random", "remove_shuffle", "radgraph_permute", "recombine"], metadata={
-        "help": "pair heuristics when building pairs from the bundled corpus"})
+    pairs_dir: str | None = field(
+        default=None,
+        metadata={
+            "help": (
+                "directory of GREEN annotation records ({split}.jsonl); unset: programmatic-teacher pairs of the"
+                " bundled corpus"
+            )
+        },
+    )
+    heuristics: list[str] = field(
+        default_factory=lambda: ["random", "remove_shuffle", "radgraph_permute", "recombine"],
+        metadata={"help": "pair heuristics when building pairs from the bundled corpus"},
+    )
     per_heuristic: int | None = field(default=None, metadata={"help": "pairs per heuristic when building them"})
-    teacher: str = field(default="programmatic", metadata={
-        "help": "who annotates the pairs built from the bundled corpus: programmatic (their edit logs) or semantic (the "
-                "semantic_green teacher, which agrees with radiologists: `radmetrics meta-eval radpref`)"})
-    teacher_explanation: str = field(default="summary", metadata={
-        "help": "the programmatic teacher's [Explanation] when building pairs: summary (the counts only) or walkthrough "
-                "(each sentence's verdict, then the counts; data_builders/teacher.py). With pairs_dir, build them with "
-                "`radmetrics data pairs --explanation`"})
+    teacher: str = field(
+        default="programmatic",
+        metadata={
+            "help": (
+                "who annotates the pairs built from the bundled corpus: programmatic (their edit logs) or semantic"
+                " (the semantic_green teacher, which agrees with radiologists: `radmetrics meta-eval radpref`)"
+            )
+        },
+    )
+    teacher_explanation: str = field(
+        default="summary",
+        metadata={
+            "help": (
+                "the programmatic teacher's [Explanation] when building pairs: summary (the counts only) or"
+                " walkthrough (each sentence's verdict, then the counts; data_builders/teacher.py). With pairs_dir,"
+                " build them with `radmetrics data pairs --explanation`"
+            )
+        },
+    )
     max_report_words: int = field(default=MAX_REPORT_WORDS, metadata={"help": "each report is cut to this many words"})
-    prompt: str = field(default="green", metadata={
-        "help": "the user turn: green (appendix A.1, as released GREEN models read it), short (the two reports and one "
-                "line, `format.short_prompt`: about 400 tokens fewer per pair) or numbered (short, with each report's "
-                "statements numbered as the semantic teacher's walkthrough names them); the export records it and scoring "
-                "uses it"})
-    max_train_samples: int | None = field(default=None, metadata={"help": "truncate the training split (see train_draw)"})
-    train_draw: str = field(default="shuffled", metadata={
-        "help": "how max_train_samples pairs are drawn: shuffled (a seeded shuffle) or even_significant (equal shares of "
-                "the teacher's significant-error totals 0, 1, 2 and 3+; count_focus.py)"})
+    prompt: str = field(
+        default="green",
+        metadata={
+            "help": (
+                "the user turn: green (appendix A.1, as released GREEN models read it), short (the two reports and one"
+                " line, `format.short_prompt`: about 400 tokens fewer per pair) or numbered (short, with each report's"
+                " statements numbered as the semantic teacher's walkthrough names them); the export records it and"
+                " scoring uses it"
+            )
+        },
+    )
+    max_train_samples: int | None = field(
+        default=None, metadata={"help": "truncate the training split (see train_draw)"}
+    )
+    train_draw: str = field(
+        default="shuffled",
+        metadata={
+            "help": (
+                "how max_train_samples pairs are drawn: shuffled (a seeded shuffle) or even_significant (equal shares"
+                " of the teacher's significant-error totals 0, 1, 2 and 3+; count_focus.py)"
+            )
+        },
+    )
     max_eval_samples: int | None = field(default=None, metadata={"help": "truncate the validation and test splits"})
-    generation_eval_samples: int = field(default=64, metadata={"help": "validation pairs generated at each evaluation (0: off)"})
-    final_eval_samples: int | None = field(default=None, metadata={
-        "help": "pairs of each final_eval_splits split generated by the final evaluation, shared out over the ranks (default: all)"})
-    final_eval_splits: list[str] = field(default_factory=lambda: ["test"], metadata={
-        "help": "held-out splits the final evaluation generates for, with bootstrap intervals (validation, test): "
-                "choose settings on `validation` alone, then report `test` once"})
+    generation_eval_samples: int = field(
+        default=64, metadata={"help": "validation pairs generated at each evaluation (0: off)"}
+    )
+    final_eval_samples: int | None = field(
+        default=None,
+        metadata={
+            "help": (
+                "pairs of each final_eval_splits split generated by the final evaluation, shared out over the ranks"
+                " (default: all)"
+            )
+        },
+    )
+    final_eval_splits: list[str] = field(
+        default_factory=lambda: ["test"],
+        metadata={
+            "help": (
+                "held-out splits the final evaluation generates for, with bootstrap intervals (validation, test): "
+                "choose settings on `validation` alone, then report `test` once"
+            )
+        },
+    )
     max_new_tokens: int = field(default=512, metadata={"help": "new-token budget of evaluation generations"})
 
     def __post_init__(self):
@@ -105,8 +156,14 @@ class GreenDataArguments:
 
 @dataclass
 class GreenLossArguments:
-    count_token_weight: float = field(default=1.0, metadata={
-        "help": "weight of each digit token of the response (the counts) in the loss; 1 is TRL's loss (count_focus.py)"})
+    count_token_weight: float = field(
+        default=1.0,
+        metadata={
+            "help": (
+                "weight of each digit token of the response (the counts) in the loss; 1 is TRL's loss (count_focus.py)"
+            )
+        },
+    )
 
     def __post_init__(self):
         if self.count_token_weight <= 0:
@@ -132,8 +189,13 @@ def qlora_quantization():
     import torch
     from transformers import BitsAndBytesConfig
 
-    return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
-                              bnb_4bit_compute_dtype=torch.bfloat16, bnb_4bit_quant_storage=torch.bfloat16)
+    return BitsAndBytesConfig(
+        load_in_4bit=True,
+        bnb_4bit_quant_type="nf4",
+        bnb_4bit_use_double_quant=True,
+        bnb_4bit_compute_dtype=torch.bfloat16,
+        bnb_4bit_quant_storage=torch.bfloat16,
+    )
 
 
 def load_annotations(data_args: GreenDataArguments, output_dir: str):
@@ -141,6 +203,7 @@ def load_annotations(data_args: GreenDataArguments, output_dir: str):
 
     root = Path(data_args.pairs_dir) if data_args.pairs_dir else Path(output_dir) / "pairs"
     if not data_args.pairs_dir:
+
         def build():
             from radmetrics.data_builders.corpora import iu_xray_corpus
             from radmetrics.data_builders.corpus_io import assign_splits
@@ -150,35 +213,52 @@ def load_annotations(data_args: GreenDataArguments, output_dir: str):
             reports = iu_xray_corpus()
             splits = assign_splits(reports)
             pairs = build_pairs(reports, splits, data_args.heuristics, data_args.per_heuristic)
-            write_pairs(pairs, root, {"corpus": "iu_xray", "path": "bundled", "split_by": "text"},
-                        data_args.teacher_explanation, data_args.teacher)
+            write_pairs(
+                pairs,
+                root,
+                {"corpus": "iu_xray", "path": "bundled", "split_by": "text"},
+                data_args.teacher_explanation,
+                data_args.teacher,
+            )
 
         build_once(root, build)
         from radmetrics.data_builders.pair_dataset import pairs_explanation, pairs_teacher
 
         if pairs_teacher(root) != data_args.teacher:
-            raise ValueError(f"{root} holds pairs annotated by the {pairs_teacher(root)} teacher, not {data_args.teacher}: "
-                             f"use another output_dir, or remove {root}")
+            raise ValueError(
+                f"{root} holds pairs annotated by the {pairs_teacher(root)} teacher, not {data_args.teacher}: "
+                f"use another output_dir, or remove {root}"
+            )
         found = pairs_explanation(root)
         if data_args.teacher == "programmatic" and found != data_args.teacher_explanation:
-            raise ValueError(f"{root} holds pairs built with the {found} teacher explanation, not "
-                             f"{data_args.teacher_explanation}: use another output_dir, or remove {root}")
+            raise ValueError(
+                f"{root} holds pairs built with the {found} teacher explanation, not "
+                f"{data_args.teacher_explanation}: use another output_dir, or remove {root}"
+            )
     files = {split: str(root / f"{split}.jsonl") for split in ("train", "validation", "test")}
     missing = [f for f in files.values() if not Path(f).is_file()]
     if missing:
         raise FileNotFoundError(f"GREEN annotation records not found: {missing}")
     data = load_dataset("json", data_files=files)
-    for split, limit in (("train", data_args.max_train_samples), ("validation", data_args.max_eval_samples), ("test", data_args.max_eval_samples)):
+    for split, limit in (
+        ("train", data_args.max_train_samples),
+        ("validation", data_args.max_eval_samples),
+        ("test", data_args.max_eval_samples),
+    ):
         if "response" not in data[split].column_names:
             raise ValueError(f"{files[split]}: records have no `response` (annotate the pairs first)")
         if limit:
-            data[split] = draw_training_pairs(data[split], limit, data_args.train_draw if split == "train" else "shuffled")
+            data[split] = draw_training_pairs(
+                data[split], limit, data_args.train_draw if split == "train" else "shuffled"
+            )
     return data, {"pairs_dir": str(root), **{f"{s}_pairs": len(d) for s, d in data.items()}}
 
 
 def to_conversation(record: dict, max_words: int, prompt: str) -> dict:
-    return {"prompt": green_messages(record["reference"], record["candidate"], max_words, prompt),
-            "completion": [{"role": "assistant", "content": record["response"]}]}
+    return {
+        "prompt": green_messages(record["reference"], record["candidate"], max_words, prompt),
+        "completion": [{"role": "assistant", "content": record["response"]}],
+    }
 
 
 def conversation_length(tokenizer, example: dict) -> int:
@@ -196,23 +276,40 @@ class GreenSFTTrainer(ComponentMetricEvaluation, SFTTrainer):
         self.count_token_weight = count_token_weight
         self.digit_tokens = None
         if count_token_weight != 1.0:
-            unsupported = [name for name, found in (("loss_type " + self.args.loss_type, self.args.loss_type != "nll"),
-                                                    ("label smoothing", self.label_smoother is not None),
-                                                    ("compute_loss_func", self.compute_loss_func is not None),
-                                                    ("an MoE auxiliary loss", self.aux_loss_enabled)) if found]
+            unsupported = [
+                name
+                for name, found in (
+                    ("loss_type " + self.args.loss_type, self.args.loss_type != "nll"),
+                    ("label smoothing", self.label_smoother is not None),
+                    ("compute_loss_func", self.compute_loss_func is not None),
+                    ("an MoE auxiliary loss", self.aux_loss_enabled),
+                )
+                if found
+            ]
             if unsupported:
-                raise ValueError(f"count_token_weight replaces TRL's plain loss and cannot be combined with {', '.join(unsupported)}")
+                raise ValueError(
+                    "count_token_weight replaces TRL's plain loss and cannot be combined with"
+                    f" {', '.join(unsupported)}"
+                )
             self.digit_tokens = digit_token_mask(self.processing_class)
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         labels = inputs.get("labels")
         if labels is not None and not bool((labels != -100).any(dim=1).all()):
-            raise RuntimeError("a training row has no unmasked label: its response was cut off or the completion mask is wrong")
+            raise RuntimeError(
+                "a training row has no unmasked label: its response was cut off or the completion mask is wrong"
+            )
         if self.digit_tokens is None:
-            return super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
+            return super().compute_loss(
+                model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch
+            )
         outputs = model(**{k: v for k, v in inputs.items() if k != "labels"}, use_cache=False)
-        loss = count_weighted_loss(outputs.logits, labels, self.digit_tokens, self.count_token_weight, num_items_in_batch)
-        if self.args.average_tokens_across_devices and num_items_in_batch is not None:  # as TRL's loss: DDP averages the gradients
+        loss = count_weighted_loss(
+            outputs.logits, labels, self.digit_tokens, self.count_token_weight, num_items_in_batch
+        )
+        if (
+            self.args.average_tokens_across_devices and num_items_in_batch is not None
+        ):  # as TRL's loss: DDP averages the gradients
             loss = loss * (self.accelerator.num_processes // self.get_tp_size())
         return (loss, outputs) if return_outputs else loss
 
@@ -227,19 +324,30 @@ def main(argv: list[str] | None = None):
     data, provenance = load_annotations(data_args, training_args.output_dir)
     texts = [f"{r['reference']} {r['candidate']} {r['response']}" for r in data["train"]]
     tokenizer = build_causal_tokenizer(model_args, texts, training_args.output_dir)
-    with training_args.main_process_first(local=False, desc="conversations"):  # global rank 0 first: the cache is on the filesystem every node shares
-        conversations = data.map(lambda r: to_conversation(r, data_args.max_report_words, data_args.prompt), remove_columns=data["train"].column_names,
-                                 num_proc=training_args.dataset_num_proc)
+    with training_args.main_process_first(
+        local=False, desc="conversations"
+    ):  # global rank 0 first: the cache is on the filesystem every node shares
+        conversations = data.map(
+            lambda r: to_conversation(r, data_args.max_report_words, data_args.prompt),
+            remove_columns=data["train"].column_names,
+            num_proc=training_args.dataset_num_proc,
+        )
         for split in conversations:
             before = len(conversations[split])
-            conversations[split] = conversations[split].filter(lambda e: conversation_length(tokenizer, e) <= training_args.max_length,
-                                                               num_proc=training_args.dataset_num_proc)
+            conversations[split] = conversations[split].filter(
+                lambda e: conversation_length(tokenizer, e) <= training_args.max_length,
+                num_proc=training_args.dataset_num_proc,
+            )
             provenance[f"{split}_dropped_over_max_length"] = before - len(conversations[split])
     if data_args.train_draw != "shuffled":  # what the draw left after the drop over max_length
-        provenance["train_significant_bins"] = significant_bins(c[0]["content"] for c in conversations["train"]["completion"])
+        provenance["train_significant_bins"] = significant_bins(
+            c[0]["content"] for c in conversations["train"]["completion"]
+        )
     if source := base_model_source(model_args.model_name_or_path):  # None for the tiny model
         provenance["base_model_source"] = source
-    run_dir = start_run(COMPONENT, "green/sft", model_args, data_args, training_args, provenance, (peft_args, loss_args))
+    run_dir = start_run(
+        COMPONENT, "green/sft", model_args, data_args, training_args, provenance, (peft_args, loss_args)
+    )
 
     quantization, peft_config = None, None
     if peft_args.load_in_4bit:
@@ -248,14 +356,24 @@ def main(argv: list[str] | None = None):
         import torch
 
         if not torch.cuda.is_available() or importlib.util.find_spec("bitsandbytes") is None:
-            raise RuntimeError("load_in_4bit (QLoRA) needs a CUDA GPU and bitsandbytes (pip install 'radmetrics[gpu]')")
+            raise RuntimeError(
+                "load_in_4bit (QLoRA) needs a CUDA GPU and bitsandbytes (pip install 'radmetrics[gpu]')"
+            )
         quantization = qlora_quantization()
     if peft_args.use_peft or peft_args.load_in_4bit:
         from peft import LoraConfig
 
-        peft_config = LoraConfig(r=peft_args.lora_r, lora_alpha=peft_args.lora_alpha, lora_dropout=peft_args.lora_dropout,
-                                 target_modules=peft_args.lora_target_modules[0] if peft_args.lora_target_modules == ["all-linear"]
-                                 else peft_args.lora_target_modules, task_type="CAUSAL_LM")
+        peft_config = LoraConfig(
+            r=peft_args.lora_r,
+            lora_alpha=peft_args.lora_alpha,
+            lora_dropout=peft_args.lora_dropout,
+            target_modules=(
+                peft_args.lora_target_modules[0]
+                if peft_args.lora_target_modules == ["all-linear"]
+                else peft_args.lora_target_modules
+            ),
+            task_type="CAUSAL_LM",
+        )
     model = build_causal_lm(model_args, tokenizer, quantization)
     if peft_config is not None and model_args.model_name_or_path == TINY and is_main_process():
         model.save_pretrained(run_dir / "base")  # the random tiny base the adapter is merged onto at the end
@@ -267,13 +385,21 @@ def main(argv: list[str] | None = None):
     validation = data["validation"].select(range(min(data_args.generation_eval_samples, len(data["validation"]))))
 
     def generation_eval(current_model) -> dict:
-        agreement = green_agreement(current_model, tokenizer, validation, constant, data_args.max_new_tokens, prompt=data_args.prompt)
+        agreement = green_agreement(
+            current_model, tokenizer, validation, constant, data_args.max_new_tokens, prompt=data_args.prompt
+        )
         return {f"green_{key}": value for key, value in agreement.items()}
 
-    trainer = GreenSFTTrainer(model=model, args=training_args, train_dataset=conversations["train"],
-                              eval_dataset=conversations["validation"], processing_class=tokenizer, peft_config=peft_config,
-                              component_eval=generation_eval if data_args.generation_eval_samples else None,
-                              count_token_weight=loss_args.count_token_weight)
+    trainer = GreenSFTTrainer(
+        model=model,
+        args=training_args,
+        train_dataset=conversations["train"],
+        eval_dataset=conversations["validation"],
+        processing_class=tokenizer,
+        peft_config=peft_config,
+        component_eval=generation_eval if data_args.generation_eval_samples else None,
+        count_token_weight=loss_args.count_token_weight,
+    )
     if peft_config is not None:
         from peft.utils import get_peft_model_state_dict
 
@@ -287,17 +413,34 @@ def main(argv: list[str] | None = None):
             from .adapters import merge_into_final
 
             if is_main_process():
-                merge_into_final(final, model_args.model_name_or_path if model_args.model_name_or_path != TINY else str(run_dir / "base"))
+                merge_into_final(
+                    final,
+                    model_args.model_name_or_path if model_args.model_name_or_path != TINY else str(run_dir / "base"),
+                )
             barrier()
-        final_model = AutoModelForCausalLM.from_pretrained(final, dtype=default_dtype(),
-                                                           attn_implementation=attention_implementation(model_args.attn_implementation))
+        final_model = AutoModelForCausalLM.from_pretrained(
+            final, dtype=default_dtype(), attn_implementation=attention_implementation(model_args.attn_implementation)
+        )
         final_model = final_model.to(inference_device())
         results = {}
         for split in data_args.final_eval_splits:
-            records = data[split].select(range(min(data_args.final_eval_samples or len(data[split]), len(data[split]))))
-            results.update(green_agreement(final_model, tokenizer, records, constant, data_args.max_new_tokens, prefix=f"{split}_",
-                                           generations_path=run_dir / f"{split}_generations.jsonl", across_ranks=True,
-                                           intervals=True, prompt=data_args.prompt))
+            records = data[split].select(
+                range(min(data_args.final_eval_samples or len(data[split]), len(data[split])))
+            )
+            results.update(
+                green_agreement(
+                    final_model,
+                    tokenizer,
+                    records,
+                    constant,
+                    data_args.max_new_tokens,
+                    prefix=f"{split}_",
+                    generations_path=run_dir / f"{split}_generations.jsonl",
+                    across_ranks=True,
+                    intervals=True,
+                    prompt=data_args.prompt,
+                )
+            )
         return {**results, **{k: v for k, v in provenance.items() if k.endswith("dropped_over_max_length")}}
 
     train_and_finish(trainer, tokenizer, run_dir, evaluate, every_rank=True, sequence_length=training_args.max_length)

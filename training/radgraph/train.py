@@ -8,7 +8,8 @@ Held-out scores (span_scores.py): entity and relation micro and macro P/R/F1 (ex
 those of every entity and relation label and the labels never predicted, on the silver test split against the
 word-majority baseline, and agreement with the radgraph package's gold annotations next to the silver extractor's.
 Each periodic evaluation logs the same end-to-end scores on validation next to the loss. The test predictions and the
-baseline's go to RUN_DIR/test_predictions.jsonl. With `--tune_relation_offsets`, an offset per relation class's logit is
+baseline's go to RUN_DIR/test_predictions.jsonl. With `--tune_relation_offsets`, an offset per relation class's logit
+is
 chosen on validation after training and saved in final/'s config before the test split is read (decision_offsets.py).
 
     radmetrics train radgraph/train --config configs/radgraph/train/tiny.yaml
@@ -53,9 +54,12 @@ RELATION_KEYS = ("source_start", "source_end", "target_start", "target_end", "la
 
 def sentences_of(batch) -> dict[str, list]:
     """DyGIE documents (HF copy: struct spans, document-level indices) -> one row per sentence with its `id`
-    (doc_key#n), `report_id` (the doc_key) and sentence-level `entities` and `relations` (structs, as in the HF copy)."""
+    (doc_key#n), `report_id` (the doc_key) and sentence-level `entities` and `relations` (structs, as in the HF copy).
+    """
     out: dict[str, list] = {"id": [], "report_id": [], "tokens": [], "entities": [], "relations": []}
-    for doc_key, sentences, ner, relations in zip(batch["doc_key"], batch["sentences"], batch["ner"], batch["relations"]):
+    for doc_key, sentences, ner, relations in zip(
+        batch["doc_key"], batch["sentences"], batch["ner"], batch["relations"]
+    ):
         offset = 0
         for n, (words, entities, links) in enumerate(zip(sentences, ner, relations)):
             out["id"].append(f"{doc_key}#{n}")
@@ -90,8 +94,12 @@ def main(argv: list[str] | None = None):
     relation_ids = {label: i for i, label in enumerate(label_map["relations"])}
     documents, provenance = load_silver(data_args, "radgraph", training_args)
     with training_args.main_process_first(local=False, desc="split sentences"):
-        data = documents.map(sentences_of, batched=True, remove_columns=documents["train"].column_names,
-                             num_proc=data_args.preprocessing_num_workers)
+        data = documents.map(
+            sentences_of,
+            batched=True,
+            remove_columns=documents["train"].column_names,
+            num_proc=data_args.preprocessing_num_workers,
+        )
     tokenizer = build_tokenizer(model_args, (" ".join(r["tokens"]) for r in data["train"]), training_args)
     run_dir = start_run(COMPONENT, "radgraph/train", model_args, data_args, training_args, provenance, (span_args,))
 
@@ -105,54 +113,106 @@ def main(argv: list[str] | None = None):
             kept = [(s, e) for s, e, _ in gold if (s, e) in position]
             row["entity_index"] = [position[span] for span in kept]
             linked = {link[:4]: relation_ids[link[4]] for link in relation_set(relations)}
-            row["relation_labels"] = [-100 if i == j else linked.get((*source, *target), 0)
-                                      for i, source in enumerate(kept) for j, target in enumerate(kept)]
+            row["relation_labels"] = [
+                -100 if i == j else linked.get((*source, *target), 0)
+                for i, source in enumerate(kept)
+                for j, target in enumerate(kept)
+            ]
         return {key: [row[key] for row in rows] for key in rows[0]}
 
     with training_args.main_process_first(local=False, desc="featurize"):
-        features = data.map(featurize, batched=True, remove_columns=data["train"].column_names,
-                            num_proc=data_args.preprocessing_num_workers)
+        features = data.map(
+            featurize,
+            batched=True,
+            remove_columns=data["train"].column_names,
+            num_proc=data_args.preprocessing_num_workers,
+        )
 
     model = build_span_model(
-        model_args, span_args, tokenizer, label_map["entities"], label_map["relations"],
-        entity_class_weights=class_weights(features["train"]["span_labels"], len(entity_ids), span_args.class_weight_power),
-        relation_class_weights=class_weights(features["train"]["relation_labels"], len(relation_ids),
-                                             span_args.class_weight_power if span_args.relation_class_weight_power is None
-                                             else span_args.relation_class_weight_power))
+        model_args,
+        span_args,
+        tokenizer,
+        label_map["entities"],
+        label_map["relations"],
+        entity_class_weights=class_weights(
+            features["train"]["span_labels"], len(entity_ids), span_args.class_weight_power
+        ),
+        relation_class_weights=class_weights(
+            features["train"]["relation_labels"],
+            len(relation_ids),
+            (
+                span_args.class_weight_power
+                if span_args.relation_class_weight_power is None
+                else span_args.relation_class_weight_power
+            ),
+        ),
+    )
 
     def compute_metrics(eval_prediction):
-        return span_classification_scores(eval_prediction.predictions, eval_prediction.label_ids, label_map["entities"])
+        return span_classification_scores(
+            eval_prediction.predictions, eval_prediction.label_ids, label_map["entities"]
+        )
 
     def extractor_of(model) -> RadGraphExtractor:
-        return RadGraphExtractor(model, tokenizer, batch_size=training_args.per_device_eval_batch_size,
-                                 max_length=data_args.max_seq_length)
+        return RadGraphExtractor(
+            model, tokenizer, batch_size=training_args.per_device_eval_batch_size, max_length=data_args.max_seq_length
+        )
 
     def scores(extractor: RadGraphExtractor, rows) -> dict:
         """End-to-end entity and relation scores on `rows` (the model's own entities feed its relations)."""
         predicted = extractor.extract(rows["tokens"])
-        gold_entities, gold_relations = [entity_set(r["entities"]) for r in rows], [relation_set(r["relations"]) for r in rows]
-        entities, relations = [{tuple(e) for e in p[0]} for p in predicted], [{tuple(r) for r in p[1]} for p in predicted]
-        return {"gold": (gold_entities, gold_relations), "predicted": (entities, relations),
-                "scores": {**span_scores(gold_entities, entities, label_map["entities"][1:], prefix="entity_"),
-                           **span_scores(gold_relations, relations, label_map["relations"][1:], prefix="relation_")}}
+        gold_entities, gold_relations = (
+            [entity_set(r["entities"]) for r in rows],
+            [relation_set(r["relations"]) for r in rows],
+        )
+        entities, relations = (
+            [{tuple(e) for e in p[0]} for p in predicted],
+            [{tuple(r) for r in p[1]} for p in predicted],
+        )
+        return {
+            "gold": (gold_entities, gold_relations),
+            "predicted": (entities, relations),
+            "scores": {
+                **span_scores(gold_entities, entities, label_map["entities"][1:], prefix="entity_"),
+                **span_scores(gold_relations, relations, label_map["relations"][1:], prefix="relation_"),
+            },
+        }
 
-    def end_to_end_validation(current_model) -> dict:  # relation F1 next to the loss; the Trainer's own pass sees entities only
+    def end_to_end_validation(
+        current_model,
+    ) -> dict:  # relation F1 next to the loss; the Trainer's own pass sees entities only
         return scores(extractor_of(current_model), data["validation"])["scores"]
 
-    trainer = TwoRateTrainer(model=model, args=training_args, train_dataset=features["train"], eval_dataset=features["validation"],
-                             data_collator=SpanCollator(tokenizer), compute_metrics=compute_metrics, processing_class=tokenizer,
-                             head_learning_rate=span_args.head_learning_rate, component_eval=end_to_end_validation)
+    trainer = TwoRateTrainer(
+        model=model,
+        args=training_args,
+        train_dataset=features["train"],
+        eval_dataset=features["validation"],
+        data_collator=SpanCollator(tokenizer),
+        compute_metrics=compute_metrics,
+        processing_class=tokenizer,
+        head_learning_rate=span_args.head_learning_rate,
+        component_eval=end_to_end_validation,
+    )
 
     def choose_relation_offsets(final_dir, final_model) -> dict:
         """Offsets chosen on validation, saved into final/'s config before the test split is read."""
         validation = data["validation"]
-        tuned = tune_relation_offsets(extractor_of(final_model).scored(validation["tokens"]),
-                                      [relation_set(r["relations"]) for r in validation], label_map["relations"])
+        tuned = tune_relation_offsets(
+            extractor_of(final_model).scored(validation["tokens"]),
+            [relation_set(r["relations"]) for r in validation],
+            label_map["relations"],
+        )
         final_model.config.relation_decision_offsets = tuned["offsets"]
         final_model.config.save_pretrained(final_dir)
-        return {"relation_decision_offsets": tuned["offsets"],
-                **{f"validation_relation_{key}_{when}": value for when in ("before", "after")
-                   for key, value in tuned[f"validation_{when}"].items()}}
+        return {
+            "relation_decision_offsets": tuned["offsets"],
+            **{
+                f"validation_relation_{key}_{when}": value
+                for when in ("before", "after")
+                for key, value in tuned[f"validation_{when}"].items()
+            },
+        }
 
     def evaluate(final_dir) -> dict:
         final_model = SpanExtractor.from_pretrained(final_dir)
@@ -164,11 +224,22 @@ def main(argv: list[str] | None = None):
         baseline = word_majority_spans(train["tokens"], [entity_set(r["entities"]) for r in train], test["tokens"])
         results = {**chosen, **{f"test_{key}": value for key, value in scored["scores"].items()}}
         results["baseline_word_majority_test_entity_f1"] = span_scores(gold_entities, baseline)["f1"]
-        write_test_predictions(run_dir, [
-            {"id": row["id"], "report_id": row["report_id"], "tokens": row["tokens"], "gold_entities": sorted(ge),
-             "predicted_entities": sorted(pe), "baseline_word_majority_entities": sorted(b), "gold_relations": sorted(gr),
-             "predicted_relations": sorted(pr)}
-            for row, ge, pe, b, gr, pr in zip(test, gold_entities, entities, baseline, gold_relations, relations)])
+        write_test_predictions(
+            run_dir,
+            [
+                {
+                    "id": row["id"],
+                    "report_id": row["report_id"],
+                    "tokens": row["tokens"],
+                    "gold_entities": sorted(ge),
+                    "predicted_entities": sorted(pe),
+                    "baseline_word_majority_entities": sorted(b),
+                    "gold_relations": sorted(gr),
+                    "predicted_relations": sorted(pr),
+                }
+                for row, ge, pe, b, gr, pr in zip(test, gold_entities, entities, baseline, gold_relations, relations)
+            ],
+        )
         ours, silver = agreement_with_gold(extractor.extract), agreement_with_gold()
         for name in ("entities", "relations"):
             results[f"radgraph_gold_{name}_f1"] = ours[name]["f1"]

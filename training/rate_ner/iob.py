@@ -45,13 +45,17 @@ COMPONENT = "rate_ner_iob"
 
 @dataclass
 class IobArguments:
-    label_all_subwords: bool = field(default=False, metadata={"help": "label every subword (RaTEScore decoder) or only the first"})
+    label_all_subwords: bool = field(
+        default=False, metadata={"help": "label every subword (RaTEScore decoder) or only the first"}
+    )
 
 
 ARGUMENT_TYPES = (ModelArguments, DataArguments, TrainingArguments, IobArguments)
 
 
-def align_labels(word_ids: list[int | None], word_tags: list[str], label2id: dict[str, int], all_subwords: bool) -> list[int]:
+def align_labels(
+    word_ids: list[int | None], word_tags: list[str], label2id: dict[str, int], all_subwords: bool
+) -> list[int]:
     labels, previous = [], None
     for word in word_ids:
         if word is None:
@@ -97,20 +101,30 @@ def main(argv: list[str] | None = None):
     run_dir = start_run(COMPONENT, "rate_ner/iob", model_args, data_args, training_args, provenance, (iob_args,))
 
     def tokenize(batch):
-        encoded = tokenizer(batch["tokens"], is_split_into_words=True, truncation=True, max_length=data_args.max_seq_length)
-        encoded["labels"] = [align_labels(encoded.word_ids(i), tags, label2id, iob_args.label_all_subwords)
-                             for i, tags in enumerate(batch["ner_tags"])]
+        encoded = tokenizer(
+            batch["tokens"], is_split_into_words=True, truncation=True, max_length=data_args.max_seq_length
+        )
+        encoded["labels"] = [
+            align_labels(encoded.word_ids(i), tags, label2id, iob_args.label_all_subwords)
+            for i, tags in enumerate(batch["ner_tags"])
+        ]
         return encoded
 
     columns = data["train"].column_names
     with training_args.main_process_first(local=False, desc="tokenize"):
-        tokenized = data.map(tokenize, batched=True, remove_columns=columns,
-                             num_proc=data_args.preprocessing_num_workers)
+        tokenized = data.map(
+            tokenize, batched=True, remove_columns=columns, num_proc=data_args.preprocessing_num_workers
+        )
 
-    config = encoder_config(model_args, tokenizer, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=label2id)
+    config = encoder_config(
+        model_args, tokenizer, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=label2id
+    )
     weights = pretrained_weights(model_args)
-    model = (AutoModelForTokenClassification.from_pretrained(weights, config=config, ignore_mismatched_sizes=True)
-             if weights else AutoModelForTokenClassification.from_config(config))
+    model = (
+        AutoModelForTokenClassification.from_pretrained(weights, config=config, ignore_mismatched_sizes=True)
+        if weights
+        else AutoModelForTokenClassification.from_config(config)
+    )
 
     def to_tags(predictions, label_ids):
         true, pred = [], []
@@ -125,27 +139,51 @@ def main(argv: list[str] | None = None):
         scores = span_scores([iob_spans(t) for t in true], [iob_spans(p) for p in predicted], types)
         return {key: value for key, value in scores.items() if not isinstance(value, list)}  # logged as scalars
 
-    trainer = Trainer(model=model, args=training_args, train_dataset=tokenized["train"], eval_dataset=tokenized["validation"],
-                      data_collator=DataCollatorForTokenClassification(tokenizer), compute_metrics=compute_metrics,
-                      processing_class=tokenizer)
+    trainer = Trainer(
+        model=model,
+        args=training_args,
+        train_dataset=tokenized["train"],
+        eval_dataset=tokenized["validation"],
+        data_collator=DataCollatorForTokenClassification(tokenizer),
+        compute_metrics=compute_metrics,
+        processing_class=tokenizer,
+    )
 
     def evaluate(final_dir) -> dict:
         test = data["test"]
-        logits = predict_logits(AutoModelForTokenClassification.from_pretrained(final_dir), tokenized["test"],
-                                DataCollatorForTokenClassification(tokenizer), training_args.per_device_eval_batch_size)
+        logits = predict_logits(
+            AutoModelForTokenClassification.from_pretrained(final_dir),
+            tokenized["test"],
+            DataCollatorForTokenClassification(tokenizer),
+            training_args.per_device_eval_batch_size,
+        )
         sentences, gold = list(test["tokens"]), list(test["ner_tags"])
         encoded = tokenizer(sentences, is_split_into_words=True, truncation=True, max_length=data_args.max_seq_length)
-        predicted = [first_subword_tags(encoded.word_ids(i), row, len(words), labels)
-                     for i, (row, words) in enumerate(zip(logits.argmax(-1), sentences))]
+        predicted = [
+            first_subword_tags(encoded.word_ids(i), row, len(words), labels)
+            for i, (row, words) in enumerate(zip(logits.argmax(-1), sentences))
+        ]
         gold_spans, predicted_spans = [iob_spans(t) for t in gold], [iob_spans(t) for t in predicted]
         train = data["train"]
         baseline = word_majority_spans(train["tokens"], [iob_spans(t) for t in train["ner_tags"]], sentences)
         results = span_scores(gold_spans, predicted_spans, types, prefix="test_")
         results["baseline_word_majority_test_f1"] = span_scores(gold_spans, baseline)["f1"]
-        write_test_predictions(run_dir, [
-            {"id": row["id"], "report_id": row["report_id"], "tokens": row["tokens"], "gold_tags": row["ner_tags"],
-             "predicted_tags": tags, "gold": sorted(g), "predicted": sorted(p), "baseline_word_majority": sorted(b)}
-            for row, tags, g, p, b in zip(test, predicted, gold_spans, predicted_spans, baseline)])
+        write_test_predictions(
+            run_dir,
+            [
+                {
+                    "id": row["id"],
+                    "report_id": row["report_id"],
+                    "tokens": row["tokens"],
+                    "gold_tags": row["ner_tags"],
+                    "predicted_tags": tags,
+                    "gold": sorted(g),
+                    "predicted": sorted(p),
+                    "baseline_word_majority": sorted(b),
+                }
+                for row, tags, g, p, b in zip(test, predicted, gold_spans, predicted_spans, baseline)
+            ],
+        )
         return results
 
     train_and_finish(trainer, tokenizer, run_dir, evaluate, sequence_length=data_args.max_seq_length)

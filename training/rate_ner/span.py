@@ -60,36 +60,70 @@ def main(argv: list[str] | None = None):
     def featurize(batch):
         rows = encode_span_inputs(tokenizer, batch["tokens"], span_args.max_span_width, data_args.max_seq_length)
         for row, spans in zip(rows, batch["spans"]):
-            row["span_labels"] = span_label_ids(row.pop("spans"), {(s["start"], s["end"]): s["label"] for s in spans}, label2id)
+            row["span_labels"] = span_label_ids(
+                row.pop("spans"), {(s["start"], s["end"]): s["label"] for s in spans}, label2id
+            )
         return {key: [row[key] for row in rows] for key in rows[0]}
 
     with training_args.main_process_first(local=False, desc="featurize"):
-        features = data.map(featurize, batched=True, remove_columns=data["train"].column_names,
-                            num_proc=data_args.preprocessing_num_workers)
+        features = data.map(
+            featurize,
+            batched=True,
+            remove_columns=data["train"].column_names,
+            num_proc=data_args.preprocessing_num_workers,
+        )
 
-    model = build_span_model(model_args, span_args, tokenizer, labels, entity_class_weights=class_weights(
-        features["train"]["span_labels"], len(labels), span_args.class_weight_power))
+    model = build_span_model(
+        model_args,
+        span_args,
+        tokenizer,
+        labels,
+        entity_class_weights=class_weights(
+            features["train"]["span_labels"], len(labels), span_args.class_weight_power
+        ),
+    )
 
     def compute_metrics(eval_prediction):
         return span_classification_scores(eval_prediction.predictions, eval_prediction.label_ids, labels)
 
-    trainer = TwoRateTrainer(model=model, args=training_args, train_dataset=features["train"], eval_dataset=features["validation"],
-                             data_collator=SpanCollator(tokenizer), compute_metrics=compute_metrics, processing_class=tokenizer,
-                             head_learning_rate=span_args.head_learning_rate)
+    trainer = TwoRateTrainer(
+        model=model,
+        args=training_args,
+        train_dataset=features["train"],
+        eval_dataset=features["validation"],
+        data_collator=SpanCollator(tokenizer),
+        compute_metrics=compute_metrics,
+        processing_class=tokenizer,
+        head_learning_rate=span_args.head_learning_rate,
+    )
 
     def evaluate(final_dir) -> dict:
-        tagger = RateNerSpanTagger(SpanExtractor.from_pretrained(final_dir), tokenizer,
-                                   batch_size=training_args.per_device_eval_batch_size, max_length=data_args.max_seq_length)
+        tagger = RateNerSpanTagger(
+            SpanExtractor.from_pretrained(final_dir),
+            tokenizer,
+            batch_size=training_args.per_device_eval_batch_size,
+            max_length=data_args.max_seq_length,
+        )
         test, train = data["test"], data["train"]
         predicted = [{tuple(e) for e in entities} for entities, _ in tagger.extract(test["tokens"])]
         gold = [gold_spans(row) for row in test]
         baseline = word_majority_spans(train["tokens"], [gold_spans(r) for r in train], test["tokens"])
         results = span_scores(gold, predicted, labels[1:], prefix="test_")
         results["baseline_word_majority_test_f1"] = span_scores(gold, baseline)["f1"]
-        write_test_predictions(run_dir, [
-            {"id": row["id"], "report_id": row["report_id"], "tokens": row["tokens"], "gold": sorted(g),
-             "predicted": sorted(p), "baseline_word_majority": sorted(b)}
-            for row, g, p, b in zip(test, gold, predicted, baseline)])
+        write_test_predictions(
+            run_dir,
+            [
+                {
+                    "id": row["id"],
+                    "report_id": row["report_id"],
+                    "tokens": row["tokens"],
+                    "gold": sorted(g),
+                    "predicted": sorted(p),
+                    "baseline_word_majority": sorted(b),
+                }
+                for row, g, p, b in zip(test, gold, predicted, baseline)
+            ],
+        )
         return results
 
     train_and_finish(trainer, tokenizer, run_dir, evaluate, sequence_length=data_args.max_seq_length)

@@ -22,7 +22,9 @@ FIVE_LABELS = ("Cardiomegaly", "Edema", "Consolidation", "Atelectasis", "Pleural
 def binarize(labels: Sequence[Sequence[int]], uncertain_as_positive: bool = True) -> np.ndarray:
     array = np.asarray(labels)
     if array.ndim != 2 or array.shape[1] != len(CHEXPERT_CONDITIONS):
-        raise ValueError(f"expected one list of {len(CHEXPERT_CONDITIONS)} head classes per report, got shape {array.shape}")
+        raise ValueError(
+            f"expected one list of {len(CHEXPERT_CONDITIONS)} head classes per report, got shape {array.shape}"
+        )
     if not np.isin(array, (0, 1, 2, 3)).all():
         raise ValueError("CheXbert head classes must be 0 blank, 1 positive, 2 negative or 3 uncertain")
     positive = (1, 3) if uncertain_as_positive else (1,)
@@ -51,20 +53,30 @@ def _ratio(numerator, denominator):
 
 
 def precision_recall_summary(truth: np.ndarray, predicted: np.ndarray) -> dict[str, dict[str, float]]:
-    """{"precision" | "recall": {"micro", "macro"}} of binary label matrices, as sklearn's precision_recall_fscore_support
+    """{"precision" | "recall": {"micro", "macro"}} of binary label matrices, as sklearn's
+    precision_recall_fscore_support
     gives them (zero_division=0: a label never predicted has precision 0, one never true recall 0), and per label."""
     tp = (truth & predicted).sum(axis=0)
     predicted_positive, true_positive = predicted.sum(axis=0), truth.sum(axis=0)
     per_precision, per_recall = _ratio(tp, predicted_positive), _ratio(tp, true_positive)
-    return {"precision": {"micro": float(_ratio(tp.sum(), predicted_positive.sum())), "macro": float(per_precision.mean()),
-                          "per_label": per_precision.tolist()},
-            "recall": {"micro": float(_ratio(tp.sum(), true_positive.sum())), "macro": float(per_recall.mean()),
-                       "per_label": per_recall.tolist()},
-            "support": true_positive.tolist()}
+    return {
+        "precision": {
+            "micro": float(_ratio(tp.sum(), predicted_positive.sum())),
+            "macro": float(per_precision.mean()),
+            "per_label": per_precision.tolist(),
+        },
+        "recall": {
+            "micro": float(_ratio(tp.sum(), true_positive.sum())),
+            "macro": float(per_recall.mean()),
+            "per_label": per_recall.tolist(),
+        },
+        "support": true_positive.tolist(),
+    }
 
 
-def chexbert_precision_recall(ref_labels: Sequence[Sequence[int]], hyp_labels: Sequence[Sequence[int]],
-                              uncertain_as_positive: bool = True) -> dict[str, float]:
+def chexbert_precision_recall(
+    ref_labels: Sequence[Sequence[int]], hyp_labels: Sequence[Sequence[int]], uncertain_as_positive: bool = True
+) -> dict[str, float]:
     """`chexbert_{precision,recall}_{14,5}_{micro,macro}` over all reports (the reference labels are the truth)."""
     truth = binarize(ref_labels, uncertain_as_positive)
     predicted = binarize(hyp_labels, uncertain_as_positive)
@@ -86,13 +98,18 @@ def per_condition(ref_labels, hyp_labels, uncertain_as_positive: bool = True) ->
     table = {}
     for i, name in enumerate(CHEXPERT_CONDITIONS):
         p, r = summary["precision"]["per_label"][i], summary["recall"]["per_label"][i]
-        table[name] = {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0,
-                       "support": int(summary["support"][i])}
+        table[name] = {
+            "precision": p,
+            "recall": r,
+            "f1": 2 * p * r / (p + r) if p + r else 0.0,
+            "support": int(summary["support"][i]),
+        }
     return table
 
 
-def chexbert_f1(ref_labels: Sequence[Sequence[int]], hyp_labels: Sequence[Sequence[int]],
-                uncertain_as_positive: bool = True) -> dict[str, float]:
+def chexbert_f1(
+    ref_labels: Sequence[Sequence[int]], hyp_labels: Sequence[Sequence[int]], uncertain_as_positive: bool = True
+) -> dict[str, float]:
     """`chexbert_f1_{14,5}_{micro,macro,weighted}` over all reports."""
     truth = binarize(ref_labels, uncertain_as_positive)
     predicted = binarize(hyp_labels, uncertain_as_positive)

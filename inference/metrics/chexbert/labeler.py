@@ -20,13 +20,21 @@ from ...models.wrapped_encoder import WrappedEncoderConfig, WrappedEncoderModel
 class CheXbertConfig(WrappedEncoderConfig):
     model_type = "radmetrics_chexbert"
 
-    def __init__(self, encoder: dict | None = None, conditions: list[str] | None = None,
-                 classes_per_head: list[int] | None = None, dropout: float = 0.1, **kwargs):
+    def __init__(
+        self,
+        encoder: dict | None = None,
+        conditions: list[str] | None = None,
+        classes_per_head: list[int] | None = None,
+        dropout: float = 0.1,
+        **kwargs,
+    ):
         super().__init__(encoder=encoder, **kwargs)
         self.conditions = conditions or list(CHEXPERT_CONDITIONS)
         label_map = get_component("chexbert").label_map
-        default_classes = [len(label_map["no_finding_classes"]) if c == "No Finding" else len(label_map["classes"])
-                           for c in self.conditions]
+        default_classes = [
+            len(label_map["no_finding_classes"]) if c == "No Finding" else len(label_map["classes"])
+            for c in self.conditions
+        ]
         self.classes_per_head = classes_per_head or default_classes
         self.dropout = dropout
 
@@ -49,7 +57,9 @@ class CheXbertLabeler(WrappedEncoderModel):
         logits = [head(pooled) for head in self.heads]
         output = {"logits": torch.cat(logits, dim=-1)}
         if labels is not None:
-            output["loss"] = sum(nn.functional.cross_entropy(head_logits, labels[:, i]) for i, head_logits in enumerate(logits))
+            output["loss"] = sum(
+                nn.functional.cross_entropy(head_logits, labels[:, i]) for i, head_logits in enumerate(logits)
+            )
         return output
 
 

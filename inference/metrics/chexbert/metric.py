@@ -14,7 +14,9 @@ import numpy as np
 from ..base import Metric, MetricOutput, Option
 
 F1_KEYS = tuple(f"chexbert_f1_{n}_{kind}" for n in (14, 5) for kind in ("micro", "macro", "weighted"))
-PR_KEYS = tuple(f"chexbert_{part}_{n}_{kind}" for part in ("precision", "recall") for n in (14, 5) for kind in ("micro", "macro"))
+PR_KEYS = tuple(
+    f"chexbert_{part}_{n}_{kind}" for part in ("precision", "recall") for n in (14, 5) for kind in ("micro", "macro")
+)
 
 
 class CheXbert(Metric):
@@ -27,8 +29,10 @@ class CheXbert(Metric):
     keys = (*F1_KEYS, *PR_KEYS, "chexbert_similarity")
     higher_is_better = dict.fromkeys((*F1_KEYS, *PR_KEYS, "chexbert_similarity"), True)
     reference = "CheXbert labels (Smit et al. 2020) F1 as f1chexbert/RadEval; vector similarity as CXR-Report-Metric"
-    citation = """@inproceedings{smit2020chexbert, title={CheXbert: Combining Automatic Labelers and Expert Annotations for Accurate
-  Radiology Report Labeling Using BERT}, author={Smit, Akshay and Jain, Saahil and Rajpurkar, Pranav and Pareek, Anuj and Ng, Andrew Y.
+    citation = """@inproceedings{smit2020chexbert, title={CheXbert: Combining Automatic Labelers and Expert \
+Annotations for Accurate
+  Radiology Report Labeling Using BERT}, author={Smit, Akshay and Jain, Saahil and Rajpurkar, Pranav and Pareek, Anuj \
+and Ng, Andrew Y.
   and Lungren, Matthew P.}, booktitle={EMNLP}, year={2020}}"""
     requires_components = ("chexbert",)
 
@@ -47,24 +51,36 @@ class CheXbert(Metric):
         from .f1 import chexbert_f1, chexbert_precision_recall, per_condition
         from .runner import CheXbertRunner
 
-        runner = self.loaded("runner", lambda: CheXbertRunner.from_component(self.components["chexbert"], self.options["base_model"]),
-                             self.components["chexbert"], self.options["base_model"])
-        labels, embeddings = runner.labels_and_embeddings([*references, *candidates])  # one pass: shared reports run once
+        runner = self.loaded(
+            "runner",
+            lambda: CheXbertRunner.from_component(self.components["chexbert"], self.options["base_model"]),
+            self.components["chexbert"],
+            self.options["base_model"],
+        )
+        labels, embeddings = runner.labels_and_embeddings(
+            [*references, *candidates]
+        )  # one pass: shared reports run once
         n = len(references)
         ref_labels, ref_emb, hyp_labels, hyp_emb = labels[:n], embeddings[:n], labels[n:], embeddings[n:]
         uncertain = self.options["uncertain_as_positive"]
+
         def scores(ref, hyp):
             return {**chexbert_f1(ref, hyp, uncertain), **chexbert_precision_recall(ref, hyp, uncertain)}
 
         per_pair = [scores([r], [h]) for r, h in zip(ref_labels, hyp_labels)]
         per_sample = {key: [pair[key] for pair in per_pair] for key in (*F1_KEYS, *PR_KEYS)}
-        similarity = (ref_emb * hyp_emb).sum(1) / (np.linalg.norm(ref_emb, axis=1) * np.linalg.norm(hyp_emb, axis=1)).clip(1e-12)
+        similarity = (ref_emb * hyp_emb).sum(1) / (
+            np.linalg.norm(ref_emb, axis=1) * np.linalg.norm(hyp_emb, axis=1)
+        ).clip(1e-12)
         per_sample["chexbert_similarity"] = [float(s) for s in similarity]
 
         def corpus(key):
             return lambda idx: scores(ref_labels[idx], hyp_labels[idx])[key]
 
-        details = [{"reference_labels": r.tolist(), "candidate_labels": h.tolist()} for r, h in zip(ref_labels, hyp_labels)]
+        details = [
+            {"reference_labels": r.tolist(), "candidate_labels": h.tolist()} for r, h in zip(ref_labels, hyp_labels)
+        ]
         meta = {"per_condition": per_condition(ref_labels, hyp_labels, uncertain)} if len(ref_labels) else {}
-        return MetricOutput(per_sample, details=details, corpus_aggregate={key: corpus(key) for key in (*F1_KEYS, *PR_KEYS)},
-                            meta=meta)
+        return MetricOutput(
+            per_sample, details=details, corpus_aggregate={key: corpus(key) for key in (*F1_KEYS, *PR_KEYS)}, meta=meta
+        )

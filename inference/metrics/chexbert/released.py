@@ -25,8 +25,9 @@ def checkpoint_file(path: str | Path) -> Path:
     path = Path(path)
     file = path / "chexbert.pth" if path.is_dir() else path
     if not file.is_file():
-        raise CheXbertCheckpointError(f"{path}: chexbert.pth not found (the released CheXbert checkpoint, "
-                                      "StanfordAIMI/RRG_scorers)")
+        raise CheXbertCheckpointError(
+            f"{path}: chexbert.pth not found (the released CheXbert checkpoint, StanfordAIMI/RRG_scorers)"
+        )
     return file
 
 
@@ -38,20 +39,24 @@ def released_state_dict(path: str | Path) -> dict:
     try:
         state = torch.load(file, map_location="cpu", weights_only=True)
     except Exception as exc:  # a pickle needing arbitrary objects, or not a torch file at all
-        raise CheXbertCheckpointError(f"{file}: not loadable as plain tensors with torch.load(weights_only=True): {exc}") from exc
+        raise CheXbertCheckpointError(
+            f"{file}: not loadable as plain tensors with torch.load(weights_only=True): {exc}"
+        ) from exc
     state = state.get("model_state_dict", state)
     renamed, unknown = {}, []
     for key, value in state.items():
         key = key.replace("module.", "")  # the DataParallel prefix, removed as f1chexbert does
         if key.startswith("bert."):
             if not key.endswith("position_ids"):  # a non-persistent buffer in current transformers
-                renamed["encoder." + key[len("bert."):]] = value
+                renamed["encoder." + key[len("bert.") :]] = value
         elif key.startswith("linear_heads."):
-            renamed["heads." + key[len("linear_heads."):]] = value
+            renamed["heads." + key[len("linear_heads.") :]] = value
         else:
             unknown.append(key)
     if unknown:
-        raise CheXbertCheckpointError(f"{file}: unexpected weights {unknown[:5]} (not a CheXbert bert_labeler checkpoint)")
+        raise CheXbertCheckpointError(
+            f"{file}: unexpected weights {unknown[:5]} (not a CheXbert bert_labeler checkpoint)"
+        )
     return renamed
 
 
@@ -69,6 +74,8 @@ def load_released_chexbert(path: str | Path, base_model: str = BASE_MODEL):
     missing, unexpected = model.load_state_dict(state, strict=False)
     missing = [k for k in missing if k not in _POOLER]
     if missing or unexpected:
-        raise CheXbertCheckpointError(f"{path}: weights do not fit {base_model}'s architecture "
-                                      f"(missing {missing[:5]}, unexpected {unexpected[:5]})")
+        raise CheXbertCheckpointError(
+            f"{path}: weights do not fit {base_model}'s architecture "
+            f"(missing {missing[:5]}, unexpected {unexpected[:5]})"
+        )
     return model.eval(), load_tokenizer(base)

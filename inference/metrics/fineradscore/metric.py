@@ -28,9 +28,14 @@ class FineRadScore(Metric):
     }
     keys = ("fineradscore_sum", "fineradscore_max")
     higher_is_better = {"fineradscore_sum": False, "fineradscore_max": False}
-    reference = "FineRadScore (Huang et al., MLHC 2024; rajpurkarlab/FineRadScore prompt and line numbering, section 6.4 severities)"
-    citation = """@inproceedings{huang2024fineradscore, title={FineRadScore: A Radiology Report Line-by-Line Evaluation Technique
-  Generating Corrections with Severity Scores}, author={Huang, Alyssa and Banerjee, Oishi and Wu, Kay and Pontes Reis, Eduardo and
+    reference = (
+        "FineRadScore (Huang et al., MLHC 2024; rajpurkarlab/FineRadScore prompt and line numbering, section 6.4"
+        " severities)"
+    )
+    citation = """@inproceedings{huang2024fineradscore, title={FineRadScore: A Radiology Report Line-by-Line \
+Evaluation Technique
+  Generating Corrections with Severity Scores}, author={Huang, Alyssa and Banerjee, Oishi and Wu, Kay and Pontes \
+Reis, Eduardo and
   Rajpurkar, Pranav}, booktitle={Machine Learning for Healthcare}, year={2024}}"""
     judged_by_llm = True
 
@@ -40,18 +45,32 @@ class FineRadScore(Metric):
 
         if not detail.get("corrections") and not detail.get("corrected_report"):
             return {"notes": ["no correction"]}
-        rows = [["inserted" if c.get("line") is None else c.get("line"), c.get("correction"), f"{c.get('severity')} ({c.get('score')})",
-                 c.get("comments")] for c in detail.get("corrections", [])]
-        return {"tables": [table("corrections", ["line", "correction", "severity", "comment"], rows)],
-                "texts": [{"caption": "corrected report", "text": cut(detail.get("corrected_report", ""))}]}
+        rows = [
+            [
+                "inserted" if c.get("line") is None else c.get("line"),
+                c.get("correction"),
+                f"{c.get('severity')} ({c.get('score')})",
+                c.get("comments"),
+            ]
+            for c in detail.get("corrections", [])
+        ]
+        return {
+            "tables": [table("corrections", ["line", "correction", "severity", "comment"], rows)],
+            "texts": [{"caption": "corrected report", "text": cut(detail.get("corrected_report", ""))}],
+        }
 
     def compute(self, references, candidates):
         engine = self.llm_engine(self.options["max_reprompts"])
         lines_of = [candidate_lines(c) for c in candidates]
         layout = self.options["layout"]
-        tasks = [LLMTask(f"fineradscore-{i}", fineradscore_messages(reference, candidate, layout),
-                         lambda text, n=len(lines): parse_corrections(text, n))
-                 for i, (reference, candidate, lines) in enumerate(zip(references, candidates, lines_of))]
+        tasks = [
+            LLMTask(
+                f"fineradscore-{i}",
+                fineradscore_messages(reference, candidate, layout),
+                lambda text, n=len(lines): parse_corrections(text, n),
+            )
+            for i, (reference, candidate, lines) in enumerate(zip(references, candidates, lines_of))
+        ]
         sums, maxima, details = [], [], []
         for candidate, lines, result in zip(candidates, lines_of, engine.run(tasks)):
             if not result.ok:
@@ -62,7 +81,14 @@ class FineRadScore(Metric):
             total, worst = fineradscore_aggregate(result.parsed)
             sums.append(float(total))
             maxima.append(float(worst))
-            details.append({"lines": lines, "corrections": [c.to_dict() for c in result.parsed],
-                            "corrected_report": apply_corrections(candidate, result.parsed), "reprompts": result.reprompts})
-        return MetricOutput({"fineradscore_sum": sums, "fineradscore_max": maxima}, details=details,
-                            meta={"llm": engine.summary()})
+            details.append(
+                {
+                    "lines": lines,
+                    "corrections": [c.to_dict() for c in result.parsed],
+                    "corrected_report": apply_corrections(candidate, result.parsed),
+                    "reprompts": result.reprompts,
+                }
+            )
+        return MetricOutput(
+            {"fineradscore_sum": sums, "fineradscore_max": maxima}, details=details, meta={"llm": engine.summary()}
+        )

@@ -39,8 +39,10 @@ def green_prompt(reference: str, candidate: str) -> str:
     given; `generation.truncate_words` cuts them to 300 words first, as the reference does."""
     criteria = "\n    ".join(f"{letter}) {text}." for letter, text in CATEGORIES.items())
     lines = [
-        "Objective: Evaluate the accuracy of a candidate radiology report in comparison to a reference radiology "
-        "report composed by expert radiologists.",
+        (
+            "Objective: Evaluate the accuracy of a candidate radiology report in comparison to a reference radiology "
+            "report composed by expert radiologists."
+        ),
         None,
         "Process Overview: You will be presented with:",
         None,
@@ -59,8 +61,10 @@ def green_prompt(reference: str, candidate: str) -> str:
         "Errors can fall into one of these categories:",
         None,
         criteria,
-        "Note: Concentrate on the clinical findings rather than the report's writing style. "
-        "Evaluate only the findings that appear in both reports.",
+        (
+            "Note: Concentrate on the clinical findings rather than the report's writing style. "
+            "Evaluate only the findings that appear in both reports."
+        ),
         None,
         "2. Reference Report:",
         reference,
@@ -97,23 +101,27 @@ def short_prompt(reference: str, candidate: str) -> str:
     reports and one line naming the task, without appendix A.1's criteria and format (about 400 of SmolLM2's tokens
     fewer per pair; the response format, and so the parser, are unchanged). Not what released GREEN models were
     trained on: an export records the prompt it was trained with, and scoring uses that one."""
-    return (f"Compare the candidate radiology report with the reference report and list its clinically significant "
-            f"and insignificant errors and the matched findings in GREEN's format.\nReference report: {reference}\n"
-            f"Candidate report: {candidate}\n")
+    return (
+        "Compare the candidate radiology report with the reference report and list its clinically significant "
+        f"and insignificant errors and the matched findings in GREEN's format.\nReference report: {reference}\n"
+        f"Candidate report: {candidate}\n"
+    )
 
 
 def numbered_prompt(reference: str, candidate: str) -> str:
     """The short instruction with each report's statements numbered (R1, R2, ... and C1, C2, ...) as the semantic
     teacher numbers them, so that a model distilled from it can name each decision as the teacher's walkthrough does
     ("C1 matches R2. C2 (a) significant: ...") instead of counting sentences itself."""
-    from ..semantic_green.teacher import statements
+    from ...sentences import statements
 
     def numbered(report: str, side: str) -> str:
         return "\n".join(f"{side}{i}: {s}." for i, s in enumerate(statements(report), 1)) or "(empty)"
 
-    return (f"Compare the candidate radiology report with the reference report statement by statement and list its "
-            f"clinically significant and insignificant errors and the matched findings in GREEN's format.\n"
-            f"Reference report:\n{numbered(reference, 'R')}\nCandidate report:\n{numbered(candidate, 'C')}\n")
+    return (
+        "Compare the candidate radiology report with the reference report statement by statement and list its "
+        "clinically significant and insignificant errors and the matched findings in GREEN's format.\n"
+        f"Reference report:\n{numbered(reference, 'R')}\nCandidate report:\n{numbered(candidate, 'C')}\n"
+    )
 
 
 PROMPTS = {"green": green_prompt, "short": short_prompt, "numbered": numbered_prompt}
@@ -123,8 +131,9 @@ def _strip_period(text: str) -> str:
     return " ".join(text.split()).rstrip(". ;")
 
 
-def render_green_response(explanation: str, significant: dict[str, list[str]], insignificant: dict[str, list[str]],
-                          matched: list[str]) -> str:
+def render_green_response(
+    explanation: str, significant: dict[str, list[str]], insignificant: dict[str, list[str]], matched: list[str]
+) -> str:
     """A response in the exact format of appendix A.2 (one line per category, errors joined by '; ')."""
 
     def section(errors: dict[str, list[str]]) -> str:
@@ -137,8 +146,10 @@ def render_green_response(explanation: str, significant: dict[str, list[str]], i
 
     found = [_strip_period(m) for m in matched]
     matched_line = f"{len(found)}." + (f" {'; '.join(found)}." if found else "")
-    return (f"[{EXPLANATION}]:\n{' '.join(explanation.split())}\n\n[{SIGNIFICANT}]:\n{section(significant)}\n\n"
-            f"[{INSIGNIFICANT}]:\n{section(insignificant)}\n\n[{MATCHED}]:\n{matched_line}")
+    return (
+        f"[{EXPLANATION}]:\n{' '.join(explanation.split())}\n\n[{SIGNIFICANT}]:\n{section(significant)}\n\n"
+        f"[{INSIGNIFICANT}]:\n{section(insignificant)}\n\n[{MATCHED}]:\n{matched_line}"
+    )
 
 
 @dataclass

@@ -22,16 +22,33 @@ def truncate_words(text: str, max_words: int = MAX_REPORT_WORDS) -> str:
     return " ".join(words[:max_words])
 
 
-def green_messages(reference: str, candidate: str, max_words: int = MAX_REPORT_WORDS, prompt: str = "green") -> list[dict]:
-    """The user turn: `prompt` "green" (appendix A.1, what released GREEN models read), "short" (`format.short_prompt`) or
+def green_messages(
+    reference: str, candidate: str, max_words: int = MAX_REPORT_WORDS, prompt: str = "green"
+) -> list[dict]:
+    """The user turn: `prompt` "green" (appendix A.1, what released GREEN models read), "short" (`format.short_prompt`)
+    or
     "numbered" (`format.numbered_prompt`, the statements numbered as the semantic teacher numbers them)."""
     if prompt not in PROMPTS:
         raise ValueError(f"GREEN prompt {prompt!r}: expected one of {sorted(PROMPTS)}")
-    return [{"role": "user", "content": PROMPTS[prompt](truncate_words(reference, max_words), truncate_words(candidate, max_words))}]
+    return [
+        {
+            "role": "user",
+            "content": PROMPTS[prompt](truncate_words(reference, max_words), truncate_words(candidate, max_words)),
+        }
+    ]
 
 
-def generate_green_responses(model, tokenizer, references, candidates, batch_size: int = 8, max_new_tokens: int = 512,
-                             progress: bool = True, shard: bool = True, prompt: str = "green") -> list[str]:
+def generate_green_responses(
+    model,
+    tokenizer,
+    references,
+    candidates,
+    batch_size: int = 8,
+    max_new_tokens: int = 512,
+    progress: bool = True,
+    shard: bool = True,
+    prompt: str = "green",
+) -> list[str]:
     """GREEN analyses of every pair from a causal LM. Under `accelerate launch` (and `shard`), each process
     generates its share of the pairs and all processes receive every result, in input order."""
     from accelerate import PartialState
@@ -44,8 +61,14 @@ def generate_green_responses(model, tokenizer, references, candidates, batch_siz
         with state.split_between_processes(indices) as mine:
             indices = list(mine)
     prompts = [render_prompt(tokenizer, green_messages(references[i], candidates[i], prompt=prompt)) for i in indices]
-    outputs = generate_sorted(model, tokenizer, prompts, {"max_tokens": max_new_tokens, "temperature": 0.0}, batch_size,
-                              progress=progress and (state is None or state.is_main_process))
+    outputs = generate_sorted(
+        model,
+        tokenizer,
+        prompts,
+        {"max_tokens": max_new_tokens, "temperature": 0.0},
+        batch_size,
+        progress=progress and (state is None or state.is_main_process),
+    )
     results = [(i, text) for i, (text, _, _) in zip(indices, outputs)]
     if state is not None and state.num_processes > 1:
         from accelerate.utils import gather_object
@@ -55,7 +78,8 @@ def generate_green_responses(model, tokenizer, references, candidates, batch_siz
 
 
 def load_green_model(path: str):
-    """An exported GREEN checkpoint (manifest checked) as (model, tokenizer, prompt) for generation: `prompt` is the one
+    """An exported GREEN checkpoint (manifest checked) as (model, tokenizer, prompt) for generation: `prompt` is the
+    one
     it was trained with (its training config's `prompt`; "green" for exports that predate the option)."""
     from ...loading.checkpoint import load_manifest
     from ...loading.hub import load_causal_lm

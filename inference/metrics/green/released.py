@@ -80,9 +80,11 @@ class ReleasedGreen:
             raise RemoteCodeRequired(
                 f"the tokenizer of {name or path} is code in the model repository (RadEval runs it without asking; "
                 "a tokenizer loaded without it could give other token ids); read it, then pass trust_remote_code "
-                "(radmetrics score --trust-remote-code)")
-        tokenizer = AutoTokenizer.from_pretrained(path, add_eos_token=True, use_fast=True, padding_side="left",
-                                                  trust_remote_code=trust_remote_code)
+                "(radmetrics score --trust-remote-code)"
+            )
+        tokenizer = AutoTokenizer.from_pretrained(
+            path, add_eos_token=True, use_fast=True, padding_side="left", trust_remote_code=trust_remote_code
+        )
         tokenizer.chat_template = CHAT_TEMPLATE
         tokenizer.pad_token = tokenizer.eos_token
         tokenizer.clean_up_tokenization_spaces = True
@@ -90,21 +92,33 @@ class ReleasedGreen:
         dtype = torch.float16 if self.device.startswith("cuda") else torch.float32
         # RadEval: trust_remote_code=False if "Phi" in the model id else True
         model_code = trust_remote_code and "Phi" not in (name or str(path))
-        self.model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, trust_remote_code=model_code).eval().to(self.device)
+        self.model = (
+            AutoModelForCausalLM.from_pretrained(path, dtype=dtype, trust_remote_code=model_code)
+            .eval()
+            .to(self.device)
+        )
         self.tokenizer, self.batch_size, self._torch = tokenizer, batch_size, torch
 
     def texts(self, references: Sequence[str], candidates: Sequence[str]) -> list[str]:
-        chats = [[{"from": "human", "value": green_prompt(truncate_words(r), truncate_words(c))}, {"from": "gpt", "value": ""}]
-                 for r, c in zip(references, candidates)]
+        chats = [
+            [
+                {"from": "human", "value": green_prompt(truncate_words(r), truncate_words(c))},
+                {"from": "gpt", "value": ""},
+            ]
+            for r, c in zip(references, candidates)
+        ]
         return [self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True) for chat in chats]
 
     def prompt_ids(self, references: Sequence[str], candidates: Sequence[str]) -> list[list[int]]:
         """Each pair's prompt token ids as the reference feeds them to the model (before padding)."""
-        return [self.tokenizer(text, truncation=True, max_length=MAX_LENGTH)["input_ids"]
-                for text in self.texts(references, candidates)]
+        return [
+            self.tokenizer(text, truncation=True, max_length=MAX_LENGTH)["input_ids"]
+            for text in self.texts(references, candidates)
+        ]
 
-    def responses(self, references: Sequence[str], candidates: Sequence[str],
-                  progress: bool = True) -> tuple[list[str | None], list[str | None]]:
+    def responses(
+        self, references: Sequence[str], candidates: Sequence[str], progress: bool = True
+    ) -> tuple[list[str | None], list[str | None]]:
         """(cleaned responses, errors): None and a reason where a prompt leaves no room to answer."""
         from tqdm.auto import tqdm
 
@@ -114,17 +128,25 @@ class ReleasedGreen:
         responses: list[str | None] = [None] * len(texts)
         bar = tqdm(total=len(order), desc="GREEN", unit="pair", disable=not progress)
         for start in range(0, len(order), self.batch_size):
-            batch = order[start:start + self.batch_size]
-            encoded = self.tokenizer([texts[i] for i in batch], return_tensors="pt", padding=True, truncation=True,
-                                     max_length=MAX_LENGTH).to(self.device)
+            batch = order[start : start + self.batch_size]
+            encoded = self.tokenizer(
+                [texts[i] for i in batch], return_tensors="pt", padding=True, truncation=True, max_length=MAX_LENGTH
+            ).to(self.device)
             with torch.no_grad():
-                output = self.model.generate(input_ids=encoded["input_ids"], attention_mask=encoded["attention_mask"],
-                                             eos_token_id=self.tokenizer.eos_token_id, pad_token_id=self.tokenizer.pad_token_id,
-                                             max_length=MAX_LENGTH, do_sample=False)
+                output = self.model.generate(
+                    input_ids=encoded["input_ids"],
+                    attention_mask=encoded["attention_mask"],
+                    eos_token_id=self.tokenizer.eos_token_id,
+                    pad_token_id=self.tokenizer.pad_token_id,
+                    max_length=MAX_LENGTH,
+                    do_sample=False,
+                )
             for i, text in zip(batch, self.tokenizer.batch_decode(output, skip_special_tokens=True)):
                 responses[i] = clean_response(text)
             bar.update(len(batch))
         bar.close()
-        errors = [f"the prompt fills the reference's {MAX_LENGTH}-token limit (RadEval fails on it)" if long else None
-                  for long in too_long]
+        errors = [
+            f"the prompt fills the reference's {MAX_LENGTH}-token limit (RadEval fails on it)" if long else None
+            for long in too_long
+        ]
         return responses, errors

@@ -49,8 +49,11 @@ def green_summary(responses: list[str], parses: list[GreenParse], encoder="defau
     summary = {}
     for position, letter in enumerate(CATEGORY_LETTERS):
         errors = [e for r, _ in scored for e in error_lines(r)[letter]]
-        entry = {"accuracy": float(np.mean([p.significant[position] == 0 for _, p in scored])) if scored else None,
-                 "errors": len(errors), "clusters": []}
+        entry = {
+            "accuracy": float(np.mean([p.significant[position] == 0 for _, p in scored])) if scored else None,
+            "errors": len(errors),
+            "clusters": [],
+        }
         if errors:
             embeddings = np.asarray(TextEncoder(encoder).encode(errors))
             labels = _best_k_labels(embeddings, max_k)

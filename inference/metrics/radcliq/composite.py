@@ -44,7 +44,9 @@ def load_constants(path: str | Path) -> dict:
     except (OSError, json.JSONDecodeError) as exc:
         raise ValueError(f"RadCliQ constants {path}: not a readable JSON file ({exc})") from exc
     if params.get("feature_order") != list(FEATURES):
-        raise ValueError(f"RadCliQ constants {path}: feature_order must be {list(FEATURES)}, found {params.get('feature_order')}")
+        raise ValueError(
+            f"RadCliQ constants {path}: feature_order must be {list(FEATURES)}, found {params.get('feature_order')}"
+        )
     for key, size in (("scaler_mean_", 4), ("scaler_scale_", 4), ("coefs_with_bias_last", 5)):
         if not isinstance(params.get(key), list) or len(params[key]) != size:
             raise ValueError(f"RadCliQ constants {path}: {key} must list {size} numbers")
@@ -85,8 +87,13 @@ def fit_radcliq(features: np.ndarray, errors: np.ndarray) -> dict:
     problem.solve()
     if w.value is None:
         raise RuntimeError(f"the constrained fit did not converge (status {problem.status})")
-    return {"feature_order": list(FEATURES), "scaler_mean_": mean.tolist(), "scaler_scale_": scale.tolist(),
-            "coefs_with_bias_last": [*map(float, w.value), float(b.value)], "n_samples": int(len(errors))}
+    return {
+        "feature_order": list(FEATURES),
+        "scaler_mean_": mean.tolist(),
+        "scaler_scale_": scale.tolist(),
+        "coefs_with_bias_last": [*map(float, w.value), float(b.value)],
+        "n_samples": int(len(errors)),
+    }
 
 
 def fold_indices(n: int, folds: int, seed: int = 0) -> list[np.ndarray]:
@@ -108,8 +115,17 @@ def cross_validate_radcliq(features: np.ndarray, errors: np.ndarray, folds: int 
         refit = fit_radcliq(features[train], errors[train])
         refit_scores = radcliq_v1(*features[held].T, params=refit)
         published = radcliq_v1(*features[held].T)
-        per_fold.append({"n": int(len(held)), "refit_tau_b": float(kendalltau(refit_scores, errors[held])[0]),
-                         "published_tau_b": float(kendalltau(published, errors[held])[0])})
-    return {"folds": folds, "seed": seed, "per_fold": per_fold,
-            "refit_tau_b": float(np.nanmean([f["refit_tau_b"] for f in per_fold])),
-            "published_tau_b": float(np.nanmean([f["published_tau_b"] for f in per_fold]))}
+        per_fold.append(
+            {
+                "n": int(len(held)),
+                "refit_tau_b": float(kendalltau(refit_scores, errors[held])[0]),
+                "published_tau_b": float(kendalltau(published, errors[held])[0]),
+            }
+        )
+    return {
+        "folds": folds,
+        "seed": seed,
+        "per_fold": per_fold,
+        "refit_tau_b": float(np.nanmean([f["refit_tau_b"] for f in per_fold])),
+        "published_tau_b": float(np.nanmean([f["published_tau_b"] for f in per_fold])),
+    }

@@ -27,7 +27,9 @@ RADCLIQ_BERTSCORE = {"num_layers": 5, "idf": True, "rescale_with_baseline": True
 class RadCliQ(Metric):
     name = "radcliq"
     options = {
-        "constants": Option(None, True, "RadCliQ-v1 constants refitted by meta-eval fit-radcliq (default: the published)"),
+        "constants": Option(
+            None, True, "RadCliQ-v1 constants refitted by meta-eval fit-radcliq (default: the published)"
+        ),
         "radgraph_model": Option(None, True, "a RadGraph model of RadCliQ's own for its RadGraph feature", True),
         "radgraph_base_model": Option(None, False, "where radgraph_model's config and tokenizer are"),
         "bertscore_model": Option(None, True, "a BERTScore model of RadCliQ's own (layer 5, idf, rescaled)", True),
@@ -35,7 +37,8 @@ class RadCliQ(Metric):
     keys = ("radcliq_v0", "radcliq_v1")
     higher_is_better = {"radcliq_v0": False, "radcliq_v1": False}
     reference = "RadCliQ (Yu et al. 2023; rajpurkarlab/CXR-Report-Metric constants)"
-    citation = """@article{yu2023evaluating, title={Evaluating progress in automatic chest X-ray radiology report generation},
+    citation = """@article{yu2023evaluating, title={Evaluating progress in automatic chest X-ray radiology report \
+generation},
   author={Yu, Feiyang and others}, journal={Patterns}, volume={4}, number={9}, year={2023}}"""
     requires_components = ("radgraph", "chexbert")
     depends_on = ("radgraph", "bertscore", "chexbert", "bleu2")
@@ -44,9 +47,13 @@ class RadCliQ(Metric):
 
     def __init__(self, components=None, upstream=None, **options):
         super().__init__(components, upstream, **options)
-        if options.get("precision", "fp32") != "fp32" and not (options.get("radgraph_model") or options.get("bertscore_model")):
-            raise ValueError("radcliq option precision applies to its own models (radgraph_model, bertscore_model), which are "
-                             "not set: set precision on the metrics whose keys it combines (radgraph, bertscore, chexbert)")
+        if options.get("precision", "fp32") != "fp32" and not (
+            options.get("radgraph_model") or options.get("bertscore_model")
+        ):
+            raise ValueError(
+                "radcliq option precision applies to its own models (radgraph_model, bertscore_model), which are "
+                "not set: set precision on the metrics whose keys it combines (radgraph, bertscore, chexbert)"
+            )
 
     def compute(self, references, candidates):
         from ...registry import key_owner
@@ -56,8 +63,12 @@ class RadCliQ(Metric):
         params = load_constants(self.options["constants"]) if self.options["constants"] else None
         own = self.own_features(references, candidates)
         features = [own[key] if key in own else self.upstream[owners[key]].per_sample[key] for key in FEATURES]
-        return MetricOutput({"radcliq_v0": [float(v) for v in radcliq_v0(*features)],
-                             "radcliq_v1": [float(v) for v in radcliq_v1(*features, params=params)]})
+        return MetricOutput(
+            {
+                "radcliq_v0": [float(v) for v in radcliq_v0(*features)],
+                "radcliq_v1": [float(v) for v in radcliq_v1(*features, params=params)],
+            }
+        )
 
     def own_features(self, references, candidates) -> dict:
         """The features that RadCliQ's own models compute (options radgraph_model, bertscore_model)."""
@@ -65,10 +76,14 @@ class RadCliQ(Metric):
         from ..radgraph.metric import RadGraph
 
         if self.options["radgraph_base_model"] and not self.options["radgraph_model"]:
-            raise ValueError("radcliq option radgraph_base_model is the base model of radgraph_model: set radgraph_model too")
+            raise ValueError(
+                "radcliq option radgraph_base_model is the base model of radgraph_model: set radgraph_model too"
+            )
         features = {}
         if self.options["radgraph_model"]:
-            radgraph = RadGraph({"radgraph": self.options["radgraph_model"]}, base_model=self.options["radgraph_base_model"])
+            radgraph = RadGraph(
+                {"radgraph": self.options["radgraph_model"]}, base_model=self.options["radgraph_base_model"]
+            )
             features["radgraph_radcliq"] = radgraph(references, candidates).per_sample["radgraph_radcliq"]
         if self.options["bertscore_model"]:
             bertscore = BertScore(model=self.options["bertscore_model"], **RADCLIQ_BERTSCORE)

@@ -45,7 +45,7 @@ PHRASES_INSTRUCTIONS = (
 NLI_INSTRUCTIONS = (
     "You check statements about a chest X-ray against another report of the same image. You receive the "
     'reference report as a list of phrases and one statement, the "hypothesis". Answer "entailment" when the '
-    "reference supports everything the hypothesis states, and \"not_entailment\" when the reference contradicts "
+    'reference supports everything the hypothesis states, and "not_entailment" when the reference contradicts '
     "it or does not say. For an entailment, list as evidence the reference phrases that support it, copied "
     'exactly. Answer with one JSON object, {"status": "entailment" or "not_entailment", "evidence": ["...", ...]}, '
     "and nothing else."
@@ -110,15 +110,19 @@ def grounded_phrases(report: list) -> list[Phrase]:
 
 
 def _few_shot(name: str) -> list:
-    return json.loads(resources.files("radmetrics.inference").joinpath("resources", "radfact", name).read_text(encoding="utf-8"))
+    return json.loads(
+        resources.files("radmetrics.inference").joinpath("resources", "radfact", name).read_text(encoding="utf-8")
+    )
 
 
 def phrases_messages(report: str) -> list[dict]:
     messages = [{"role": "system", "content": PHRASES_INSTRUCTIONS}]
     for example in _few_shot("report_to_phrases_few_shot_examples.json"):
         phrases = [p for sentence in example["parsed_report"]["sentence_list"] for p in sentence["new"]]
-        messages += [{"role": "user", "content": example["findings_text"]},
-                     {"role": "assistant", "content": json.dumps({"phrases": phrases})}]
+        messages += [
+            {"role": "user", "content": example["findings_text"]},
+            {"role": "assistant", "content": json.dumps({"phrases": phrases})},
+        ]
     return [*messages, {"role": "user", "content": report}]
 
 
@@ -140,15 +144,23 @@ def nli_messages(reference: list[str], hypothesis: str, max_shots: int | None = 
     messages = [{"role": "system", "content": NLI_INSTRUCTIONS}]
     shots = 0
     for example in _few_shot("nli_few_shot_examples.json"):
-        sides = (("phrases_A_evidenced", example["input"]["phrases_B"]), ("phrases_B_evidenced", example["input"]["phrases_A"]))
+        sides = (
+            ("phrases_A_evidenced", example["input"]["phrases_B"]),
+            ("phrases_B_evidenced", example["input"]["phrases_A"]),
+        )
         for key, premise in sides:
             for item in example["output"][key]:
                 if max_shots is not None and shots >= max_shots:
                     break
                 entailed = item["status"] == ENTAILMENT
-                answer = {"status": ENTAILMENT if entailed else NOT_ENTAILMENT, "evidence": item["evidence"] if entailed else []}
-                messages += [{"role": "user", "content": _nli_query(premise, item["phrase"])},
-                             {"role": "assistant", "content": json.dumps(answer)}]
+                answer = {
+                    "status": ENTAILMENT if entailed else NOT_ENTAILMENT,
+                    "evidence": item["evidence"] if entailed else [],
+                }
+                messages += [
+                    {"role": "user", "content": _nli_query(premise, item["phrase"])},
+                    {"role": "assistant", "content": json.dumps(answer)},
+                ]
                 shots += 1
     return [*messages, {"role": "user", "content": _nli_query(reference, hypothesis)}]
 
@@ -178,10 +190,12 @@ def parse_entailment(text: str, reference: list[str]) -> tuple[bool, list[int]]:
     return True, sorted({index[_normalise(e)] for e in evidence})
 
 
-def spatially_entailed(phrase: EvidencedPhrase, premise: list[Phrase], threshold: float = BOX_PRECISION_THRESHOLD) -> bool | None:
+def spatially_entailed(
+    phrase: EvidencedPhrase, premise: list[Phrase], threshold: float = BOX_PRECISION_THRESHOLD
+) -> bool | None:
     if not phrase.boxes:
         return None
-    evidence_boxes = [b for i in phrase.evidence for b in (premise[i].boxes or [])]
+    evidence_boxes = [b for i in phrase.evidence for b in premise[i].boxes or []]
     if not phrase.entailed or not evidence_boxes:
         return False
     return box_precision(phrase.boxes, evidence_boxes) > threshold
@@ -197,7 +211,11 @@ def one_way_scores(phrases: list[EvidencedPhrase]) -> tuple[float, float, float]
     boxed = [p for p in phrases if p.spatially_entailed is not None]
     entailed_boxed = [p for p in boxed if p.entailed]
     both = [p for p in boxed if p.spatially_entailed]
-    return _fraction(len(entailed), len(phrases)), _fraction(len(both), len(entailed_boxed)), _fraction(len(both), len(boxed))
+    return (
+        _fraction(len(entailed), len(phrases)),
+        _fraction(len(both), len(entailed_boxed)),
+        _fraction(len(both), len(boxed)),
+    )
 
 
 def f1(precision: float, recall: float) -> float:

@@ -41,7 +41,8 @@ class RadFact(Metric):
     keys = tuple(_key(kind, part) for kind in KINDS for part in ("precision", "recall", "f1"))
     higher_is_better = dict.fromkeys(keys, True)
     reference = "RadFact (Bannur et al. 2024, MAIRA-2; microsoft/RadFact metric/radfact.py)"
-    citation = """@article{bannur2024maira2, title={MAIRA-2: Grounded Radiology Report Generation}, author={Bannur, Shruthi and others},
+    citation = """@article{bannur2024maira2, title={MAIRA-2: Grounded Radiology Report Generation}, author={Bannur, \
+Shruthi and others},
   journal={arXiv:2406.04449}, year={2024}}"""
     judged_by_llm = True
     accepts_grounded = True
@@ -58,8 +59,13 @@ class RadFact(Metric):
                 premise = [p.text for p in sides[other][i]]
                 for j, phrase in enumerate(sides[side][i]):
                     if premise:  # nothing can be entailed by an empty report: no question to ask
-                        tasks.append(LLMTask(f"nli-{side}-{i}-{j}", nli_messages(premise, phrase.text, self.options["nli_shots"]),
-                                             lambda text, ref=premise: parse_entailment(text, ref)))
+                        tasks.append(
+                            LLMTask(
+                                f"nli-{side}-{i}-{j}",
+                                nli_messages(premise, phrase.text, self.options["nli_shots"]),
+                                lambda text, ref=premise: parse_entailment(text, ref),
+                            )
+                        )
                         owners.append((i, side, j))
         verdicts = {}
         for owner, result in zip(owners, engine.run(tasks)):
@@ -105,7 +111,9 @@ class RadFact(Metric):
 
         return aggregate
 
-    def _phrases(self, engine, reports: dict[str, list], errors: dict[int, list[str]]) -> dict[str, list[list[Phrase]]]:
+    def _phrases(
+        self, engine, reports: dict[str, list], errors: dict[int, list[str]]
+    ) -> dict[str, list[list[Phrase]]]:
         """Phrases of every report: grounded reports as given, narrative ones through the LLM (report-to-phrases)."""
         sides = {side: [None] * len(items) for side, items in reports.items()}
         tasks, owners = [], []

@@ -28,7 +28,9 @@ def dygie_document(doc_key: str, sentences) -> dict:
     for words, entities, relations in sentences:
         doc["sentences"].append(list(words))
         doc["ner"].append([[s + offset, e + offset, label] for s, e, label in entities])
-        doc["relations"].append([[a + offset, b + offset, c + offset, d + offset, label] for a, b, c, d, label in relations])
+        doc["relations"].append(
+            [[a + offset, b + offset, c + offset, d + offset, label] for a, b, c, d, label in relations]
+        )
         offset += len(words)
     return doc
 
@@ -41,8 +43,13 @@ def dygie_to_annotation(doc: dict) -> dict:
     for start, end, label in sorted(e for sentence in doc["ner"] for e in sentence):
         key = str(len(entities) + 1)
         ids[(start, end)] = key
-        entities[key] = {"tokens": " ".join(tokens[start: end + 1]), "label": label, "start_ix": start,
-                         "end_ix": end, "relations": []}
+        entities[key] = {
+            "tokens": " ".join(tokens[start : end + 1]),
+            "label": label,
+            "start_ix": start,
+            "end_ix": end,
+            "relations": [],
+        }
     for s1, e1, s2, e2, label in (r for sentence in doc["relations"] for r in sentence):
         source, target = ids.get((s1, e1)), ids.get((s2, e2))
         if source is None or target is None:

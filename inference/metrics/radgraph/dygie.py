@@ -56,7 +56,13 @@ def radgraph_words(report: str, model_type: str) -> list[str]:
     """The words radgraph 0.1.18 feeds its model (utils.preprocess_reports)."""
     if model_type == "radgraph":
         return _RADGRAPH_PUNCTUATION.sub(" ", report).split()
-    text = report.replace("\\n", "  ").replace("\\f", "  ").replace("\\u2122", "      ").replace("\n", " ").replace('\\"', "``")
+    text = (
+        report.replace("\\n", "  ")
+        .replace("\\f", "  ")
+        .replace("\\u2122", "      ")
+        .replace("\n", " ")
+        .replace('\\"', "``")
+    )
     text = " ".join(_WORD_PUNCT.findall(re.sub(r"\s+", " ", text)))
     for old, new in ((").", ") ."), ("%.", "% ."), (".'", ". '"), ("%,", "% ,"), ("%)", "% )")):
         text = text.replace(old, new)
@@ -66,10 +72,22 @@ def radgraph_words(report: str, model_type: str) -> list[str]:
 class DyGIEConfig(WrappedEncoderConfig):
     model_type = "radmetrics_dygie"
 
-    def __init__(self, encoder: dict | None = None, dataset: str = "radgraph-xl", entity_labels: list[str] | None = None,
-                 relation_labels: list[str] | None = None, max_span_width: int = 8, feature_size: int = 20,
-                 feedforward_layers: int = 2, feedforward_hidden: int = 150, relation_spans_per_word: float = 0.5,
-                 segment_length: int = 512, chunk_special_tokens: bool = True, base_model: str | None = None, **kwargs):
+    def __init__(
+        self,
+        encoder: dict | None = None,
+        dataset: str = "radgraph-xl",
+        entity_labels: list[str] | None = None,
+        relation_labels: list[str] | None = None,
+        max_span_width: int = 8,
+        feature_size: int = 20,
+        feedforward_layers: int = 2,
+        feedforward_hidden: int = 150,
+        relation_spans_per_word: float = 0.5,
+        segment_length: int = 512,
+        chunk_special_tokens: bool = True,
+        base_model: str | None = None,
+        **kwargs,
+    ):
         super().__init__(encoder=encoder, **kwargs)
         self.dataset = dataset  # the reference's model_type, which also picks the word preprocessing
         self.entity_labels = list(entity_labels or [""])  # index 0 is the null label ""
@@ -142,19 +160,23 @@ class DyGIEModel(PreTrainedModel):
 
 def published_to_state_dict(state: dict, dataset: str, layers: int) -> dict:
     """weights.th keys (DyGIE module names) -> `DyGIEModel` keys; unused coref/event weights dropped."""
-    feed_forwards = {f"_ner._ner_scorers.{dataset}__ner_labels.0._module.": "ner_feedforward.",
-                     f"_relation._mention_pruners.{dataset}__relation_labels._scorer.0._module.": "mention_feedforward.",
-                     f"_relation._relation_feedforwards.{dataset}__relation_labels.": "relation_feedforward."}
-    linears = {f"_ner._ner_scorers.{dataset}__ner_labels.1._module.": "ner_scorer.",
-               f"_relation._mention_pruners.{dataset}__relation_labels._scorer.1._module.": "mention_scorer.",
-               f"_relation._relation_scorers.{dataset}__relation_labels.": "relation_scorer."}
+    feed_forwards = {
+        f"_ner._ner_scorers.{dataset}__ner_labels.0._module.": "ner_feedforward.",
+        f"_relation._mention_pruners.{dataset}__relation_labels._scorer.0._module.": "mention_feedforward.",
+        f"_relation._relation_feedforwards.{dataset}__relation_labels.": "relation_feedforward.",
+    }
+    linears = {
+        f"_ner._ner_scorers.{dataset}__ner_labels.1._module.": "ner_scorer.",
+        f"_relation._mention_pruners.{dataset}__relation_labels._scorer.1._module.": "mention_scorer.",
+        f"_relation._relation_scorers.{dataset}__relation_labels.": "relation_scorer.",
+    }
     renamed, unknown = {}, []
     for key, value in state.items():
         if key.startswith(_UNUSED_MODULES) or key.endswith("position_ids"):
             continue
         for old, new in (*_PUBLISHED_PREFIX.items(), *linears.items()):
             if key.startswith(old):
-                renamed[new + key[len(old):]] = value
+                renamed[new + key[len(old) :]] = value
                 break
         else:
             for old, new in feed_forwards.items():
@@ -171,11 +193,14 @@ def published_to_state_dict(state: dict, dataset: str, layers: int) -> dict:
 
 def _read_labels(vocabulary: Path, dataset: str) -> tuple[list[str], list[str]]:
     """allennlp Vocabulary files: one label per line; the NER file starts with the null label "" (an empty line)."""
+
     def lines(name: str) -> list[str]:
         path = vocabulary / f"{dataset}__{name}.txt"
         if not path.is_file():
-            raise DyGIEError(f"{path} not found (vocabulary/ of a RadGraph model has {dataset}__ner_labels.txt "
-                             f"and {dataset}__relation_labels.txt)")
+            raise DyGIEError(
+                f"{path} not found (vocabulary/ of a RadGraph model has {dataset}__ner_labels.txt "
+                f"and {dataset}__relation_labels.txt)"
+            )
         text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
         return (text[:-1] if text.endswith("\n") else text).split("\n")
 
@@ -189,7 +214,11 @@ def _chunk_special_tokens(base: Path) -> bool:
     """Whether `build_inputs_with_special_tokens` adds specials to a chunk: every model-specific tokenizer class
     does; the generic PreTrainedTokenizerFast (what ModernBERT declares) does not."""
     tokenizer_config = base / "tokenizer_config.json"
-    declared = json.loads(tokenizer_config.read_text(encoding="utf-8")).get("tokenizer_class") if tokenizer_config.is_file() else None
+    declared = (
+        json.loads(tokenizer_config.read_text(encoding="utf-8")).get("tokenizer_class")
+        if tokenizer_config.is_file()
+        else None
+    )
     if declared:
         return declared != "PreTrainedTokenizerFast"
     return json.loads((base / "config.json").read_text(encoding="utf-8")).get("model_type") != "modernbert"
@@ -199,7 +228,8 @@ def unpack(path: str | Path) -> Path:
     """A RadGraph tarball is unpacked once into radmetrics' cache; a directory is used as it is."""
     import tarfile
 
-    from ...loading.released import radmetrics_cache, sha256_of
+    from ...loading.cache import radmetrics_cache
+    from ...loading.released import sha256_of
 
     path = Path(path)
     if path.is_dir():
@@ -238,18 +268,29 @@ def load_released_radgraph(path: str | Path, base_model: str | None = None) -> t
     base = resolve_model_dir(base_model or embedder["model_name"], f"the released RadGraph model {directory.name}")
     feed_forward = model["feedforward_params"]
     dygie_config = DyGIEConfig(
-        encoder=AutoConfig.from_pretrained(base).to_dict(), dataset=dataset, entity_labels=entities,
-        relation_labels=relations, max_span_width=reader["max_span_width"], feature_size=model["feature_size"],
-        feedforward_layers=feed_forward["num_layers"], feedforward_hidden=feed_forward["hidden_dims"],
-        relation_spans_per_word=spans_per_word, segment_length=embedder["max_length"],
-        chunk_special_tokens=_chunk_special_tokens(base), base_model=embedder["model_name"])
+        encoder=AutoConfig.from_pretrained(base).to_dict(),
+        dataset=dataset,
+        entity_labels=entities,
+        relation_labels=relations,
+        max_span_width=reader["max_span_width"],
+        feature_size=model["feature_size"],
+        feedforward_layers=feed_forward["num_layers"],
+        feedforward_hidden=feed_forward["hidden_dims"],
+        relation_spans_per_word=spans_per_word,
+        segment_length=embedder["max_length"],
+        chunk_special_tokens=_chunk_special_tokens(base),
+        base_model=embedder["model_name"],
+    )
     network = DyGIEModel(dygie_config)
     state = torch.load(directory / "weights.th", map_location="cpu", weights_only=True)
     missing, unexpected = network.load_state_dict(
-        published_to_state_dict(state, dataset, feed_forward["num_layers"]), strict=False)
+        published_to_state_dict(state, dataset, feed_forward["num_layers"]), strict=False
+    )
     missing = [k for k in missing if not k.startswith("encoder.pooler.")]  # BERT's pooler is unused
     if missing or unexpected:
-        raise DyGIEError(f"{directory}/weights.th does not fit its config (missing {missing[:5]}, unexpected {unexpected[:5]})")
+        raise DyGIEError(
+            f"{directory}/weights.th does not fit its config (missing {missing[:5]}, unexpected {unexpected[:5]})"
+        )
     return network.eval(), load_tokenizer(base, min_vocab=50)
 
 
@@ -264,7 +305,7 @@ class RadGraphDyGIE:
         ids = tokenizer("a")["input_ids"]
         bare = tokenizer("a", add_special_tokens=False)["input_ids"]
         at = ids.index(bare[0])
-        self.start_ids, self.end_ids = ids[:at], ids[at + len(bare):]
+        self.start_ids, self.end_ids = ids[:at], ids[at + len(bare) :]
 
     @classmethod
     def from_component(cls, path: str, base_model: str | None = None) -> RadGraphDyGIE:
@@ -282,8 +323,12 @@ class RadGraphDyGIE:
         """Each distinct word's wordpieces, from one batched tokenizer call: the reference tokenizes word by word, and
         reports share most of their words (74,049 words of 1,475 IU reports took 6 of RadGraph's 17 s on an H200)."""
         distinct = list(dict.fromkeys(word for words in reports for word in words))
-        normalized = [word[1:] if word in ("/.", "/?") else word for word in distinct]  # the DyGIE reader's _normalize_word
-        return dict(zip(distinct, self.tokenizer(normalized, add_special_tokens=False)["input_ids"])) if distinct else {}
+        normalized = [
+            word[1:] if word in ("/.", "/?") else word for word in distinct
+        ]  # the DyGIE reader's _normalize_word
+        return (
+            dict(zip(distinct, self.tokenizer(normalized, add_special_tokens=False)["input_ids"])) if distinct else {}
+        )
 
     def _wordpieces(self, words: list[str], table: dict[str, list[int]]) -> tuple[list[int], list[tuple[int, int]]]:
         """The indexer: token ids (chunked and framed) and each word's inclusive wordpiece offsets (`table`: each
@@ -298,7 +343,7 @@ class RadGraphDyGIE:
         width = config.segment_length - len(self.start_ids) - len(self.end_ids)
         if not config.chunk_special_tokens:
             return ids, offsets
-        framed = [self.start_ids + ids[i:i + width] + self.end_ids for i in range(0, len(ids), width)]
+        framed = [self.start_ids + ids[i : i + width] + self.end_ids for i in range(0, len(ids), width)]
         return [i for chunk in framed for i in chunk], offsets
 
     def _wordpiece_embeddings(self, ids: list[int]) -> torch.Tensor:
@@ -306,7 +351,9 @@ class RadGraphDyGIE:
         length, segment = len(ids), self.model.config.segment_length
         tensor = torch.tensor([ids], device=self.model.device)
         if length <= segment:
-            return self.model.encoder(input_ids=tensor, attention_mask=torch.ones_like(tensor).float()).last_hidden_state[0]
+            return self.model.encoder(
+                input_ids=tensor, attention_mask=torch.ones_like(tensor).float()
+            ).last_hidden_state[0]
         n_start, n_end = len(self.start_ids), len(self.end_ids)
         segments = math.ceil(length / segment)
         padded = nn.functional.pad(tensor, [0, segments * segment - length]).view(segments, segment)
@@ -315,7 +362,7 @@ class RadGraphDyGIE:
         flat = states.reshape(1, segments * segment, -1)
         end_index = torch.tensor([[length - 1 - i for i in range(n_end)]], device=flat.device)
         start_states, end_states = flat[:, :n_start], flat[0, end_index[0]].unsqueeze(0)
-        body = states.unsqueeze(0)[:, :, n_start:segment - n_end].reshape(1, -1, flat.size(-1))
+        body = states.unsqueeze(0)[:, :, n_start : segment - n_end].reshape(1, -1, flat.size(-1))
         end_index = end_index - (segments * (n_start + n_end) - n_end)
         body = torch.cat([body, torch.zeros_like(end_states)], 1)
         body.scatter_(1, end_index.unsqueeze(-1).expand_as(end_states), end_states)
@@ -336,28 +383,41 @@ class RadGraphDyGIE:
 
     def _encode(self, indexed: list[list[int]]) -> list[torch.Tensor]:
         """Each report's wordpiece states. Reports of one length share an encoder call with no padding, so every
-        report's states are those of a call on it alone, as the reference runs it; longer than a segment, one by one."""
+        report's states are those of a call on it alone, as the reference runs it; longer than a segment, one by one.
+        """
         if not indexed[0]:
             return [torch.zeros(0, self.model.encoder.config.hidden_size, device=self.model.device) for _ in indexed]
         if len(indexed[0]) > self.model.config.segment_length:
             return [self._wordpiece_embeddings(ids) for ids in indexed]
         tensor = torch.tensor(indexed, device=self.model.device)
-        return list(self.model.encoder(input_ids=tensor, attention_mask=torch.ones_like(tensor).float()).last_hidden_state)
+        return list(
+            self.model.encoder(input_ids=tensor, attention_mask=torch.ones_like(tensor).float()).last_hidden_state
+        )
 
-    def predict(self, words: list[str], pieces: torch.Tensor, offsets: list[tuple[int, int]]) -> tuple[list[list], list[list]]:
+    def predict(
+        self, words: list[str], pieces: torch.Tensor, offsets: list[tuple[int, int]]
+    ) -> tuple[list[list], list[list]]:
         """(entities [start, end, label], relations [s1, e1, s2, e2, label]) of one report's words, from its
         wordpiece states."""
         config = self.model.config
-        vectors = self._word_vectors(pieces, offsets) if len(pieces) else torch.zeros(len(words), pieces.size(-1), device=pieces.device)
-        spans = torch.tensor([(s, e) for s in range(len(words)) for e in range(s, min(s + config.max_span_width, len(words)))],
-                             device=self.model.device)
+        vectors = (
+            self._word_vectors(pieces, offsets)
+            if len(pieces)
+            else torch.zeros(len(words), pieces.size(-1), device=pieces.device)
+        )
+        spans = torch.tensor(
+            [(s, e) for s in range(len(words)) for e in range(s, min(s + config.max_span_width, len(words)))],
+            device=self.model.device,
+        )
         embedded = self.model.span_embeddings(vectors, spans)
         labels = self.model.entity_labels(embedded).tolist()
         entities = [[*spans[i].tolist(), config.entity_labels[label]] for i, label in enumerate(labels) if label != 0]
         top, relation = self.model.relations(embedded, len(words))
         kept = spans[top].tolist()
-        relations = [[*kept[i], *kept[j], config.relation_labels[int(relation[i, j])]]
-                     for i, j in (relation >= 0).nonzero().tolist()]
+        relations = [
+            [*kept[i], *kept[j], config.relation_labels[int(relation[i, j])]]
+            for i, j in (relation >= 0).nonzero().tolist()
+        ]
         return entities, relations
 
     def annotations(self, reports: list[str], progress: bool = False) -> list[dict]:
@@ -372,12 +432,17 @@ class RadGraphDyGIE:
         todo = [i for i, w in enumerate(words) if w]
         table = self._piece_table([words[i] for i in todo])
         indexed = [self._wordpieces(words[i], table) for i in todo]
-        with torch.inference_mode(), tqdm(total=len(distinct), desc="radgraph", unit="report", disable=not progress) as bar:
+        with (
+            torch.inference_mode(),
+            tqdm(total=len(distinct), desc="radgraph", unit="report", disable=not progress) as bar,
+        ):
             bar.update(len(found))
             for batch in equal_length_batches([len(ids) for ids, _ in indexed], self.batch_size):
                 for n, pieces in zip(batch, self._encode([indexed[n][0] for n in batch])):
                     report_words = words[todo[n]]
-                    found[distinct[todo[n]]] = annotation_dict(report_words, *self.predict(report_words, pieces, indexed[n][1]))
+                    found[distinct[todo[n]]] = annotation_dict(
+                        report_words, *self.predict(report_words, pieces, indexed[n][1])
+                    )
                 bar.update(len(batch))
         return [found[r] for r in reports]
 
@@ -391,8 +456,13 @@ def annotation_dict(words: list[str], entities: list[list], relations: list[list
         for s1, e1, s2, e2, relation in relations:
             if [s1, e1] == [start, end] and [s2, e2] in spans:
                 linked.append([relation, str(spans.index([s2, e2]) + 1)])
-        found[str(n + 1)] = {"tokens": " ".join(words[start:end + 1]), "label": label, "start_ix": start, "end_ix": end,
-                             "relations": linked}
+        found[str(n + 1)] = {
+            "tokens": " ".join(words[start : end + 1]),
+            "label": label,
+            "start_ix": start,
+            "end_ix": end,
+            "relations": linked,
+        }
     return {"text": " ".join(words), "entities": found, "data_source": None, "data_split": "inference"}
 
 

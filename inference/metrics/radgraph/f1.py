@@ -39,7 +39,9 @@ def _items(annotation: dict, level: str, case: str) -> set:
             items.add((_tokens(entity, level, case), entity["label"], True))
         else:
             for relation, target in relations:
-                items.add((_tokens(entity, level, case), entity["label"], relation, _tokens(entities[target], level, case)))
+                items.add(
+                    (_tokens(entity, level, case), entity["label"], relation, _tokens(entities[target], level, case))
+                )
     return items
 
 
@@ -50,10 +52,14 @@ def _prf(hyp: set, ref: set) -> tuple[float, float, float]:
     return f1, precision, recall
 
 
-def radgraph_scores(hyp_annotation: dict, ref_annotation: dict, level: str = "partial", case: str = "insensitive") -> tuple[float, float, float]:
+def radgraph_scores(
+    hyp_annotation: dict, ref_annotation: dict, level: str = "partial", case: str = "insensitive"
+) -> tuple[float, float, float]:
     """(F1, precision, recall) at one reward level."""
     if level not in LEVELS:
-        raise ValueError(f"unknown RadGraph reward level {level!r}; expected one of {LEVELS} (or 'all' in radgraph_f1)")
+        raise ValueError(
+            f"unknown RadGraph reward level {level!r}; expected one of {LEVELS} (or 'all' in radgraph_f1)"
+        )
     if case not in CASES:
         raise ValueError(f"unknown case option {case!r}; expected one of {CASES}")
     if not hyp_annotation.get("entities") or not ref_annotation.get("entities"):
@@ -74,8 +80,12 @@ def radgraph_radcliq(hyp_annotation: dict, ref_annotation: dict) -> float:
 
     def relation_set(annotation):
         entities = annotation.get("entities", {})
-        return {((e["tokens"], e["label"]), (entities[t]["tokens"], entities[t]["label"]), relation)
-                for e in entities.values() for relation, t in e.get("relations") or [] if t in entities}
+        return {
+            ((e["tokens"], e["label"]), (entities[t]["tokens"], entities[t]["label"]), relation)
+            for e in entities.values()
+            for relation, t in e.get("relations") or []
+            if t in entities
+        }
 
     entity_f1 = _prf(entity_set(hyp_annotation), entity_set(ref_annotation))[0]
     relation_f1 = _prf(relation_set(hyp_annotation), relation_set(ref_annotation))[0]

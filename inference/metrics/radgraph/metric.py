@@ -35,13 +35,19 @@ class RadGraph(Metric):
     name = "radgraph"
     runs_encoder = True
     options = {
-        "case": Option("insensitive", True, "entity text comparison: insensitive, reference (radgraph 0.1.18) or sensitive"),
+        "case": Option(
+            "insensitive", True, "entity text comparison: insensitive, reference (radgraph 0.1.18) or sensitive"
+        ),
         "base_model": Option(None, False, "where a released model's config and tokenizer are (default: its Hub id)"),
     }
     keys = (*LEVEL_KEYS, "radgraph_radcliq", *PR_KEYS)
     higher_is_better = dict.fromkeys(keys, True)
-    reference = "RadGraph F1 (Delbrouck et al. 2022; radgraph==0.1.18 F1RadGraph) and RadCliQ's radgraph_combined (Yu et al. 2023)"
-    citation = """@inproceedings{jain2021radgraph, title={RadGraph: Extracting Clinical Entities and Relations from Radiology Reports},
+    reference = (
+        "RadGraph F1 (Delbrouck et al. 2022; radgraph==0.1.18 F1RadGraph) and RadCliQ's radgraph_combined (Yu et al."
+        " 2023)"
+    )
+    citation = """@inproceedings{jain2021radgraph, title={RadGraph: Extracting Clinical Entities and Relations from \
+Radiology Reports},
   author={Jain, Saahil and others}, booktitle={NeurIPS Datasets and Benchmarks}, year={2021}}"""
     requires_components = ("radgraph",)
 
@@ -53,18 +59,26 @@ class RadGraph(Metric):
         from .annotation import short_label
 
         def entities(annotation):
-            return [(str(e.get("tokens", "")).lower(), short_label(e.get("label", "")))
-                    for e in (annotation or {}).get("entities", {}).values()]
+            return [
+                (str(e.get("tokens", "")).lower(), short_label(e.get("label", "")))
+                for e in (annotation or {}).get("entities", {}).values()
+            ]
 
-        return entity_display(entities(detail.get("reference_annotation")), entities(detail.get("candidate_annotation")))
+        return entity_display(
+            entities(detail.get("reference_annotation")), entities(detail.get("candidate_annotation"))
+        )
 
     def compute(self, references, candidates):
         from .f1 import radgraph_radcliq, radgraph_scores
 
-        extractor = self.loaded("extractor", lambda: radgraph_extractor(self.components["radgraph"], self.options["base_model"]),
-                                self.components["radgraph"], self.options["base_model"])
+        extractor = self.loaded(
+            "extractor",
+            lambda: radgraph_extractor(self.components["radgraph"], self.options["base_model"]),
+            self.components["radgraph"],
+            self.options["base_model"],
+        )
         graphs = extractor.annotations([*references, *candidates])  # one pass: shared reports run once
-        ref_graphs, hyp_graphs = graphs[:len(references)], graphs[len(references):]
+        ref_graphs, hyp_graphs = graphs[: len(references)], graphs[len(references) :]
         case = self.options["case"]
         per_sample: dict[str, list[float]] = {key: [] for key in self.keys}
         for hyp, ref in zip(hyp_graphs, ref_graphs):

@@ -19,8 +19,9 @@ class RaTEScore(Metric):
     runs_encoder = True
     options = {
         "ner": Option(None, True, "iob or span: which of radmetrics' exports tags entities (default: iob when given)"),
-        "encoder": Option(None, True, "entity encoder (default: BioLORD-2023-C for rate_ner, the bundled MiniLM for exports)",
-                          True),
+        "encoder": Option(
+            None, True, "entity encoder (default: BioLORD-2023-C for rate_ner, the bundled MiniLM for exports)", True
+        ),
         "pooling": Option("mean", True, "mean or cls pooling of entity embeddings (radmetrics' exports)"),
         "matrix": Option("long", True, "affinity matrix: long, short, or a JSON from meta-eval tune-ratescore"),
         "neg_weight": Option(None, True, "weight of negated entities (default: the matrix's)"),
@@ -30,7 +31,8 @@ class RaTEScore(Metric):
     higher_is_better = {"ratescore": True}
     reference = "RaTEScore (Zhao et al. 2024; ratescore==0.6.0 compute_score with the released models)"
     citation = """@inproceedings{zhao2024ratescore, title={RaTEScore: A Metric for Radiology Report Generation},
-  author={Zhao, Weike and Wu, Chaoyi and Zhang, Xiaoman and Zhang, Ya and Wang, Yanfeng and Xie, Weidi}, booktitle={EMNLP}, year={2024}}"""
+  author={Zhao, Weike and Wu, Chaoyi and Zhang, Xiaoman and Zhang, Ya and Wang, Yanfeng and Xie, Weidi}, \
+booktitle={EMNLP}, year={2024}}"""
 
     @classmethod
     def display_detail(cls, detail):
@@ -40,6 +42,7 @@ class RaTEScore(Metric):
             return [(str(e[0]), str(e[1])) if isinstance(e, (list, tuple)) else (str(e), "") for e in items or []]
 
         return entity_display(entities(detail.get("reference_entities")), entities(detail.get("candidate_entities")))
+
     requires_components = ("rate_ner|rate_ner_iob|rate_ner_span",)
 
     def _tagger(self):
@@ -59,11 +62,15 @@ class RaTEScore(Metric):
     def _released(self, references, candidates) -> MetricOutput:
         from .released import RaTEScorePipeline
 
-        pipeline = self.loaded("pipeline", lambda: RaTEScorePipeline.from_component(self.components["rate_ner"],
-                                                                                     self.options["encoder"]),
-                                   self.components["rate_ner"], self.options["encoder"])
-        scores, ref_entities, cand_entities = pipeline.scores(references, candidates, self.options["matrix"],
-                                                              self.options["empty_reports"])
+        pipeline = self.loaded(
+            "pipeline",
+            lambda: RaTEScorePipeline.from_component(self.components["rate_ner"], self.options["encoder"]),
+            self.components["rate_ner"],
+            self.options["encoder"],
+        )
+        scores, ref_entities, cand_entities = pipeline.scores(
+            references, candidates, self.options["matrix"], self.options["empty_reports"]
+        )
         details = [{"reference_entities": r, "candidate_entities": c} for r, c in zip(ref_entities, cand_entities)]
         return MetricOutput({"ratescore": [float("nan") if s is None else s for s in scores]}, details=details)
 
@@ -74,11 +81,14 @@ class RaTEScore(Metric):
             return self._released(references, candidates)
         tagger = self.loaded("tagger", self._tagger, sorted(self.components.items()), self.options["ner"])
         ref_entities, cand_entities = tagger.entities(references), tagger.entities(candidates)
-        embedded = embed_entity_lists(ref_entities + cand_entities, self.options["encoder"] or "default",
-                                      self.options["pooling"])
-        refs, cands = embedded[: len(references)], embedded[len(references):]
+        embedded = embed_entity_lists(
+            ref_entities + cand_entities, self.options["encoder"] or "default", self.options["pooling"]
+        )
+        refs, cands = embedded[: len(references)], embedded[len(references) :]
         weights, neg_weight = load_affinity(self.options["matrix"])
         neg_weight = neg_weight if self.options["neg_weight"] is None else self.options["neg_weight"]
-        scores = [score_from_matches(*pair_matches(r[0], r[1], c[0], c[1]), weights, neg_weight) for r, c in zip(refs, cands)]
+        scores = [
+            score_from_matches(*pair_matches(r[0], r[1], c[0], c[1]), weights, neg_weight) for r, c in zip(refs, cands)
+        ]
         details = [{"reference_entities": r, "candidate_entities": c} for r, c in zip(ref_entities, cand_entities)]
         return MetricOutput({"ratescore": scores}, details=details)

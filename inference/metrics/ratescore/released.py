@@ -2,7 +2,8 @@
 
 - sentences: RuSH, as medspacy's PyRuSH sentencizer splits them (`rush.py`);
 - NER: `Angelakeke/RaTE-NER-Deberta`, one sentence at a time in the reference (here each distinct sentence once, and
-  sentences of equal token length share a batch, which gives the same predictions), labels read from the model's `id2label`;
+  sentences of equal token length share a batch, which gives the same predictions), labels read from the model's
+  `id2label`;
 - entities: the reference's `post_process` over the sentence's tokens, [CLS]/[SEP] skipped, each B-/I- run
   decided by the label of the next token (the one on [SEP] included); an entity's text is
   `convert_tokens_to_string` of its tokens, its type the B- label's;
@@ -89,8 +90,13 @@ class RaTEScorePipeline:
             ner, embedder = directory / "ner", directory / "encoder"
         else:
             ner, embedder = path, resolve_model_dir(encoder or ENCODER, "RaTEScore's entity embeddings")
-        return cls(load_pretrained(AutoModelForTokenClassification, ner), load_tokenizer(ner, min_vocab=50),
-                   load_pretrained(AutoModel, embedder), load_tokenizer(embedder, min_vocab=50), **kwargs)
+        return cls(
+            load_pretrained(AutoModelForTokenClassification, ner),
+            load_tokenizer(ner, min_vocab=50),
+            load_pretrained(AutoModel, embedder),
+            load_tokenizer(embedder, min_vocab=50),
+            **kwargs,
+        )
 
     def entities(self, reports: Sequence[str]) -> list[list[tuple[str, str]] | None]:
         """Per report its (entity text, type) list, or None for a report with no usable sentence."""
@@ -106,12 +112,16 @@ class RaTEScorePipeline:
         per_sentence: dict[str, list[tuple[str, str]]] = {}
         with torch.inference_mode():
             for batch in equal_length_batches([len(e["input_ids"]) for e in encoded], self.batch_size):
-                inputs = {key: torch.tensor([encoded[i][key] for i in batch], device=self.ner_model.device)
-                          for key in encoded[batch[0]].keys()}
+                inputs = {
+                    key: torch.tensor([encoded[i][key] for i in batch], device=self.ner_model.device)
+                    for key in encoded[batch[0]].keys()
+                }
                 for i, row in zip(batch, self.ner_model(**inputs).logits.argmax(-1).tolist()):
                     tokens = self.ner_tokenizer.convert_ids_to_tokens(encoded[i]["input_ids"])
-                    per_sentence[distinct[i]] = [(self.ner_tokenizer.convert_tokens_to_string(tokens[start:end + 1]), kind)
-                                                 for start, end, kind in decode_entities(tokens, [self.labels[label] for label in row])]
+                    per_sentence[distinct[i]] = [
+                        (self.ner_tokenizer.convert_tokens_to_string(tokens[start : end + 1]), kind)
+                        for start, end, kind in decode_entities(tokens, [self.labels[label] for label in row])
+                    ]
         return [[e for s in report for e in per_sentence[s]] if report else None for report in sentences]
 
     def embed(self, texts: list[str]):
@@ -141,7 +151,9 @@ class RaTEScorePipeline:
         weights, neg_weight = load_affinity(matrix)
         embedded: dict[tuple[str, ...], object] = {}
 
-        def side(entities):  # a repeated report side (same entity texts) is embedded once, batched as the reference does
+        def side(
+            entities,
+        ):  # a repeated report side (same entity texts) is embedded once, batched as the reference does
             texts = tuple(text for text, _ in entities)
             if texts not in embedded:
                 embedded[texts] = self.embed(list(texts))
@@ -153,18 +165,29 @@ class RaTEScorePipeline:
                 scores.append(0.5)
                 continue
             ref_emb, cand_emb = side(ref), side(cand)
-            precision = self.directional(ref_emb, [k for _, k in ref], cand_emb, [k for _, k in cand], weights, neg_weight)
-            recall = self.directional(cand_emb, [k for _, k in cand], ref_emb, [k for _, k in ref], weights, neg_weight)
+            precision = self.directional(
+                ref_emb, [k for _, k in ref], cand_emb, [k for _, k in cand], weights, neg_weight
+            )
+            recall = self.directional(
+                cand_emb, [k for _, k in cand], ref_emb, [k for _, k in ref], weights, neg_weight
+            )
             scores.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
         return scores
 
-    def scores(self, references: Sequence[str], candidates: Sequence[str], matrix: str = "long",
-               empty_reports: str = "pairwise") -> tuple[list[float], list, list]:
+    def scores(
+        self,
+        references: Sequence[str],
+        candidates: Sequence[str],
+        matrix: str = "long",
+        empty_reports: str = "pairwise",
+    ) -> tuple[list[float], list, list]:
         """(per-pair scores, None where not scored; reference entities; candidate entities)."""
         if empty_reports not in EMPTY_REPORT_POLICIES:
-            raise ValueError(f"ratescore option empty_reports={empty_reports!r}: expected one of {EMPTY_REPORT_POLICIES}")
+            raise ValueError(
+                f"ratescore option empty_reports={empty_reports!r}: expected one of {EMPTY_REPORT_POLICIES}"
+            )
         found = self.entities([*references, *candidates])  # one pass: shared sentences run once
-        ref_entities, cand_entities = found[:len(references)], found[len(references):]
+        ref_entities, cand_entities = found[: len(references)], found[len(references) :]
         if empty_reports == "reference":
             kept_ref = [e for e in ref_entities if e is not None]
             kept_cand = [e for e in cand_entities if e is not None]
@@ -173,4 +196,3 @@ class RaTEScorePipeline:
         ref_entities = [e or [] for e in ref_entities]
         cand_entities = [e or [] for e in cand_entities]
         return self.score_pairs(ref_entities, cand_entities, matrix), ref_entities, cand_entities
-

@@ -109,7 +109,8 @@ class RushSplitter:
         return spans
 
     def sentences(self, text: str) -> list[str]:
-        """RaTEScore's sentences of one report: pieces between span boundaries, stripped, with a word and >= 3 characters."""
+        """RaTEScore's sentences of one report: pieces between span boundaries, stripped, with a word and >= 3
+        characters."""
         cuts = sorted({0, len(text), *(position for span in self.spans(text) for position in span)})
         pieces = (text[a:b].strip() for a, b in zip(cuts, cuts[1:]))
         return [piece for piece in pieces if piece.split() and len(piece) >= 3]

@@ -23,9 +23,16 @@ import numpy as np
 
 from ...loading.components import RATE_ENTITY_TYPES
 
-NEGATION_CLASHES = {("NON-DISEASE", "DISEASE"), ("NON-ABNORMALITY", "ABNORMALITY"), ("DISEASE", "NON-DISEASE"),
-                    ("ABNORMALITY", "NON-ABNORMALITY"), ("NON-DISEASE", "ABNORMALITY"), ("NON-ABNORMALITY", "DISEASE"),
-                    ("DISEASE", "NON-ABNORMALITY"), ("ABNORMALITY", "NON-DISEASE")}
+NEGATION_CLASHES = {
+    ("NON-DISEASE", "DISEASE"),
+    ("NON-ABNORMALITY", "ABNORMALITY"),
+    ("DISEASE", "NON-DISEASE"),
+    ("ABNORMALITY", "NON-ABNORMALITY"),
+    ("NON-DISEASE", "ABNORMALITY"),
+    ("NON-ABNORMALITY", "DISEASE"),
+    ("DISEASE", "NON-ABNORMALITY"),
+    ("ABNORMALITY", "NON-DISEASE"),
+}
 ENTITY_TYPES = RATE_ENTITY_TYPES
 EMPTY_SCORE = 0.5
 
@@ -35,10 +42,15 @@ Weights = dict[tuple[str, str], float]
 
 @lru_cache(maxsize=8)
 def _load_affinity_file(matrix: str) -> tuple[tuple[tuple[tuple[str, str], float], ...], float]:
-    path = (Path(str(files("radmetrics.inference").joinpath("resources", f"affinity_{matrix}_weight.json")))
-            if matrix in ("long", "short") else Path(matrix))
+    path = (
+        Path(str(files("radmetrics.inference").joinpath("resources", f"affinity_{matrix}_weight.json")))
+        if matrix in ("long", "short")
+        else Path(matrix)
+    )
     if not path.is_file():
-        raise FileNotFoundError(f"RaTEScore affinity matrix {matrix!r} not found (expected 'long', 'short' or a JSON file)")
+        raise FileNotFoundError(
+            f"RaTEScore affinity matrix {matrix!r} not found (expected 'long', 'short' or a JSON file)"
+        )
     raw = json.loads(path.read_text(encoding="utf-8"))
     neg_weight = float(raw.pop("neg_weight"))
     return tuple((tuple(key.upper().split("_")), float(value)) for key, value in raw.items()), neg_weight
@@ -55,7 +67,9 @@ def affinity_to_json(weights: Weights, neg_weight: float) -> dict:
     return {**{f"{a.lower()}_{b.lower()}": w for (a, b), w in sorted(weights.items())}, "neg_weight": neg_weight}
 
 
-def best_matches(source: np.ndarray, source_types, target: np.ndarray, target_types) -> list[tuple[float, tuple[str, str]]]:
+def best_matches(
+    source: np.ndarray, source_types, target: np.ndarray, target_types
+) -> list[tuple[float, tuple[str, str]]]:
     """For each source entity, (cosine of its best target match, (source type, matched type)).
     Independent of W, so a weight search computes it once per pair."""
     source = source / np.linalg.norm(source, axis=1, keepdims=True).clip(1e-12)
@@ -97,8 +111,9 @@ def pair_matches(ref_embeddings, ref_types, cand_embeddings, cand_types):
     return best_matches(ref, ref_types, cand, cand_types), best_matches(cand, cand_types, ref, ref_types)
 
 
-def ratescore_from_entities(ref_embeddings, ref_types, cand_embeddings, cand_types, matrix: str = "long",
-                            neg_weight: float | None = None) -> float:
+def ratescore_from_entities(
+    ref_embeddings, ref_types, cand_embeddings, cand_types, matrix: str = "long", neg_weight: float | None = None
+) -> float:
     """RaTEScore of one pair from entity embeddings (n x d arrays) and their RaTE-NER types."""
     weights, file_neg_weight = load_affinity(matrix)
     forward, backward = pair_matches(ref_embeddings, ref_types, cand_embeddings, cand_types)
@@ -113,11 +128,15 @@ def _text_encoder(encoder: str, pooling: str):
     return TextEncoder(encoder, pooling=pooling, max_length=32)
 
 
-def embed_entity_lists(entity_lists: Sequence[Sequence[Sequence[str]]], encoder: str = "default", pooling: str = "mean"):
+def embed_entity_lists(
+    entity_lists: Sequence[Sequence[Sequence[str]]], encoder: str = "default", pooling: str = "mean"
+):
     """[[ [text, type], ... ], ...] -> [(embeddings, types), ...], each distinct text embedded once."""
     texts = sorted({text for entities in entity_lists for text, _ in entities})
     vectors = _text_encoder(encoder, pooling).encode(texts, progress=len(texts) > 2000)
     index = {text: i for i, text in enumerate(texts)}
     dim = vectors.shape[1]
-    return [(vectors[[index[t] for t, _ in entities]] if entities else np.zeros((0, dim)), [kind for _, kind in entities])
-            for entities in entity_lists]
+    return [
+        (vectors[[index[t] for t, _ in entities]] if entities else np.zeros((0, dim)), [kind for _, kind in entities])
+        for entities in entity_lists
+    ]

@@ -48,11 +48,19 @@ class RateNerTagger:
         sentences, owner = sentences_with_owner(reports)
         found: list[list[tuple[str, str]]] = [[] for _ in reports]
         for start in range(0, len(sentences), self.batch_size):
-            batch = sentences[start:start + self.batch_size]
-            encoded = self.tokenizer(batch, is_split_into_words=True, truncation=True, max_length=self.max_length,
-                                     padding=True, return_tensors="pt")
+            batch = sentences[start : start + self.batch_size]
+            encoded = self.tokenizer(
+                batch,
+                is_split_into_words=True,
+                truncation=True,
+                max_length=self.max_length,
+                padding=True,
+                return_tensors="pt",
+            )
             with self._torch.no_grad():
-                predicted = self.model(**{k: v.to(self.model.device) for k, v in encoded.items()}).logits.argmax(-1).cpu()
+                predicted = (
+                    self.model(**{k: v.to(self.model.device) for k, v in encoded.items()}).logits.argmax(-1).cpu()
+                )
             for i, words in enumerate(batch):
                 tags, seen = ["O"] * len(words), set()
                 for position, word in enumerate(encoded.word_ids(i)):
@@ -74,5 +82,5 @@ class RateNerSpanTagger(SpanExtractorRunner):
         sentences, owner = sentences_with_owner(reports)
         found: list[list[tuple[str, str]]] = [[] for _ in reports]
         for words, n, (entities, _) in zip(sentences, owner, self.extract(sentences)):
-            found[n].extend((" ".join(words[s:e + 1]), label) for s, e, label in entities)
+            found[n].extend((" ".join(words[s : e + 1]), label) for s, e, label in entities)
         return found

@@ -57,9 +57,17 @@ def _tau(matches, target: np.ndarray, weights, neg_weight) -> float:
     return -1.0 if np.isnan(value) else float(value)
 
 
-def tune_ratescore(ref_entities, cand_entities, human: Sequence[float], n_trials: int = 200, seed: int = 0,
-                   human_higher_is_better: bool = False, encoder: str = "default", pooling: str = "mean",
-                   folds: int = 5) -> dict:
+def tune_ratescore(
+    ref_entities,
+    cand_entities,
+    human: Sequence[float],
+    n_trials: int = 200,
+    seed: int = 0,
+    human_higher_is_better: bool = False,
+    encoder: str = "default",
+    pooling: str = "mean",
+    folds: int = 5,
+) -> dict:
     from ..radcliq.composite import fold_indices
 
     if not (len(ref_entities) == len(cand_entities) == len(human)):
@@ -70,18 +78,30 @@ def tune_ratescore(ref_entities, cand_entities, human: Sequence[float], n_trials
     target = np.asarray(human, dtype=float) * (1.0 if human_higher_is_better else -1.0)
     default_weights, default_neg = load_affinity("long")
     weights, neg_weight = _search(matches, target, n_trials, seed)
-    result = {"affinity": affinity_to_json(weights, neg_weight), "tau_b": _tau(matches, target, weights, neg_weight),
-              "default_long_tau_b": _tau(matches, target, default_weights, default_neg), "n_trials": n_trials,
-              "n_pairs": len(human)}
+    result = {
+        "affinity": affinity_to_json(weights, neg_weight),
+        "tau_b": _tau(matches, target, weights, neg_weight),
+        "default_long_tau_b": _tau(matches, target, default_weights, default_neg),
+        "n_trials": n_trials,
+        "n_pairs": len(human),
+    }
     if folds > 1:
         per_fold = []
         for held in fold_indices(len(matches), folds, seed):
             train = np.setdiff1d(np.arange(len(matches)), held)
             fold_weights, fold_neg = _search([matches[i] for i in train], target[train], n_trials, seed)
             held_matches = [matches[i] for i in held]
-            per_fold.append({"n": int(len(held)), "tuned_tau_b": _tau(held_matches, target[held], fold_weights, fold_neg),
-                             "default_long_tau_b": _tau(held_matches, target[held], default_weights, default_neg)})
-        result["held_out"] = {"folds": folds, "per_fold": per_fold,
-                              "tuned_tau_b": float(np.mean([f["tuned_tau_b"] for f in per_fold])),
-                              "default_long_tau_b": float(np.mean([f["default_long_tau_b"] for f in per_fold]))}
+            per_fold.append(
+                {
+                    "n": int(len(held)),
+                    "tuned_tau_b": _tau(held_matches, target[held], fold_weights, fold_neg),
+                    "default_long_tau_b": _tau(held_matches, target[held], default_weights, default_neg),
+                }
+            )
+        result["held_out"] = {
+            "folds": folds,
+            "per_fold": per_fold,
+            "tuned_tau_b": float(np.mean([f["tuned_tau_b"] for f in per_fold])),
+            "default_long_tau_b": float(np.mean([f["default_long_tau_b"] for f in per_fold])),
+        }
     return result

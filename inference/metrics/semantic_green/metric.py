@@ -21,17 +21,34 @@ PREFIX = "semantic_green"
 class SemanticGreen(Metric):
     name = PREFIX
     options = {
-        "threshold": Option(THRESHOLD, True, "the cosine below which two statements do not match (chosen on RadPref dev)"),
+        "threshold": Option(
+            THRESHOLD, True, "the cosine below which two statements do not match (chosen on RadPref dev)"
+        ),
         "encoder": Option("default", True, "the sentence encoder (default: the bundled all-MiniLM-L6-v2)", True),
         "batch_size": Option(64, False, "statements per encoder forward"),
     }
-    keys = (PREFIX, f"{PREFIX}_significant_errors", f"{PREFIX}_insignificant_errors", f"{PREFIX}_matched_findings",
-            f"{PREFIX}_precision", f"{PREFIX}_recall")
-    higher_is_better = {PREFIX: True, f"{PREFIX}_significant_errors": False, f"{PREFIX}_insignificant_errors": False,
-                        f"{PREFIX}_matched_findings": True, f"{PREFIX}_precision": True, f"{PREFIX}_recall": True}
-    reference = ("GREEN's categories and score (Ostmeier et al. 2024, sections 3.1-3.2) by radmetrics' semantic teacher: "
-                 "one-to-one sentence matching and word rules chosen on RadPref's development half")
-    citation = """@inproceedings{ostmeier2024green, title={GREEN: Generative Radiology Report Evaluation and Error Notation},
+    keys = (
+        PREFIX,
+        f"{PREFIX}_significant_errors",
+        f"{PREFIX}_insignificant_errors",
+        f"{PREFIX}_matched_findings",
+        f"{PREFIX}_precision",
+        f"{PREFIX}_recall",
+    )
+    higher_is_better = {
+        PREFIX: True,
+        f"{PREFIX}_significant_errors": False,
+        f"{PREFIX}_insignificant_errors": False,
+        f"{PREFIX}_matched_findings": True,
+        f"{PREFIX}_precision": True,
+        f"{PREFIX}_recall": True,
+    }
+    reference = (
+        "GREEN's categories and score (Ostmeier et al. 2024, sections 3.1-3.2) by radmetrics' semantic teacher: "
+        "one-to-one sentence matching and word rules chosen on RadPref's development half"
+    )
+    citation = """@inproceedings{ostmeier2024green, title={GREEN: Generative Radiology Report Evaluation and Error \
+Notation},
   author={Ostmeier, Sophie and others}, booktitle={Findings of EMNLP}, year={2024}}"""
     runs_encoder = True
 
@@ -63,12 +80,25 @@ class SemanticGreen(Metric):
         def statement(items, index, side):
             return "" if index is None else f"{side}{index + 1}: {items[index]}"
 
-        matches = [[statement(cand, c, "C"), statement(ref, r, "R"), similarity] for r, c, similarity in detail.get("matches", [])]
-        errors = [[f"({e['category']})", "significant" if e["significant"] else "insignificant",
-                   statement(cand, e["candidate"], "C"), statement(ref, e["reference"], "R"), e["reason"]]
-                  for e in detail.get("errors", [])]
+        matches = [
+            [statement(cand, c, "C"), statement(ref, r, "R"), similarity]
+            for r, c, similarity in detail.get("matches", [])
+        ]
+        errors = [
+            [
+                f"({e['category']})",
+                "significant" if e["significant"] else "insignificant",
+                statement(cand, e["candidate"], "C"),
+                statement(ref, e["reference"], "R"),
+                e["reason"],
+            ]
+            for e in detail.get("errors", [])
+        ]
         shown = green_display(detail.get("significant"), detail.get("insignificant"), detail.get("matched"), [])
-        shown["tables"] += [table("errors, statement by statement", ["category", "significance", "candidate", "reference",
-                                                                     "why"], errors),
-                            table("matched findings", ["candidate", "reference", "cosine"], matches)]
+        shown["tables"] += [
+            table(
+                "errors, statement by statement", ["category", "significance", "candidate", "reference", "why"], errors
+            ),
+            table("matched findings", ["candidate", "reference", "cosine"], matches),
+        ]
         return shown

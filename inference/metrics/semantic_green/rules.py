@@ -24,30 +24,80 @@ import re
 from functools import lru_cache
 
 # A statement is normal (a negative or normal finding) when it holds one of these cues as whole words.
-NORMAL_CUES = ("no", "not", "without", "negative for", "free of", "absence of", "absent", "none", "resolved", "clear",
-               "normal", "unremarkable", "within normal limits", "intact")
-_NORMAL = re.compile(r"\b(" + "|".join(re.escape(c) for c in sorted(NORMAL_CUES, key=len, reverse=True)) + r")\b", re.I)
+NORMAL_CUES = (
+    "no",
+    "not",
+    "without",
+    "negative for",
+    "free of",
+    "absence of",
+    "absent",
+    "none",
+    "resolved",
+    "clear",
+    "normal",
+    "unremarkable",
+    "within normal limits",
+    "intact",
+)
+_NORMAL = re.compile(
+    r"\b(" + "|".join(re.escape(c) for c in sorted(NORMAL_CUES, key=len, reverse=True)) + r")\b", re.I
+)
 
 # Location words and the side or zone each names; two matched findings whose sets differ are in different places.
 LOCATION_GROUPS = {
-    "left": ("left",), "right": ("right",), "bilateral": ("bilateral",), "bilaterally": ("bilateral",),
-    "both": ("bilateral",), "bibasilar": ("bilateral", "lower"), "upper": ("upper",), "apex": ("upper",),
-    "apices": ("upper",), "apical": ("upper",), "lower": ("lower",), "base": ("lower",), "bases": ("lower",),
-    "basilar": ("lower",), "basal": ("lower",), "middle": ("middle",), "lingula": ("lingula",),
-    "lingular": ("lingula",), "retrocardiac": ("retrocardiac",), "perihilar": ("perihilar",),
+    "left": ("left",),
+    "right": ("right",),
+    "bilateral": ("bilateral",),
+    "bilaterally": ("bilateral",),
+    "both": ("bilateral",),
+    "bibasilar": ("bilateral", "lower"),
+    "upper": ("upper",),
+    "apex": ("upper",),
+    "apices": ("upper",),
+    "apical": ("upper",),
+    "lower": ("lower",),
+    "base": ("lower",),
+    "bases": ("lower",),
+    "basilar": ("lower",),
+    "basal": ("lower",),
+    "middle": ("middle",),
+    "lingula": ("lingula",),
+    "lingular": ("lingula",),
+    "retrocardiac": ("retrocardiac",),
+    "perihilar": ("perihilar",),
 }
 
 # Severity and size words by level. On RadPref's development half no matched pair named two different levels, so the
 # (d) rule rests on GREEN's definition alone: a different level on both sides is significant, a level on one side only
 # insignificant.
-SEVERITY_LEVELS = {"trace": 1, "tiny": 1, "minimal": 1, "mild": 1, "mildly": 1, "small": 1, "slight": 1, "slightly": 1,
-                   "moderate": 2, "moderately": 2,
-                   "severe": 3, "severely": 3, "large": 3, "marked": 3, "markedly": 3, "extensive": 3, "massive": 3}
+SEVERITY_LEVELS = {
+    "trace": 1,
+    "tiny": 1,
+    "minimal": 1,
+    "mild": 1,
+    "mildly": 1,
+    "small": 1,
+    "slight": 1,
+    "slightly": 1,
+    "moderate": 2,
+    "moderately": 2,
+    "severe": 3,
+    "severely": 3,
+    "large": 3,
+    "marked": 3,
+    "markedly": 3,
+    "extensive": 3,
+    "massive": 3,
+}
 
 # A statement about a prior study. RadPref labels no comparison, so (e) and (f) rest on these words alone, and only for
 # statements that name no abnormality ("Stable left effusion" is a finding first).
-_COMPARISON = re.compile(r"\b(compared (?:to|with)|comparison|prior|previous|interval|since|unchanged|stable|"
-                         r"again (?:seen|noted)|redemonstrat\w*|persistent)\b", re.I)
+_COMPARISON = re.compile(
+    r"\b(compared (?:to|with)|comparison|prior|previous|interval|since|unchanged|stable|"
+    r"again (?:seen|noted)|redemonstrat\w*|persistent)\b",
+    re.I,
+)
 
 
 def is_normal(statement: str) -> bool:
@@ -61,7 +111,9 @@ def names_abnormality(statement: str) -> bool:
     from ...entity_lexicon import find_atoms
     from ...sentences import tokenize
 
-    return any(atom.kind in ("abnormality", "disease") and atom.status != "absent" for atom in find_atoms(tokenize(statement)))
+    return any(
+        atom.kind in ("abnormality", "disease") and atom.status != "absent" for atom in find_atoms(tokenize(statement))
+    )
 
 
 def is_significant_alone(statement: str) -> bool:

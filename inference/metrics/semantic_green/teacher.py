@@ -23,10 +23,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...sentences import statements
 from ..green.format import CATEGORY_LETTERS, render_green_response
 from . import rules
 
-# The cosine below which two statements do not match. On radpref_dev, tau-b 0.729 / 0.745 / 0.731 at 0.40 / 0.45 / 0.50,
+# The cosine below which two statements do not match. On radpref_dev, tau-b 0.729 / 0.745 / 0.731 at 0.40 / 0.45 /
+# 0.50,
 # then 0.692 / 0.713 / 0.662 at 0.55 / 0.60 / 0.70: 0.5 is the round value at the edge of the plateau. Chosen inside
 # case-level 5-fold cross-validation, the threshold gives a pooled held-out tau-b of 0.735 (20 fold draws: 0.694-0.745;
 # benchmarks/results/semantic_green_radpref_dev.json).
@@ -54,8 +56,13 @@ class TeacherError:
     reason: str
 
     def to_dict(self) -> dict:
-        return {"category": self.category, "significant": self.significant, "candidate": self.candidate,
-                "reference": self.reference, "reason": self.reason}
+        return {
+            "category": self.category,
+            "significant": self.significant,
+            "candidate": self.candidate,
+            "reference": self.reference,
+            "reason": self.reason,
+        }
 
 
 @dataclass
@@ -95,16 +102,24 @@ class Annotation:
         return self.matched / (self.matched + sum(self.significant)) if self.matched else 0.0
 
     def to_dict(self) -> dict:
-        return {"reference_statements": self.reference_statements, "candidate_statements": self.candidate_statements,
-                "matches": [[r, c, round(s, 4)] for r, c, s in self.matches], "errors": [e.to_dict() for e in self.errors],
-                "significant": list(self.significant), "insignificant": list(self.insignificant), "matched": self.matched}
+        return {
+            "reference_statements": self.reference_statements,
+            "candidate_statements": self.candidate_statements,
+            "matches": [[r, c, round(s, 4)] for r, c, s in self.matches],
+            "errors": [e.to_dict() for e in self.errors],
+            "significant": list(self.significant),
+            "insignificant": list(self.insignificant),
+            "matched": self.matched,
+        }
 
     def response(self, quoted: bool = False, explanation: str = "walkthrough") -> str:
-        """The annotation in GREEN's response format (appendix A.2): `parse_green_response` reads back exactly the counts
+        """The annotation in GREEN's response format (appendix A.2): `parse_green_response` reads back exactly the
+        counts
         decided here. Statements are named by number (C1, R2), as `format.numbered_prompt` shows them to a student;
         `quoted` adds each one's first words, for a reader or a prompt that does not number them (twice the tokens).
         `explanation`: "walkthrough" (one verdict per statement, `walkthrough()`) or "summary" (the counts in one
         sentence: a student trained for a few steps loops through a walkthrough, and not through a summary)."""
+
         def named(side: str, index: int) -> str:
             statements = self.candidate_statements if side == "C" else self.reference_statements
             return f"{side}{index + 1}" + (f" {quote(statements[index])}" if quoted else "")
@@ -114,8 +129,12 @@ class Annotation:
             sides += [named("R", error.reference)] if error.reference is not None else []
             return " vs ".join(sides)
 
-        significant = {c: [item(e) for e in self.errors if e.significant and e.category == c] for c in CATEGORY_LETTERS}
-        insignificant = {c: [item(e) for e in self.errors if not e.significant and e.category == c] for c in CATEGORY_LETTERS}
+        significant = {
+            c: [item(e) for e in self.errors if e.significant and e.category == c] for c in CATEGORY_LETTERS
+        }
+        insignificant = {
+            c: [item(e) for e in self.errors if not e.significant and e.category == c] for c in CATEGORY_LETTERS
+        }
         matched = [f"{named('C', c)} = R{r + 1}" for r, c, _ in self.matches]
         text = self.walkthrough() if explanation == "walkthrough" else self.summary()
         return render_green_response(text, significant, insignificant, matched)
@@ -124,12 +143,15 @@ class Annotation:
         errors = sum(self.significant) + sum(self.insignificant)
         if not errors:
             return f"The candidate conveys the reference's findings: {self.matched} matched, no error."
-        return (f"The candidate differs from the reference in {errors} statement(s), {sum(self.significant)} of them "
-                f"clinically significant; {self.matched} findings match.")
+        return (
+            f"The candidate differs from the reference in {errors} statement(s), {sum(self.significant)} of them "
+            f"clinically significant; {self.matched} findings match."
+        )
 
     def walkthrough(self) -> str:
         """One short verdict per candidate statement, in order, then per reference statement the candidate lacks, then
-        the totals: "C1 matches R2. C2 (a) significant. C3 (c) significant vs R1. R3 (b) insignificant. ..." (statements
+        the totals: "C1 matches R2. C2 (a) significant. C3 (c) significant vs R1. R3 (b) insignificant. ..."
+        (statements
         numbered from 1, as `format.numbered_prompt` numbers them). The reasons are in the annotation's errors."""
         by_candidate = {c: f"C{c + 1} matches R{r + 1}." for r, c, _ in self.matches}
         for e in self.errors:
@@ -138,8 +160,10 @@ class Annotation:
                 by_candidate[e.candidate] = f"C{e.candidate + 1} ({e.category}) {_significance(e)}{versus}."
         lines = [by_candidate[i] for i in range(len(self.candidate_statements))]
         lines += [f"R{e.reference + 1} ({e.category}) {_significance(e)}." for e in self.errors if e.candidate is None]
-        counts = (f"{sum(self.significant)} significant and {sum(self.insignificant)} insignificant errors, "
-                  f"{self.matched} matched findings.")
+        counts = (
+            f"{sum(self.significant)} significant and {sum(self.insignificant)} insignificant errors, "
+            f"{self.matched} matched findings."
+        )
         return " ".join([*lines, counts])
 
 
@@ -156,12 +180,6 @@ def quote(statement: str) -> str:
     return '"' + " ".join(words[:QUOTED_WORDS]) + (" ..." if len(words) > QUOTED_WORDS else "") + '"'
 
 
-def statements(report: str) -> list[str]:
-    from ...sentences import split_sentences
-
-    return [s for s in (sentence.strip().rstrip(".").strip() for sentence in split_sentences(report)) if s]
-
-
 def unmatched_error(statement: str, index: int, side: str, rules_: Rules) -> TeacherError:
     """The error of a statement the other report has no counterpart of; `side` is "candidate" or "reference". A
     statement that is not a significant finding but compares with a prior study is (e) / (f), else (a) / (b)."""
@@ -173,12 +191,17 @@ def unmatched_error(statement: str, index: int, side: str, rules_: Rules) -> Tea
         significant, reason = False, "a statement that names no abnormality"
     on_candidate = side == "candidate"
     if not significant and rules.is_comparison(statement):
-        category, reason = ("e", "a comparison the reference does not make") if on_candidate else \
-            ("f", "a comparison the candidate omits")
+        category, reason = (
+            ("e", "a comparison the reference does not make")
+            if on_candidate
+            else ("f", "a comparison the candidate omits")
+        )
     else:
         category = "a" if on_candidate else "b"
         reason += " the reference lacks" if on_candidate else " the candidate lacks"
-    return TeacherError(category, significant, index if on_candidate else None, None if on_candidate else index, reason)
+    return TeacherError(
+        category, significant, index if on_candidate else None, None if on_candidate else index, reason
+    )
 
 
 def pair_error(reference: str, candidate: str, r: int, c: int, rules_: Rules) -> TeacherError | None:
@@ -193,8 +216,9 @@ def pair_error(reference: str, candidate: str, r: int, c: int, rules_: Rules) ->
     if rules_.location:
         ref_places, cand_places = rules.locations(reference), rules.locations(candidate)
         if ref_places and cand_places and ref_places != cand_places:
-            return TeacherError("c", True, c, r, f"location {'/'.join(sorted(cand_places))} instead of "
-                                                 f"{'/'.join(sorted(ref_places))}")
+            return TeacherError(
+                "c", True, c, r, f"location {'/'.join(sorted(cand_places))} instead of {'/'.join(sorted(ref_places))}"
+            )
     if rules_.severity:
         ref_levels, cand_levels = rules.severities(reference), rules.severities(candidate)
         if ref_levels and cand_levels and ref_levels != cand_levels:
@@ -221,8 +245,12 @@ def annotate_pair(reference: list[str], candidate: list[str], similarity: np.nda
         else:
             errors.append(error)
     matched_candidates, matched_references = {c for _, c in pairs}, {r for r, _ in pairs}
-    errors += [unmatched_error(s, i, "candidate", rules_) for i, s in enumerate(candidate) if i not in matched_candidates]
-    errors += [unmatched_error(s, i, "reference", rules_) for i, s in enumerate(reference) if i not in matched_references]
+    errors += [
+        unmatched_error(s, i, "candidate", rules_) for i, s in enumerate(candidate) if i not in matched_candidates
+    ]
+    errors += [
+        unmatched_error(s, i, "reference", rules_) for i, s in enumerate(reference) if i not in matched_references
+    ]
     annotation.errors = sorted(errors, key=lambda e: (e.candidate is None, e.candidate or 0, e.reference or 0))
     return annotation
 
@@ -238,7 +266,9 @@ class SemanticTeacher:
         vectors = self.encoder.encode(distinct, batch_size=self.batch_size, progress=progress, desc="semantic_green")
         return dict(zip(distinct, vectors))
 
-    def __call__(self, references: Sequence[str], candidates: Sequence[str], progress: bool = False) -> list[Annotation]:
+    def __call__(
+        self, references: Sequence[str], candidates: Sequence[str], progress: bool = False
+    ) -> list[Annotation]:
         split = [(statements(r), statements(c)) for r, c in zip(references, candidates)]
         vectors = self.embeddings([s for ref, cand in split for s in ref + cand], progress)
         width = next(iter(vectors.values())).shape[0] if vectors else 0

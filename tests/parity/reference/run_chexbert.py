@@ -19,16 +19,19 @@ def main() -> None:
         return [int(out.argmax(dim=1).item()) for out in scorer.model(batch, mask)]
 
     accuracy, pe_accuracy, report_14, report_5 = scorer(hyps=hyps, refs=refs)
-    save(args.out, {
-        "environment": environment("f1chexbert", "torch", "transformers", "scikit-learn"),
-        "reference_classes": [head_classes(r) for r in refs],
-        "candidate_classes": [head_classes(h) for h in hyps],
-        "accuracy": float(accuracy),
-        "pe_accuracy": [float(x) for x in pe_accuracy],
-        "classification_report_14": report_14,
-        "classification_report_5": report_5,
-        "empty_candidate_classes": [head_classes(h) for h in inputs["empty_candidate_candidates"]],
-    })
+    save(
+        args.out,
+        {
+            "environment": environment("f1chexbert", "torch", "transformers", "scikit-learn"),
+            "reference_classes": [head_classes(r) for r in refs],
+            "candidate_classes": [head_classes(h) for h in hyps],
+            "accuracy": float(accuracy),
+            "pe_accuracy": [float(x) for x in pe_accuracy],
+            "classification_report_14": report_14,
+            "classification_report_5": report_5,
+            "empty_candidate_classes": [head_classes(h) for h in inputs["empty_candidate_candidates"]],
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -13,8 +13,11 @@ def main() -> None:
     refs, hyps = inputs["references"], inputs["candidates"]
     # radeval's CheXbert fetches chexbert.pth through hf_hub_download into its own cache: give it the look-alike there
     hub = os.path.join(args.root, "hf", "hub", "models--StanfordAIMI--RRG_scorers")
-    shutil.copytree(hub, os.path.join(os.environ["XDG_CACHE_HOME"], "chexbert", "models--StanfordAIMI--RRG_scorers"),
-                    dirs_exist_ok=True)
+    shutil.copytree(
+        hub,
+        os.path.join(os.environ["XDG_CACHE_HOME"], "chexbert", "models--StanfordAIMI--RRG_scorers"),
+        dirs_exist_ok=True,
+    )
 
     from radeval.metrics.green_score import GREEN
     from radeval.metrics.RadCliQv1.semb_score import semantic_embedding_scores
@@ -34,21 +37,34 @@ def main() -> None:
     _, _, empty_scores, _ = green(inputs["empty_candidate_references"], inputs["empty_candidate_candidates"])
     parser = GREEN(cpu=True)
     responses = inputs["green_responses"]
-    save(args.out, {
-        "environment": environment("radeval", "torch", "transformers", "tokenizers"),
-        "green_prompt_ids": main_prompts,
-        "empty_candidate_green_prompt_ids": list(prompt_ids),
-        "empty_candidate_green_scores": [None if s is None else float(s) for s in empty_scores],
-        "green_analysis": list(results["green_analysis"]),
-        "green_scores": [float(s) for s in scores],
-        "green_mean": float(mean),
-        "parsed_responses": [{"green": parser.compute_green(r), "significant": parser.parse_error_counts(r, parser.categories[0])[1],
-                              "insignificant": parser.parse_error_counts(r, parser.categories[1])[1],
-                              "matched": parser.parse_error_counts(r, parser.categories[2])[0]} for r in responses],
-        "chexbert_similarity": [float(s) for s in semantic_embedding_scores(refs, hyps, device="cpu")],
-        "empty_candidate_chexbert_similarity": [float(s) for s in semantic_embedding_scores(
-            inputs["empty_candidate_references"], inputs["empty_candidate_candidates"], device="cpu")],
-    })
+    save(
+        args.out,
+        {
+            "environment": environment("radeval", "torch", "transformers", "tokenizers"),
+            "green_prompt_ids": main_prompts,
+            "empty_candidate_green_prompt_ids": list(prompt_ids),
+            "empty_candidate_green_scores": [None if s is None else float(s) for s in empty_scores],
+            "green_analysis": list(results["green_analysis"]),
+            "green_scores": [float(s) for s in scores],
+            "green_mean": float(mean),
+            "parsed_responses": [
+                {
+                    "green": parser.compute_green(r),
+                    "significant": parser.parse_error_counts(r, parser.categories[0])[1],
+                    "insignificant": parser.parse_error_counts(r, parser.categories[1])[1],
+                    "matched": parser.parse_error_counts(r, parser.categories[2])[0],
+                }
+                for r in responses
+            ],
+            "chexbert_similarity": [float(s) for s in semantic_embedding_scores(refs, hyps, device="cpu")],
+            "empty_candidate_chexbert_similarity": [
+                float(s)
+                for s in semantic_embedding_scores(
+                    inputs["empty_candidate_references"], inputs["empty_candidate_candidates"], device="cpu"
+                )
+            ],
+        },
+    )
 
 
 if __name__ == "__main__":

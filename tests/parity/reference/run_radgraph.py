@@ -12,8 +12,11 @@ from radgraph import F1RadGraph, RadGraph
 def compact(annotation: dict) -> dict:
     words = annotation["text"].split(" ")
     entities = [annotation["entities"][str(n + 1)] for n in range(len(annotation["entities"]))]
-    assert all(e["tokens"] == " ".join(words[e["start_ix"]:e["end_ix"] + 1]) for e in entities)
-    return {"text": annotation["text"], "entities": [[e["start_ix"], e["end_ix"], e["label"], e["relations"]] for e in entities]}
+    assert all(e["tokens"] == " ".join(words[e["start_ix"] : e["end_ix"] + 1]) for e in entities)
+    return {
+        "text": annotation["text"],
+        "entities": [[e["start_ix"], e["end_ix"], e["label"], e["relations"]] for e in entities],
+    }
 
 
 def annotate(extractor, reports: list[str]) -> list[dict]:
@@ -31,11 +34,16 @@ def main() -> None:
         extractor = RadGraph(model_type=model_type, model_cache_dir=cache, cuda=-1)
         scorer = F1RadGraph(reward_level="all", model_type=model_type, model_cache_dir=cache, cuda=-1)
         mean, rewards, _, _ = scorer(refs=refs, hyps=hyps)
-        _, empty_rewards, _, _ = scorer(refs=inputs["empty_candidate_references"], hyps=inputs["empty_candidate_candidates"])
-        results[model_type] = {"reference_annotations": annotate(extractor, refs),
-                               "candidate_annotations": annotate(extractor, hyps),
-                               "mean": [float(m) for m in mean], "rewards": [[float(x) for x in level] for level in rewards],
-                               "empty_candidate_rewards": [[float(x) for x in level] for level in empty_rewards]}
+        _, empty_rewards, _, _ = scorer(
+            refs=inputs["empty_candidate_references"], hyps=inputs["empty_candidate_candidates"]
+        )
+        results[model_type] = {
+            "reference_annotations": annotate(extractor, refs),
+            "candidate_annotations": annotate(extractor, hyps),
+            "mean": [float(m) for m in mean],
+            "rewards": [[float(x) for x in level] for level in rewards],
+            "empty_candidate_rewards": [[float(x) for x in level] for level in empty_rewards],
+        }
     save(args.out, results)
 
 
