@@ -23,8 +23,8 @@ from pathlib import Path
 
 from encoder_recipes_tiny import machine
 
+from radmetrics.training.common.run_dir import RUN_MANIFEST, is_complete, read_eval_results, read_run_manifest
 from radmetrics.training.recipes import load_recipe
-from radmetrics.training.run_dir import RUN_MANIFEST, is_complete, read_eval_results, read_run_manifest
 
 REPO = Path(__file__).resolve().parent.parent
 RESULT = REPO / "benchmarks" / "results" / "chexbert_vs_rules_gold.json"

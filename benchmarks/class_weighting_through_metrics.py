@@ -85,7 +85,7 @@ def compare(metric: str, keys: tuple[str, ...], results: dict, references: list[
 
 
 def main() -> dict:
-    from radmetrics.data_builders.corpora import iu_xray_corpus
+    from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
     from radmetrics.training.demo import demo_pairs
     from radmetrics.training.export import export_run
 

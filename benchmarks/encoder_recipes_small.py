@@ -35,7 +35,7 @@ from encoder_recipes_tiny import RESULTS, build_silver, machine, train, write_re
 
 from radmetrics.inference.loading.components import get_component
 from radmetrics.inference.stats import bootstrap_ci, paired_comparison, precision_recall_f1
-from radmetrics.training.encoder_recipe import TEST_PREDICTIONS
+from radmetrics.training.common.lifecycle import TEST_PREDICTIONS
 
 SCALES = ("tiny", "small")
 RESAMPLES, PERMUTATIONS, SEED = 1000, 10000, 0

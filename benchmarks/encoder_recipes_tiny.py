@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from radmetrics.training.common.run_dir import read_eval_results
 from radmetrics.training.recipes import load_recipe
-from radmetrics.training.run_dir import read_eval_results
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -10,7 +10,7 @@
 Random weights generate until the new-token budget, so every report costs `--max-new-tokens` tokens: the
 figure is the generation cost per report at that budget, not the speed of a trained model that stops early.
 The FLOP ceiling: a report's forward FLOPs are 2 N T + 4 L H Q T^2 for its T = prompt + new tokens (N, L, H Q as in
-training/throughput.py; the forward third of PaLM's count), so the GPU's dense bf16 peak allows at most
+training/common/throughput.py; the forward third of PaLM's count), so the GPU's dense bf16 peak allows at most
 peak / FLOPs reports/s. Decoding is bound by memory bandwidth long before that, so the share of the ceiling
 reached says how far batching brings generation towards compute-bound work.
 Writes benchmarks/results/green_scoring_throughput_<shape or export folder name>.json with the device it ran on.
@@ -33,7 +33,7 @@ def random_llama(shape: str):
     import torch
     from transformers import AutoModelForCausalLM, LlamaConfig
 
-    from radmetrics.data_builders.corpora import iu_xray_corpus
+    from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
     from radmetrics.inference.loading.hub import default_dtype, inference_device
     from radmetrics.training.green.causal_lm import attention_implementation
     from radmetrics.training.tiny import train_bpe_tokenizer
@@ -80,7 +80,7 @@ def random_llama(shape: str):
 
 def ceiling_reports_per_second(model, prompt_tokens: float, new_tokens: int) -> tuple[float, float | None]:
     """(forward FLOPs of one report, reports/s the GPU's bf16 peak allows; None without a known peak)."""
-    from radmetrics.training.throughput import attention_width, matmul_parameters, peak_tflops
+    from radmetrics.training.common.throughput import attention_width, matmul_parameters, peak_tflops
 
     tokens = prompt_tokens + new_tokens
     layers, width = attention_width(model.config)
@@ -95,7 +95,7 @@ def main() -> None:
     )  # a 7B KV cache grown by torch.cat fragments
     import torch
 
-    from radmetrics.data_builders.corpora import iu_xray_corpus
+    from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
     from radmetrics.inference.metrics.green.generation import generate_green_responses, load_green_model
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

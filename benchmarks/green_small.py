@@ -44,7 +44,7 @@ EXAMPLES = 3
 
 
 def build_pairs(pairs: Path, explanation: str, teacher: str) -> None:
-    from radmetrics.data_builders.pair_dataset import pairs_explanation, pairs_teacher
+    from radmetrics.data_builders.pairs.dataset import pairs_explanation, pairs_teacher
     from radmetrics.inference.cli import main as radmetrics
 
     if (pairs / "train.jsonl").is_file():
@@ -115,7 +115,7 @@ def split_results(run_dir: Path, split: str, records: dict, constant) -> dict:
 def final_evaluation_seconds(run_dir: Path) -> float | None:
     """From final/'s weights (saved when training ends) to the eval results (written when the final evaluation ends);
     None for an evaluation that did not end."""
-    from radmetrics.training.run_dir import EVAL_RESULTS
+    from radmetrics.training.common.run_dir import EVAL_RESULTS
 
     if not (run_dir / EVAL_RESULTS).is_file():
         return None
@@ -124,7 +124,7 @@ def final_evaluation_seconds(run_dir: Path) -> float | None:
 
 def throughput(run_dir: Path) -> dict:
     """Loss and the Trainer's own train_runtime and tokens/s, from the last complete checkpoint's trainer state."""
-    from radmetrics.training.run_dir import last_complete_checkpoint
+    from radmetrics.training.common.run_dir import last_complete_checkpoint
 
     checkpoint = last_complete_checkpoint(run_dir)
     history = (
@@ -146,7 +146,7 @@ def throughput(run_dir: Path) -> dict:
 
 def pretrain_summary(pretrain_dir: Path) -> dict | None:
     """Stage 1's held-out perplexities and throughput, when the run had one."""
-    from radmetrics.training.run_dir import EVAL_RESULTS
+    from radmetrics.training.common.run_dir import EVAL_RESULTS
 
     if not (pretrain_dir / EVAL_RESULTS).is_file():
         return None
@@ -196,7 +196,7 @@ def generated_pairs(run_dir: Path, splits) -> int:
 def main() -> None:
     import torch
 
-    from radmetrics.data_builders.pair_dataset import pairs_explanation, pairs_teacher
+    from radmetrics.data_builders.pairs.dataset import pairs_explanation, pairs_teacher
     from radmetrics.inference.json_io import dumps
     from radmetrics.training.config import read_yaml
     from radmetrics.training.green.evaluation import teacher_medians

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def evaluation_history(run_dir: Path) -> list[dict]:
     """The evaluations logged during training (validation loss; GREEN agreement on `generation_eval_samples`
     validation pairs), from the newest complete checkpoint's trainer state."""
-    from radmetrics.training.run_dir import last_complete_checkpoint
+    from radmetrics.training.common.run_dir import last_complete_checkpoint
 
     checkpoint = last_complete_checkpoint(run_dir)
     if checkpoint is None or not (checkpoint / "trainer_state.json").is_file():
@@ -47,8 +47,8 @@ def evaluation_history(run_dir: Path) -> list[dict]:
 def main() -> None:
     import torch
 
+    from radmetrics.training.common.run_dir import read_eval_results
     from radmetrics.training.recipes import load_recipe
-    from radmetrics.training.run_dir import read_eval_results
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="checkpoints/bench_green_tiny")

@@ -71,7 +71,7 @@ def require_gpu_and_vllm() -> None:
 
 def report_pairs(count: int) -> tuple[list[str], list[str]]:
     """`count` IU reports and, as their candidates, `count` other reports in a seeded random order."""
-    from radmetrics.data_builders.corpora import iu_xray_corpus
+    from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
 
     reports = [r.text for r in iu_xray_corpus()]
     if 2 * count > len(reports):

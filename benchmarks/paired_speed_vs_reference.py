@@ -1,6 +1,5 @@
 """Whole-process pairs: radmetrics' side of scoring_speed_vs_reference.py against one other side, run in turn (A B, B
-A,
-A B, ...), with the ratio taken pair by pair, so that a comparison holds when the machine's speed drifts.
+A, A B, ...), with the ratio taken pair by pair, so that a comparison holds when the machine's speed drifts.
 
     python benchmarks/paired_speed_vs_reference.py --metric chexbert --side f1chexbert [--pairs 100] [--runs 6]
     # for another harness

@@ -41,8 +41,8 @@ def main() -> None:
     from radmetrics.inference.metrics.radgraph.extractor import RadGraphExtractor
     from radmetrics.inference.models.span import SpanExtractor
     from radmetrics.inference.models.span_extraction import relations_from_logits
-    from radmetrics.training.decision_offsets import relation_scores
     from radmetrics.training.radgraph.train import entity_set, relation_set, sentences_of
+    from radmetrics.training.span.decision_offsets import relation_scores
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run", type=Path, required=True, help="a radgraph/train run directory (its final/ is read)")

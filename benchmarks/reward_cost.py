@@ -32,7 +32,7 @@ DEFAULT_KEYS = ["bleu2", "bleu4", "rougeL", "bertscore"]
 def main() -> None:
     import torch
 
-    from radmetrics.data_builders.corpora import iu_xray_corpus
+    from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
     from radmetrics.inference.cli.score import discover_components
     from radmetrics.inference.metrics.base import _SHARED
     from radmetrics.inference.registry import REGISTRY

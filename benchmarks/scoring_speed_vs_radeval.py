@@ -51,7 +51,7 @@ print("RESULT " + json.dumps(out))
 def benchmark_pairs(n: int) -> list[dict]:
     """`n` pairs of bundled IU X-ray reports: each report against a shuffled partner (seed 0); past the corpus's size,
     further rounds with other shuffles (seed 1, 2, ...), so that every report appears again as a reference."""
-    from radmetrics.data_builders.corpora import iu_xray_corpus
+    from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
 
     texts = [r.text for r in iu_xray_corpus() if r.text]
     pairs: list[dict] = []

@@ -3,14 +3,12 @@
     python benchmarks/scoring_speed_vs_reference.py [--pairs 1000] [--metrics chexbert radgraph ratescore bertscore \\
         radcliq all]
                                                     [--sides package radeval bf16] [--device cpu|cuda] [--lookalikes
-                                                    DIR]
-                                                    [--envs DIR] [--results FILE] [--no-profile]
+                                                    DIR] [--envs DIR] [--results FILE] [--no-profile]
     python benchmarks/scoring_speed_vs_reference.py --pairs N --describe-pairs   # what N pairs hold, nothing run
 
 1. builds (once, in --lookalikes, default checkpoints/lookalikes_full, ~3 GB) random-weight look-alikes of the released
    artefacts at their published sizes (tests/parity/lookalikes.py `build_full`): CheXbert (bert-base, 110 M
-   parameters),
-   RadGraph-XL (a BERT-base DyGIE model), RaTE-NER-Deberta (DeBERTa-v3-base, 128,100-row embedding) and
+   parameters), RadGraph-XL (a BERT-base DyGIE model), RaTE-NER-Deberta (DeBERTa-v3-base, 128,100-row embedding) and
    BioLORD-2023-C (MPNet-base), with heads calibrated so that predictions vary as a trained model's do (about 20
    RadGraph entities and 12 RaTE-NER entities per IU report), distilroberta-base (RadCliQ's BERTScore encoder),
    distilbert-base-uncased (RadEval's `bertscore` encoder) and the original RadGraph (a BERT-base DyGIE model, which
@@ -173,8 +171,7 @@ def radmetrics_side(
     root: Path, metric: str, pairs: list[dict], precision: str = "fp32", profile: bool = False, check_pairs: int = 0
 ) -> dict:
     """radmetrics' own side, run in a fresh process by the driver (`--worker`). The first and warm calls are timed as
-    the
-    reference sides time theirs; with `profile`, a third call then runs under cProfile for `warm_profile`; with
+    the reference sides time theirs; with `profile`, a third call then runs under cProfile for `warm_profile`; with
     `check_pairs`, a last call scores the first that many pairs for `check_values` (which the driver compares with the
     CPU's)."""
     import torch

@@ -57,9 +57,9 @@ def tau(x, y) -> float:
 def string_rule_errors(reference: str, candidate: str) -> int:
     """The programmatic teacher's decision made from the texts alone: a sentence of one report whose normalised text
     the other lacks is a difference, significant when the pair builders' rule calls it an abnormal finding
-    (data_builders/findings.py). The programmatic teacher's significant counts are this rule applied to its edits."""
-    from radmetrics.data_builders import findings
-    from radmetrics.data_builders.pairs import normalise_sentence
+    (data_builders/pairs/findings.py). The programmatic teacher's significant counts are this rule applied to its
+    edits."""
+    from radmetrics.data_builders.pairs.builders import findings, normalise_sentence
     from radmetrics.inference.sentences import split_sentences
 
     ref, cand = split_sentences(reference), split_sentences(candidate)

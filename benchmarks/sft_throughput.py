@@ -21,9 +21,9 @@ embedding table (the output projection multiplies every token, so it counts, tie
 heads of Q dimensions, T = --seq-len. By that convention attention is counted as if non-causal and activation
 recomputation is not counted (checkpointing lowers MFU). `mfu_document_attention` counts attention over each
 packed document's own length instead (12 L H Q sum(l^2) a step), the attention that packing computes.
-Peak: radmetrics.training.throughput's table from torch.cuda.get_device_name (NVIDIA datasheets, dense = half the
-sparsity figure; the same values as torchtitan's table), or --peak-tflops. The FLOP count is the one the recipes log
-during training (training/throughput.py). Goal to compare against: 45% MFU.
+Peak: radmetrics.training.common.throughput's table from torch.cuda.get_device_name (NVIDIA datasheets, dense = half
+the sparsity figure; the same values as torchtitan's table), or --peak-tflops. The FLOP count is the one the recipes
+log during training (training/common/throughput.py). Goal to compare against: 45% MFU.
 Writes benchmarks/results/sft_throughput_<shape>.json (or --out) with the device, command and figures.
 """
 
@@ -39,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from radmetrics.training.throughput import (
+from radmetrics.training.common.throughput import (
     document_attention_flops,
     flops_per_token,
     matmul_parameters,
@@ -132,10 +132,10 @@ def pack(documents: list[list[int]], seq_len: int) -> list[list[list[int]]]:
 def green_documents(workdir: Path, tokens: int) -> tuple[list[list[int]], int]:
     """(token ids of about `tokens` tokens of GREEN SFT conversations: prompt and teacher response in the recipe's
     chat format, vocabulary size)."""
-    from radmetrics.data_builders.corpora import iu_xray_corpus
-    from radmetrics.data_builders.corpus_io import assign_splits
-    from radmetrics.data_builders.pairs import build_pairs
-    from radmetrics.data_builders.teacher import programmatic_annotation
+    from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
+    from radmetrics.data_builders.corpus.corpus_io import assign_splits
+    from radmetrics.data_builders.pairs.builders import build_pairs
+    from radmetrics.data_builders.pairs.programmatic_teacher import programmatic_annotation
     from radmetrics.inference.metrics.green.generation import green_messages
     from radmetrics.training.green.causal_lm import CausalLMArguments, build_causal_tokenizer
 

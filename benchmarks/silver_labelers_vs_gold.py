@@ -13,9 +13,9 @@ import json
 import platform
 from pathlib import Path
 
-from radmetrics.data_builders.corpora import bundled_path
-from radmetrics.data_builders.labeler_eval import f1_against_negbio
-from radmetrics.data_builders.radgraph_agreement import agreement_with_gold
+from radmetrics.data_builders.agreement.labeler import f1_against_negbio
+from radmetrics.data_builders.agreement.radgraph import agreement_with_gold
+from radmetrics.data_builders.corpus.corpora import bundled_path
 
 if __name__ == "__main__":
     test_ids = {

@@ -44,7 +44,7 @@ def add_llm_arguments(p: argparse.ArgumentParser, endpoint_required: bool = True
 
 
 def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
-    from .corpus_io import SPLIT_METHODS
+    from .corpus.corpus_io import SPLIT_METHODS
 
     p.add_argument(
         "--kind",
@@ -158,7 +158,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def load_corpus_from_args(args: argparse.Namespace):
-    from .corpora import load_corpus
+    from .corpus.corpora import load_corpus
 
     options = {}
     if args.kind == "table":
@@ -177,15 +177,15 @@ def load_corpus_from_args(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from .corpus_io import assign_splits, write_corpus
+    from .corpus.corpus_io import assign_splits, write_corpus
 
     if args.data_command == "corpus":
         reports = load_corpus_from_args(args)
         stats = write_corpus(reports, assign_splits(reports, args.split_by, seed=args.seed), args.out)
         print(json.dumps(stats, indent=2))
     elif args.data_command == "pairs":
-        from .pair_dataset import write_pairs
-        from .pairs import HEURISTICS, build_pairs
+        from .pairs.builders import HEURISTICS, build_pairs
+        from .pairs.dataset import write_pairs
 
         reports = load_corpus_from_args(args)
         splits = assign_splits(reports, args.split_by, seed=args.seed)
@@ -225,7 +225,7 @@ def run(args: argparse.Namespace) -> int:
             )
         run_llm_builder(args)
     elif args.data_command == "pretrain-corpus":
-        from .pretrain_corpus import write_pretrain_corpus
+        from .corpus.pretraining import write_pretrain_corpus
 
         reports = load_corpus_from_args(args)
         stats = write_pretrain_corpus(
@@ -236,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
         )
         print(json.dumps(stats, indent=2))
     elif args.data_command == "silver":
-        from .silver_dataset import write_silver
+        from .silver.dataset import write_silver
 
         reports = load_corpus_from_args(args)
         stats = write_silver(
@@ -263,7 +263,7 @@ def read_pairs(paths: list[str], limit: int | None) -> list[dict]:
 
 def write_annotations(records: list[dict], out) -> dict[str, int]:
     """{split}.jsonl (and hf/) when the records have splits, else annotations.jsonl; the count per file."""
-    from .corpus_io import write_split_records
+    from .corpus.corpus_io import write_split_records
 
     by_split: dict[str, list[dict]] = {}
     for record in records:
@@ -276,7 +276,7 @@ def write_annotations(records: list[dict], out) -> dict[str, int]:
 def annotate_semantic(args: argparse.Namespace) -> None:
     from pathlib import Path
 
-    from .semantic_teacher import semantic_annotations
+    from .pairs.semantic_teacher import semantic_annotations
 
     records = semantic_annotations(read_pairs(args.pairs, args.limit), args.encoder, quoted=args.quoted)
     out = Path(args.out)
@@ -291,8 +291,8 @@ def run_llm_builder(args: argparse.Namespace) -> None:
     from radmetrics.inference.llm.endpoint import Endpoint
     from radmetrics.inference.llm.engine import LLMEngine
 
-    from .corpus_io import assign_splits
-    from .llm_teacher import annotate_pairs, inject_errors
+    from .corpus.corpus_io import assign_splits
+    from .pairs.llm_teacher import annotate_pairs, inject_errors
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

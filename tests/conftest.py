@@ -33,7 +33,7 @@ def test_data():
 
 @pytest.fixture(scope="session")
 def iu_reports():
-    from radmetrics.data_builders.corpora import iu_xray_corpus
+    from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
 
     return iu_xray_corpus()
 

@@ -8,13 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from radmetrics.data_builders.splits import normalise_report_text
-from radmetrics.training.chexbert.gold_split import (
-    GoldSplitArguments,
-    drop_reserved,
-    gold_reports,
-    reserved_texts,
-)
+from radmetrics.data_builders.corpus.splits import normalise_report_text
+from radmetrics.training.chexbert.gold_split import GoldSplitArguments, drop_reserved, gold_reports, reserved_texts
 
 BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "chexbert_gold.py"
 TINY = [
@@ -42,7 +37,7 @@ def load_benchmark():
 
 
 def test_gold_split_is_by_report_deterministic_and_disjoint(iu_reports):
-    from radmetrics.data_builders.labeler_eval import read_negbio_gold
+    from radmetrics.data_builders.agreement.labeler import read_negbio_gold
 
     args = GoldSplitArguments()
     by_split = gold_reports(args)
@@ -132,14 +127,9 @@ def test_class_weights_balance_each_head_and_weight_the_loss_as_cross_entropy_do
 def test_sentence_examples_are_distinct_sentences_labelled_alone_and_train_no_no_finding_head():
     import torch
 
-    from radmetrics.data_builders.rule_labeler import label_report
+    from radmetrics.data_builders.silver.rule_labeler import label_report
     from radmetrics.training.chexbert.finetune import sentence_examples
-    from radmetrics.training.chexbert.loss import (
-        IGNORED_HEAD,
-        allowed_class_loss,
-        class_weights,
-        one_hot_heads,
-    )
+    from radmetrics.training.chexbert.loss import IGNORED_HEAD, allowed_class_loss, class_weights, one_hot_heads
 
     examples = sentence_examples(
         ["No pneumothorax. Small left pleural effusion.", "NO PNEUMOTHORAX!  Heart is normal."]
@@ -162,7 +152,7 @@ def test_sentence_examples_are_distinct_sentences_labelled_alone_and_train_no_no
 
 
 def test_comparison_matches_labeler_eval_and_brackets_its_estimates():
-    from radmetrics.data_builders.labeler_eval import f1_against_negbio
+    from radmetrics.data_builders.agreement.labeler import f1_against_negbio
     from radmetrics.training.chexbert.gold import rule_positives, shared_labels
     from radmetrics.training.chexbert.gold_eval import compare_labelers
 
@@ -186,7 +176,7 @@ def test_comparison_matches_labeler_eval_and_brackets_its_estimates():
 
 def test_both_stages_run_hold_out_gold_test_and_fill_the_benchmark_record(tmp_path):
     from radmetrics.training.chexbert import gold
-    from radmetrics.training.run_dir import read_eval_results, read_run_manifest
+    from radmetrics.training.common.run_dir import read_eval_results, read_run_manifest
 
     out = tmp_path / "result.json"
     stage1_args = " ".join(

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from radmetrics.training.common.run_dir import complete_checkpoints, is_complete
 from radmetrics.training.rehearsal import gpu_configs
-from radmetrics.training.run_dir import complete_checkpoints, is_complete
 
 ROOT = Path(__file__).resolve().parent.parent
 GPU_CONFIGS = {p.relative_to(ROOT).as_posix(): yaml.safe_load(p.read_text()) for p in gpu_configs()}
@@ -70,7 +70,7 @@ def test_offload_config_gives_deepspeed_an_optimizer_it_accepts():
 
 
 def test_span_recipes_refuse_a_deepspeed_optimizer_that_would_drop_their_head_learning_rate():
-    from radmetrics.training.span_recipe import refuse_deepspeed_optimizer
+    from radmetrics.training.span.trainer import refuse_deepspeed_optimizer
 
     refuse_deepspeed_optimizer(str(ROOT / "configs/deepspeed/zero3.json"))
     with pytest.raises(ValueError, match="optimizer"):
@@ -125,8 +125,8 @@ def test_deberta_v3_tokenizer_shipped_as_spm_model_only_loads(tmp_path, iu_repor
 def test_a_run_saves_and_stops_when_the_launcher_asks_then_resumes_from_that_checkpoint(
     tmp_path, iu_reports, monkeypatch, capsys
 ):
-    from radmetrics.data_builders.corpus_io import assign_splits
-    from radmetrics.data_builders.silver_dataset import write_silver
+    from radmetrics.data_builders.corpus.corpus_io import assign_splits
+    from radmetrics.data_builders.silver.dataset import write_silver
     from radmetrics.training.rate_ner import iob
 
     reports = [r for r in iu_reports if r.text][:400]
@@ -166,7 +166,7 @@ def test_builders_run_once_on_global_rank_zero_and_other_ranks_wait(tmp_path, mo
     import threading
     import time
 
-    from radmetrics.training.encoder_recipe import build_once
+    from radmetrics.training.common.distributed import build_once
 
     marker = tmp_path / "built"
     calls = []
@@ -209,7 +209,7 @@ def test_final_green_evaluation_is_shared_out_over_the_ranks(monkeypatch):
     (a 7B model generating the whole test split on rank 0 kept 15 ranks waiting past the process-group timeout)."""
     from datasets import Dataset
 
-    from radmetrics.training import encoder_recipe
+    from radmetrics.training.common import distributed
     from radmetrics.training.green import evaluation
 
     records = Dataset.from_list([{"reference": f"r{i}", "candidate": f"c{i}", "response": "x"} for i in range(7)])
@@ -221,8 +221,8 @@ def test_final_green_evaluation_is_shared_out_over_the_ranks(monkeypatch):
 
     other_rank = [(i, f"answer to r{i}") for i in range(0, 7, 2)]
     monkeypatch.setattr(evaluation, "_generate", fake_generate)
-    monkeypatch.setattr(encoder_recipe, "rank_and_world", lambda: (1, 2))
-    monkeypatch.setattr(encoder_recipe, "gather_to_all", lambda items: sorted(other_rank + list(items)))
+    monkeypatch.setattr(distributed, "rank_and_world", lambda: (1, 2))
+    monkeypatch.setattr(distributed, "gather_to_all", lambda items: sorted(other_rank + list(items)))
     seen = {}
     monkeypatch.setattr(
         evaluation, "agreement_from_responses", lambda responses, *a, **k: seen.setdefault("r", responses)

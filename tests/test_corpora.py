@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from radmetrics.data_builders.corpora import (
+from radmetrics.data_builders.corpus.corpora import (
     CorpusError,
     bundled_path,
     load_section_titles,

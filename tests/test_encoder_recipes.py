@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from radmetrics.training.run_dir import complete_checkpoints, read_eval_results
+from radmetrics.training.common.run_dir import complete_checkpoints, read_eval_results
 
 COMMON = [
     "--model_name_or_path",
@@ -32,8 +32,8 @@ COMMON = [
 
 @pytest.fixture(scope="module")
 def silver_dir(tmp_path_factory, iu_reports):
-    from radmetrics.data_builders.corpus_io import assign_splits
-    from radmetrics.data_builders.silver_dataset import write_silver
+    from radmetrics.data_builders.corpus.corpus_io import assign_splits
+    from radmetrics.data_builders.silver.dataset import write_silver
 
     out = tmp_path_factory.mktemp("silver")
     write_silver(iu_reports, assign_splits(iu_reports), out, labelers=["chexpert", "rate_ner"], progress=False)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from radmetrics.inference.loading.components import get_component
-from radmetrics.training.run_dir import read_eval_results
+from radmetrics.training.common.run_dir import read_eval_results
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 FEW_STEPS = [
@@ -54,8 +54,8 @@ EXPECTED = {
 
 @pytest.fixture(scope="module")
 def silver_dir(tmp_path_factory, iu_reports):
-    from radmetrics.data_builders.corpus_io import assign_splits
-    from radmetrics.data_builders.silver_dataset import write_silver
+    from radmetrics.data_builders.corpus.corpus_io import assign_splits
+    from radmetrics.data_builders.silver.dataset import write_silver
 
     reports = [r for r in iu_reports if r.text][:300]
     out = tmp_path_factory.mktemp("silver")
@@ -73,9 +73,9 @@ def test_small_config_starts_from_minilm_and_reports_every_class(recipe, silver_
     from transformers import AutoModel
 
     from radmetrics.inference.loading.hub import default_encoder
+    from radmetrics.training.common.run_dir import read_run_manifest
     from radmetrics.training.config import read_yaml
     from radmetrics.training.recipes import load_recipe
-    from radmetrics.training.run_dir import read_run_manifest
 
     config = CONFIGS / recipe / "small.yaml"
     assert read_yaml(config)["model_name_or_path"] == "default"

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from radmetrics.data_builders.corpora import bundled_path
+from radmetrics.data_builders.corpus.corpora import bundled_path
 from radmetrics.inference import chexbert_f1, radgraph_f1, ratescore_from_entities
 from radmetrics.inference.metrics.radgraph.f1 import radgraph_radcliq, radgraph_scores
 
@@ -68,8 +68,7 @@ def test_chexbert_f1_micro_macro_weighted_and_uncertainty():
     hyps = [_labels(Edema=1), _labels(Pleural_Effusion=1, Pneumonia=1), _labels(Edema=2)]
     scores = chexbert_f1(refs, hyps)
     # positives (uncertain counted): truth Edema x2, Cardiomegaly, Pleural Effusion; predicted Edema, Effusion,
-    # Pneumonia
-    # tp 2, fp 1, fn 2 -> micro 4 / 7
+    # Pneumonia tp 2, fp 1, fn 2 -> micro 4 / 7
     assert scores["chexbert_f1_14_micro"] == pytest.approx(4 / 7)
     # per label F1: Edema 2/3, Cardiomegaly 0, Effusion 1, Pneumonia 0, others 0 -> macro (5/3)/14
     assert scores["chexbert_f1_14_macro"] == pytest.approx((2 / 3 + 1) / 14)

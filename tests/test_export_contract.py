@@ -6,14 +6,14 @@ import pytest
 
 from radmetrics.inference.loading.checkpoint import MANIFEST_NAME, CheckpointError, load_manifest
 from radmetrics.inference.loading.components import get_component
-from radmetrics.training.export import export_run
-from radmetrics.training.run_dir import (
+from radmetrics.training.common.run_dir import (
     RUN_MANIFEST,
     mark_complete,
     model_to_export,
     write_eval_results,
     write_run_manifest,
 )
+from radmetrics.training.export import export_run
 
 
 def _tiny_token_classifier(tokenizer_dir, out_dir):
@@ -231,7 +231,7 @@ def test_hub_push_is_private_by_default(run_dir, tmp_path, monkeypatch):
 
 def test_the_card_shows_each_class_and_flags_one_never_predicted():
     from radmetrics.training.export import render_model_card
-    from radmetrics.training.span_scores import span_scores
+    from radmetrics.training.span.scores import span_scores
 
     results = span_scores(
         [{(0, 1, "ANATOMY"), (3, 3, "DISEASE")}], [{(0, 1, "ANATOMY")}], ["ANATOMY", "DISEASE"], prefix="test_"

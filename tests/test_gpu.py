@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from test_green import PRETRAIN, sft_args
 
+from radmetrics.training.common.run_dir import read_eval_results
 from radmetrics.training.recipes import load_recipe
-from radmetrics.training.run_dir import read_eval_results
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
@@ -126,12 +126,12 @@ def test_qlora_sft_on_the_gpu_saves_and_merges_the_adapter(pretrained_bf16, tmp_
     assert getattr(merged.config, "quantization_config", None) is None  # merged onto the unquantized base
 
 
-# CPU: the FLOP count the recipes log (training/throughput.py) and benchmarks/sft_throughput.py
+# CPU: the FLOP count the recipes log (training/common/throughput.py) and benchmarks/sft_throughput.py
 
 
 def test_peak_flops_table_reads_the_device_name(monkeypatch):
     monkeypatch.delenv("RADMETRICS_PEAK_TFLOPS", raising=False)
-    from radmetrics.training import throughput
+    from radmetrics.training.common import throughput
 
     expected = {
         "NVIDIA H100 80GB HBM3": 989,
@@ -152,7 +152,7 @@ def test_throughput_logger_adds_tokens_per_second_and_mfu_from_the_peak_read_at_
 
     from transformers import AutoModelForCausalLM
 
-    from radmetrics.training import throughput
+    from radmetrics.training.common import throughput
     from radmetrics.training.tiny import tiny_llama_config
 
     monkeypatch.setenv("RADMETRICS_PEAK_TFLOPS", "1e-3")  # a peak the tiny model's FLOPs are a visible share of
@@ -177,7 +177,7 @@ def test_model_flops_follow_palm_appendix_b():
     import torch
     from transformers import AutoModelForCausalLM
 
-    from radmetrics.training import throughput
+    from radmetrics.training.common import throughput
     from radmetrics.training.tiny import tiny_llama_config
 
     config = benchmark("sft_throughput").model_config("phi-2", 0)

@@ -8,8 +8,8 @@ import torch
 from llm_fault_server import FaultServer
 
 from radmetrics.inference.metrics.green.format import PROMPTS, render_green_response
+from radmetrics.training.common.run_dir import read_eval_results
 from radmetrics.training.recipes import load_recipe
-from radmetrics.training.run_dir import read_eval_results
 
 PRETRAIN = [
     "--model_name_or_path",

@@ -45,8 +45,8 @@ def test_sft_final_evaluation_on_validation_alone_leaves_test_unseen(tmp_path):
     """Settings are chosen with `--final_eval_splits validation`: the run then holds no test number or generation."""
     from test_green import PRETRAIN, sft_args
 
+    from radmetrics.training.common.run_dir import read_eval_results
     from radmetrics.training.recipes import load_recipe
-    from radmetrics.training.run_dir import read_eval_results
 
     pretrained = load_recipe("green/pretrain").main([*PRETRAIN, "--output_dir", str(tmp_path / "pretrain")]) / "final"
     run = load_recipe("green/sft").main(

@@ -7,8 +7,8 @@ import re
 import pytest
 from llm_fault_server import FaultServer
 
-from radmetrics.data_builders.corpora import load_corpus
-from radmetrics.data_builders.llm_teacher import (
+from radmetrics.data_builders.corpus.corpora import load_corpus
+from radmetrics.data_builders.pairs.llm_teacher import (
     error_injection_prompt,
     parse_candidate,
     sample_error_combination,

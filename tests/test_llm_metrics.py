@@ -11,11 +11,7 @@ from llm_fault_server import FaultServer
 from radmetrics.inference import box_precision, fineradscore_aggregate, number_lines
 from radmetrics.inference.cli import main
 from radmetrics.inference.metrics.fineradscore.judge import apply_corrections, parse_corrections
-from radmetrics.inference.metrics.radfact.judge import (
-    NLI_INSTRUCTIONS,
-    PHRASES_INSTRUCTIONS,
-    parse_entailment,
-)
+from radmetrics.inference.metrics.radfact.judge import NLI_INSTRUCTIONS, PHRASES_INSTRUCTIONS, parse_entailment
 from radmetrics.inference.sentences import split_fineradscore, split_sentences
 
 pytest.importorskip("openai")
@@ -326,9 +322,9 @@ def test_llm_metrics_need_an_endpoint(tmp_path):
 def test_demo_llm_stages_run_with_an_endpoint_and_are_skipped_without(tmp_path, capsys, monkeypatch):
     import argparse
 
-    from radmetrics.data_builders.corpora import iu_xray_corpus
-    from radmetrics.data_builders.corpus_io import assign_splits
-    from radmetrics.data_builders.pairs import build_pairs
+    from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
+    from radmetrics.data_builders.corpus.corpus_io import assign_splits
+    from radmetrics.data_builders.pairs.builders import build_pairs
     from radmetrics.training import demo
 
     reports = iu_xray_corpus()[:300]

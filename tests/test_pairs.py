@@ -3,10 +3,10 @@ from collections import defaultdict
 
 import pytest
 
-from radmetrics.data_builders.corpus_io import assign_splits
-from radmetrics.data_builders.pair_dataset import pairs_explanation, write_pairs
-from radmetrics.data_builders.pairs import HEURISTICS, build_pairs, normalise_sentence
-from radmetrics.data_builders.teacher import (
+from radmetrics.data_builders.corpus.corpus_io import assign_splits
+from radmetrics.data_builders.pairs.builders import HEURISTICS, build_pairs, normalise_sentence
+from radmetrics.data_builders.pairs.dataset import pairs_explanation, write_pairs
+from radmetrics.data_builders.pairs.programmatic_teacher import (
     EXPLANATIONS,
     counts_from_edits,
     programmatic_annotation,
@@ -15,7 +15,7 @@ from radmetrics.data_builders.teacher import (
 )
 from radmetrics.inference.metrics.green.format import parse_green_response
 from radmetrics.inference.sentences import split_sentences
-from radmetrics.training.run_dir import mark_complete
+from radmetrics.training.common.run_dir import mark_complete
 
 FAST = ("random", "remove_shuffle", "radgraph_permute", "recombine")
 

@@ -1,7 +1,7 @@
 import json
 
-from radmetrics.data_builders.labeler_eval import f1_against_negbio
-from radmetrics.data_builders.rule_labeler import label_report
+from radmetrics.data_builders.agreement.labeler import f1_against_negbio
+from radmetrics.data_builders.silver.rule_labeler import label_report
 
 
 def test_reproduces_chexpert_labeler_oracle(test_data):

@@ -4,22 +4,11 @@ import numpy as np
 import pytest
 
 from radmetrics.inference.cli import main
-from radmetrics.inference.metrics.radcliq.composite import (
-    FEATURES,
-    _params,
-    fit_radcliq,
-    radcliq_v0,
-    radcliq_v1,
-)
+from radmetrics.inference.metrics.radcliq.composite import FEATURES, _params, fit_radcliq, radcliq_v0, radcliq_v1
 from radmetrics.inference.registry import UnknownMetricError
 from radmetrics.inference.report_io import ReportFileError, read_reports
 from radmetrics.inference.scorer import MissingComponentError, Scorer, ScoringInputError
-from radmetrics.inference.stats import (
-    bootstrap_ci,
-    kendall_tau,
-    paired_comparison,
-    paired_means,
-)
+from radmetrics.inference.stats import bootstrap_ci, kendall_tau, paired_comparison, paired_means
 
 REFS = ["No acute cardiopulmonary process.", "Mild cardiomegaly.", "Small left pleural effusion.", "Lungs are clear."]
 HYPS = ["No acute cardiopulmonary process.", "The heart is mildly enlarged.", "No pleural effusion.", "Normal chest."]

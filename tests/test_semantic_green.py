@@ -157,9 +157,9 @@ def test_data_annotate_with_the_semantic_teacher_needs_no_endpoint_nor_split(tmp
 
 
 def test_builder_pairs_annotated_by_the_semantic_teacher(tmp_path, iu_reports):
-    from radmetrics.data_builders.corpus_io import assign_splits
-    from radmetrics.data_builders.pair_dataset import pairs_teacher, write_pairs
-    from radmetrics.data_builders.pairs import build_pairs
+    from radmetrics.data_builders.corpus.corpus_io import assign_splits
+    from radmetrics.data_builders.pairs.builders import build_pairs
+    from radmetrics.data_builders.pairs.dataset import pairs_teacher, write_pairs
 
     reports = [r for r in iu_reports if r.text][:60]
     pairs = build_pairs(reports, assign_splits(reports), ["remove_shuffle", "radgraph_permute"], 10)

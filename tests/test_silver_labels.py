@@ -1,9 +1,9 @@
 import json
 
-from radmetrics.data_builders.radgraph_agreement import agreement_with_gold
-from radmetrics.data_builders.silver_dataset import write_silver
-from radmetrics.data_builders.silver_ner import spans_to_iob, tag_sentence
-from radmetrics.data_builders.silver_radgraph import extract_document
+from radmetrics.data_builders.agreement.radgraph import agreement_with_gold
+from radmetrics.data_builders.silver.dataset import write_silver
+from radmetrics.data_builders.silver.ner import spans_to_iob, tag_sentence
+from radmetrics.data_builders.silver.radgraph import extract_document
 from radmetrics.inference.loading.components import get_component
 from radmetrics.inference.metrics.radgraph.annotation import dygie_to_annotation
 
@@ -72,7 +72,7 @@ def test_radgraph_agreement_with_gold_is_measured():
 def test_write_silver_dataset_and_card(iu_reports, tmp_path):
     from datasets import load_from_disk
 
-    from radmetrics.data_builders.corpus_io import assign_splits
+    from radmetrics.data_builders.corpus.corpus_io import assign_splits
 
     reports = iu_reports[:60]
     stats = write_silver(reports, assign_splits(reports), tmp_path, provenance={"corpus": "iu_xray"}, progress=False)

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from radmetrics.training.run_dir import read_eval_results
+from radmetrics.training.common.run_dir import read_eval_results
 
 COMMON = [
     "--model_name_or_path",
@@ -35,8 +35,8 @@ SPAN = [*COMMON, "--head_learning_rate", "0.003", "--width_embedding_size", "32"
 
 @pytest.fixture(scope="module")
 def silver_dir(tmp_path_factory, iu_reports):
-    from radmetrics.data_builders.corpus_io import assign_splits
-    from radmetrics.data_builders.silver_dataset import write_silver
+    from radmetrics.data_builders.corpus.corpus_io import assign_splits
+    from radmetrics.data_builders.silver.dataset import write_silver
 
     out = tmp_path_factory.mktemp("silver")
     write_silver(iu_reports, assign_splits(iu_reports), out, progress=False)
@@ -157,7 +157,7 @@ def test_collator_pads_spans_and_relation_grids():
 
 def test_relation_offsets_move_the_decision_and_are_chosen_by_macro_f1():
     from radmetrics.inference.models.span_extraction import relations_from_logits
-    from radmetrics.training.decision_offsets import tune_relation_offsets
+    from radmetrics.training.span.decision_offsets import tune_relation_offsets
 
     labels = ["NULL", "modify", "suggestive_of"]
     entities = [[0, 0, "OBS-DP"], [2, 3, "OBS-U"]]

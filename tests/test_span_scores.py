@@ -1,4 +1,4 @@
-"""The one span scorer of the span recipes (training/span_scores.py) against seqeval through `evaluate`, offline, on
+"""The one span scorer of the span recipes (training/span/scores.py) against seqeval through `evaluate`, offline, on
 non-overlapping spans; the classes it must not hide."""
 
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from radmetrics.inference.loading.components import get_component
-from radmetrics.training.span_scores import iob_spans, span_classification_scores, span_scores
+from radmetrics.training.span.scores import iob_spans, span_classification_scores, span_scores
 
 TYPES = get_component("rate_ner_span").label_map["labels"][1:]
 SEQEVAL_MODULE = Path(__file__).parent / "evaluate_seqeval"
@@ -61,7 +61,7 @@ def test_trainer_time_scores_give_macro_f1_over_supported_classes():
 
 
 def test_class_weights_follow_the_frequency_power_and_average_one_per_instance():
-    from radmetrics.training.span_recipe import class_weights
+    from radmetrics.training.span.trainer import class_weights
 
     rows = [[0, 0, 0, 1, -100], [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]]  # counts 14, 1, 1
     assert class_weights(rows, 3, 0.0) is None

@@ -5,10 +5,10 @@ from collections import Counter
 
 import pytest
 
-from radmetrics.data_builders.corpora import Report
-from radmetrics.data_builders.corpus_io import assign_splits, texts_by_split
-from radmetrics.data_builders.leakage import split_overlap
-from radmetrics.data_builders.splits import hash_split, normalise_report_text, text_split
+from radmetrics.data_builders.corpus.corpora import Report
+from radmetrics.data_builders.corpus.corpus_io import assign_splits, texts_by_split
+from radmetrics.data_builders.corpus.leakage import split_overlap
+from radmetrics.data_builders.corpus.splits import hash_split, normalise_report_text, text_split
 
 TRAIN_FIELDS = {"reports", "distinct_reports", "sentences", "distinct_sentences"}
 HELD_OUT_FIELDS = TRAIN_FIELDS | {

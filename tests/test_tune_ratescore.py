@@ -1,8 +1,8 @@
 import json
 
-from radmetrics.data_builders.corpus_io import assign_splits
-from radmetrics.data_builders.pairs import build_pairs
-from radmetrics.data_builders.silver_ner import tag_sentence
+from radmetrics.data_builders.corpus.corpus_io import assign_splits
+from radmetrics.data_builders.pairs.builders import build_pairs
+from radmetrics.data_builders.silver.ner import tag_sentence
 from radmetrics.inference.metrics.ratescore.score import load_affinity
 from radmetrics.inference.sentences import split_sentences
 

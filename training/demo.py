@@ -73,8 +73,8 @@ class Stage:
 
 
 def stage_corpus(out: Path, state: dict) -> str:
-    from radmetrics.data_builders.corpora import iu_xray_corpus
-    from radmetrics.data_builders.corpus_io import assign_splits, write_corpus
+    from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
+    from radmetrics.data_builders.corpus.corpus_io import assign_splits, write_corpus
 
     reports = iu_xray_corpus()
     stats = write_corpus(reports, assign_splits(reports), out / "corpus")
@@ -84,9 +84,9 @@ def stage_corpus(out: Path, state: dict) -> str:
 
 def stage_pairs(out: Path, state: dict) -> str:
     """All five pair heuristics on the first 1,000 reports (nearest-neighbour embeds them: ~30 s on CPU)."""
-    from radmetrics.data_builders.corpus_io import assign_splits
-    from radmetrics.data_builders.pair_dataset import write_pairs
-    from radmetrics.data_builders.pairs import build_pairs
+    from radmetrics.data_builders.corpus.corpus_io import assign_splits
+    from radmetrics.data_builders.pairs.builders import build_pairs
+    from radmetrics.data_builders.pairs.dataset import write_pairs
 
     reports = state["reports"][:1000]
     pairs = build_pairs(reports, assign_splits(reports), per_heuristic=500)
@@ -103,8 +103,8 @@ def stage_pairs(out: Path, state: dict) -> str:
 
 def stage_silver(out: Path, state: dict) -> str:
     """Silver CheXpert / RaTE-NER / RadGraph labels for every report, with agreement against real gold."""
-    from radmetrics.data_builders.corpus_io import assign_splits
-    from radmetrics.data_builders.silver_dataset import write_silver
+    from radmetrics.data_builders.corpus.corpus_io import assign_splits
+    from radmetrics.data_builders.silver.dataset import write_silver
 
     reports = state["reports"]
     stats = write_silver(
@@ -142,7 +142,7 @@ def _train_and_export(out: Path, state: dict, recipe: str, component: str) -> di
     )
     export = export_run(run_dir, out / "exports" / component)
     state.setdefault("components", {})[component] = str(export)
-    from radmetrics.training.run_dir import read_eval_results
+    from radmetrics.training.common.run_dir import read_eval_results
 
     return read_eval_results(run_dir)
 
@@ -197,10 +197,10 @@ def stage_green(out: Path, state: dict) -> str:
     says whether the short run beats its constant, which the full small recipe (`benchmarks/green_small.py`) is
     measured on.
     """
+    from radmetrics.training.common.run_dir import read_eval_results
     from radmetrics.training.export import export_run
     from radmetrics.training.green.evaluation import beats_constant
     from radmetrics.training.recipes import load_recipe
-    from radmetrics.training.run_dir import read_eval_results
 
     sft = load_recipe("green/sft").main(green_sft_args(out))
     state.setdefault("components", {})["green"] = str(export_run(sft, out / "exports" / "green"))
@@ -325,7 +325,7 @@ def demo_pairs(reports: list, n: int) -> tuple[list[str], list[str]]:
 
 def stage_llm_teacher(out: Path, state: dict) -> str:
     """GREEN annotations of 20 demo pairs by the configured LLM teacher (appendix A.1), parsed and cached."""
-    from radmetrics.data_builders.llm_teacher import annotate_pairs
+    from radmetrics.data_builders.pairs.llm_teacher import annotate_pairs
     from radmetrics.inference.llm.endpoint import Endpoint
     from radmetrics.inference.llm.engine import LLMEngine
 

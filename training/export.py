@@ -14,15 +14,10 @@ import time
 from pathlib import Path
 
 from radmetrics.inference.json_io import dumps
-from radmetrics.inference.loading.checkpoint import (
-    MANIFEST_FORMAT,
-    MANIFEST_NAME,
-    hash_directory,
-    load_manifest,
-)
+from radmetrics.inference.loading.checkpoint import MANIFEST_FORMAT, MANIFEST_NAME, hash_directory, load_manifest
 
 from .base_models import BASE_MODELS
-from .run_dir import model_to_export, read_eval_results, read_run_manifest
+from .common.run_dir import model_to_export, read_eval_results, read_run_manifest
 
 # Trainer state that belongs to resuming, not to a released model.
 _SKIP = {"optimizer.pt", "scheduler.pt", "trainer_state.json", "training_args.bin", "scaler.pt", ".complete"}
@@ -38,7 +33,7 @@ def resolve_base_model(base: str | None) -> str | None:
     A stage-2 run names the stage-1 run's final/ (or a checkpoint): its run manifest gives the next link."""
     from radmetrics.inference.loading.hub import DEFAULT_ENCODER_ALIASES
 
-    from .run_dir import RUN_MANIFEST
+    from .common.run_dir import RUN_MANIFEST
 
     if not base or base.startswith("tiny-"):
         return None

@@ -210,7 +210,7 @@ def _launch(plan: Rehearsal, env: dict, log: Path, signal_when_started: bool, ti
 
 
 def _checkpoint_steps(run_dir: Path) -> list[int]:
-    from .run_dir import complete_checkpoints
+    from .common.run_dir import complete_checkpoints
 
     return [int(p.name.split("-")[1]) for p in complete_checkpoints(run_dir)]
 
@@ -277,7 +277,7 @@ def rehearse(
 
     model_dir = workdir / "lookalikes" / base.replace("/", "--")
     if not (model_dir / "lookalike.json").is_file():
-        from radmetrics.data_builders.corpora import iu_xray_corpus
+        from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
 
         build_lookalike(base, [r.text for r in iu_xray_corpus() if r.text], model_dir)
     overrides = prepare_data(recipe, config, workdir) + rehearsal_overrides(recipe, config, model_dir, run_dir)
@@ -342,7 +342,7 @@ def rehearse(
             f"checkpoint-{plan.saved_on_signal} saved on the signal",
             second_log,
         )
-    from .run_dir import is_complete, read_eval_results
+    from .common.run_dir import is_complete, read_eval_results
 
     if not is_complete(run_dir / "final"):
         raise failure(f"{plan.config}: final/ is not marked complete", second_log)

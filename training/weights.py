@@ -12,12 +12,7 @@ import json
 import time
 from pathlib import Path
 
-from radmetrics.inference.loading.checkpoint import (
-    MANIFEST_FORMAT,
-    MANIFEST_NAME,
-    hash_directory,
-    load_manifest,
-)
+from radmetrics.inference.loading.checkpoint import MANIFEST_FORMAT, MANIFEST_NAME, hash_directory, load_manifest
 from radmetrics.inference.loading.components import get_component
 from radmetrics.inference.loading.released import ARTEFACTS, KINDS, fetch, identify, sha256_of
 

@@ -49,7 +49,7 @@ class SpanExtractorConfig(WrappedEncoderConfig):
         self.entity_class_weights = entity_class_weights  # loss weight per class (training only; None: unweighted)
         self.relation_class_weights = relation_class_weights
         # added to each relation class's logit before the argmax at inference (the null class first); chosen on
-        # validation after training (training/decision_offsets.py). None: the plain argmax
+        # validation after training (training/span/decision_offsets.py). None: the plain argmax
         self.relation_decision_offsets = relation_decision_offsets
         self.keys_to_ignore_at_inference = ["relation_logits"]  # Trainer evaluation gathers entity logits only
 

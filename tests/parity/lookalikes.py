@@ -76,8 +76,7 @@ RADGRAPH_BIASES = {"radgraph": (-0.57, -0.2), "radgraph-xl": (-1.35, 2.1), "mode
 # Full size: the scorers' weights times 5 (a 768-wide encoder's words differ less at initializer_range), and biases
 # that
 # leave about 20 entities and 20 relations per IU report (0.5 entities per word, as the published model finds); found
-# by
-# building with a few biases and counting what radmetrics' RadGraph finds (`python
+# by building with a few biases and counting what radmetrics' RadGraph finds (`python
 # benchmarks/lookalike_radgraph_calibration.py --biases -3.6 3.48`: the original RadGraph finds 20.8 entities (0.47 per
 # word) and 20.5 relations per report).
 RADGRAPH_FULL = {"gain": 5.0, "radgraph-xl": (-5.79, 3.48), "radgraph": (-3.6, 3.48)}
@@ -551,7 +550,7 @@ def build_bertscore(root: Path) -> None:
     from tokenizers import ByteLevelBPETokenizer
     from transformers import AutoConfig, AutoModel
 
-    from radmetrics.data_builders.corpora import iu_xray_corpus
+    from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
 
     path = snapshot(root, "distilroberta-base")
     tokenizer = ByteLevelBPETokenizer()

@@ -19,7 +19,7 @@ OUT = Path(__file__).resolve().parents[1] / "data" / "released" / "tokenizers"
 
 
 def _texts() -> list[str]:
-    from radmetrics.data_builders.corpora import iu_xray_corpus
+    from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
     from radmetrics.inference.metrics.green.format import green_prompt
 
     texts = [r.text for r in iu_xray_corpus()][:2000]

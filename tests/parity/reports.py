@@ -11,7 +11,7 @@ PUNCTUATION = 'Lungs "clear"; heart size 2.5cm (stable)/unchanged: no effusion! 
 
 def iu_reports(n: int) -> list[str]:
     """The first `n` distinct non-empty IU X-ray report texts, in the bundled corpus' order."""
-    from radmetrics.data_builders.corpora import iu_xray_corpus
+    from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
 
     seen, reports = set(), []
     for report in iu_xray_corpus():

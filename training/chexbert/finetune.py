@@ -20,17 +20,10 @@ from transformers import TrainingArguments
 
 from radmetrics.inference.loading.components import CHEXPERT_CONDITIONS
 
+from ..common.arguments import DataArguments, ModelArguments
+from ..common.encoders import build_tokenizer, build_wrapped_model, load_silver, predict_logits
+from ..common.lifecycle import start_run, train_and_finish
 from ..config import RecipeParser
-from ..encoder_recipe import (
-    DataArguments,
-    ModelArguments,
-    build_tokenizer,
-    build_wrapped_model,
-    load_silver,
-    predict_logits,
-    start_run,
-    train_and_finish,
-)
 from .gold_split import GoldSplitArguments, drop_reserved, reserved_texts
 from .loss import IGNORED_HEAD, AllowedClassTrainer, ClassWeightArguments
 
@@ -69,8 +62,8 @@ def sentence_examples(texts) -> dict[str, list]:
     the report. Repeated boilerplate ("No pneumothorax.") counts once, so the rarer findings' sentences weigh more
     than in whole reports; with 1.9k IU training reports against CheXbert's 190k, stage 1 otherwise sees a rare
     finding's wording a few dozen times."""
-    from radmetrics.data_builders.rule_labeler import label_report
-    from radmetrics.data_builders.splits import normalise_report_text
+    from radmetrics.data_builders.corpus.splits import normalise_report_text
+    from radmetrics.data_builders.silver.rule_labeler import label_report
     from radmetrics.inference.sentences import split_sentences
 
     seen, sentences = set(), []
@@ -117,8 +110,8 @@ def main(argv: list[str] | None = None):
     from datasets import Dataset, concatenate_datasets
     from transformers import DataCollatorWithPadding
 
-    from radmetrics.data_builders.labeler_eval import f1_against_negbio
-    from radmetrics.data_builders.splits import normalise_report_text
+    from radmetrics.data_builders.agreement.labeler import f1_against_negbio
+    from radmetrics.data_builders.corpus.splits import normalise_report_text
     from radmetrics.inference.metrics.chexbert.labeler import CheXbertLabeler, argmax_per_head
 
     model_args, data_args, training_args, split_args, weight_args, sentence_args = RecipeParser(

@@ -32,15 +32,10 @@ from transformers import TrainingArguments
 
 from radmetrics.inference.loading.components import CHEXPERT_CONDITIONS
 
+from ..common.arguments import ModelArguments
+from ..common.encoders import build_tokenizer, build_wrapped_model, predict_logits
+from ..common.lifecycle import start_run, train_and_finish
 from ..config import RecipeParser
-from ..encoder_recipe import (
-    ModelArguments,
-    build_tokenizer,
-    build_wrapped_model,
-    predict_logits,
-    start_run,
-    train_and_finish,
-)
 from .finetune import RULE_TO_CLASS, SentenceExampleArguments, sentence_examples
 from .gold_eval import compare_labelers, macro_f1
 from .gold_split import GOLD_SOURCE, GoldReport, GoldSplitArguments, gold_reports
@@ -98,7 +93,7 @@ def allowed_classes(positive: dict[str, bool], silver: dict, classes_per_head: l
 
 
 def shared_labels() -> list[str]:
-    from radmetrics.data_builders.labeler_eval import SHARED_LABELS
+    from radmetrics.data_builders.agreement.labeler import SHARED_LABELS
 
     return list(SHARED_LABELS.values())
 
@@ -136,7 +131,7 @@ def gold_positives_from_masks(allowed, classes_per_head: list[int], labels: list
 def rule_positives(reports: list[GoldReport], labels: list[str]):
     import numpy as np
 
-    from radmetrics.data_builders.rule_labeler import label_report
+    from radmetrics.data_builders.silver.rule_labeler import label_report
 
     rows = [label_report(r.text) for r in reports]
     return np.array([[row[label] == 1 for label in labels] for row in rows], dtype=bool).reshape(-1, len(labels))
@@ -144,7 +139,7 @@ def rule_positives(reports: list[GoldReport], labels: list[str]):
 
 def stage_one_provenance(path: Path) -> dict | None:
     """data_provenance of the run (or export) that wrote the labeler at `path`."""
-    from ..run_dir import RUN_MANIFEST
+    from ..common.run_dir import RUN_MANIFEST
 
     for manifest in (path / "radmetrics.json", path / RUN_MANIFEST, path.parent / RUN_MANIFEST):
         if manifest.is_file():
@@ -180,7 +175,7 @@ def main(argv: list[str] | None = None):
     from datasets import Dataset, DatasetDict, concatenate_datasets
     from transformers import DataCollatorWithPadding
 
-    from radmetrics.data_builders.rule_labeler import label_report
+    from radmetrics.data_builders.silver.rule_labeler import label_report
     from radmetrics.inference.loading.hub import load_tokenizer
     from radmetrics.inference.metrics.chexbert.labeler import CheXbertLabeler
 

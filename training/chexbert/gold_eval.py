@@ -1,9 +1,9 @@
 """Two labelers against NegBio's manual labels on the same held-out reports.
 
 Per label, precision / recall / F1 of "positive" (a labeler's 1; its uncertain and negative count as not positive,
-as data_builders/labeler_eval.py scores the rule labeler), 0 where undefined; macro F1 is their plain mean over the
-shared labels. Intervals resample reports (inference/stats.py): a 95% percentile bootstrap for each macro F1, and the
-paired bootstrap and approximate-randomisation test (Koehn 2004; Riezler & Maxwell 2005) for the difference, with
+as data_builders/agreement/labeler.py scores the rule labeler), 0 where undefined; macro F1 is their plain mean over
+the shared labels. Intervals resample reports (inference/stats.py): a 95% percentile bootstrap for each macro F1, and
+the paired bootstrap and approximate-randomisation test (Koehn 2004; Riezler & Maxwell 2005) for the difference, with
 macro F1 recomputed from counts on every resample rather than averaged per report.
 """
 

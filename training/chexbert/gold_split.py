@@ -2,10 +2,10 @@
 train / validation / test.
 
 Smit et al. 2020 (CheXbert) train first on the CheXpert labeler's output, then fine-tune on radiologists' labels;
-here the expert labels are NegBio's manual labels of the IU X-ray reports (data_builders/labeler_eval.py reads them)
-on the findings both label sets share.
+here the expert labels are NegBio's manual labels of the IU X-ray reports (data_builders/agreement/labeler.py reads
+them) on the findings both label sets share.
 
-The split hashes each report's normalised text (data_builders/splits.py), so reports with the same text share a
+The split hashes each report's normalised text (data_builders/corpus/splits.py), so reports with the same text share a
 split. Its seed differs from the silver split's (seed 0), so the two are independent: the silver validation and test
 splits of stage 1 keep reports outside the gold reserve. The reserve is the gold validation and test reports: stage 1
 (chexbert/finetune) drops every training report whose normalised text is in it, so neither stage learns from a report
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from radmetrics.data_builders.splits import SPLITS, hash_split, normalise_report_text
+from radmetrics.data_builders.corpus.splits import SPLITS, hash_split, normalise_report_text
 
 GOLD_SOURCE = "NegBio manual labels of the IU X-ray reports (ncbi-nlp/NegBio openi gold standard)"
 
@@ -54,8 +54,8 @@ class GoldReport:
 
 def gold_reports(split_args: GoldSplitArguments) -> dict[str, list[GoldReport]]:
     """Every IU X-ray report NegBio labelled (and with text), by gold split, over the labels both sets share."""
-    from radmetrics.data_builders.corpora import iu_xray_corpus
-    from radmetrics.data_builders.labeler_eval import SHARED_LABELS, read_negbio_gold
+    from radmetrics.data_builders.agreement.labeler import SHARED_LABELS, read_negbio_gold
+    from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
 
     gold = read_negbio_gold()
     by_split: dict[str, list[GoldReport]] = {split: [] for split in SPLITS}

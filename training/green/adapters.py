@@ -26,7 +26,7 @@ class AdapterCheck(TrainerCallback):
         self.expected_keys, self.rank = expected_keys, rank
 
     def on_save(self, args, state, control, **kwargs):
-        from ..encoder_recipe import is_main_process
+        from ..common.distributed import is_main_process
 
         if is_main_process():
             check_adapter_file(

@@ -13,7 +13,7 @@ import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..encoder_recipe import build_once
+from ..common.distributed import build_once
 
 TINY = "tiny-llama"
 

@@ -3,8 +3,7 @@
 - `count_token_weight`: a GREEN response is about two hundred tokens of boilerplate and quotes, of which a dozen digits
   are the counts the metric reads. The mean token loss lets the boilerplate dominate; this weights every digit token of
   the response (the counts, and any digit a quote copies) by the given factor. The sum is still divided by the number
-  of
-  response tokens, as TRL's own plain (`nll`) loss is, so a weight of 1 is TRL's loss (tested against the trainer's
+  of response tokens, as TRL's own plain (`nll`) loss is, so a weight of 1 is TRL's loss (tested against the trainer's
   own `compute_loss` on one batch). The trainer refuses the settings TRL's loss has and this one does not (other loss
   types, label smoothing, a custom loss function, MoE auxiliary losses), and TRL's entropy and token-accuracy logs are
   not written on this path.

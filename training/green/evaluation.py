@@ -146,8 +146,7 @@ def _model_and_constant_errors(key: str, model, teacher, count, constant_value: 
 
 def beats_constant(results: dict, prefix: str = "test_", count: str = "significant") -> str:
     """A plain verdict on the paired comparison of `agreement_from_responses(..., intervals=True)`: "yes" when the
-    whole
-    95% interval of (model MAE - constant MAE) lies below 0, "no" when the model's MAE is not lower, "not shown"
+    whole 95% interval of (model MAE - constant MAE) lies below 0, "no" when the model's MAE is not lower, "not shown"
     otherwise (lower, but the interval reaches 0)."""
     key = f"{prefix}{count}_mae_minus_constant"
     if key not in results:
@@ -197,7 +196,7 @@ def green_agreement(
     the responses are also written there (`write_generations`, main process). With `across_ranks`, each rank of the
     process group generates every world-size-th record and all of them receive every response. `intervals`: see
     `agreement_from_responses`. `prompt`: the one the model was trained with (`generation.green_messages`)."""
-    from ..encoder_recipe import gather_to_all, is_main_process, rank_and_world
+    from ..common.distributed import gather_to_all, is_main_process, rank_and_world
 
     if across_ranks:
         rank, world = rank_and_world()
@@ -214,7 +213,7 @@ def green_agreement(
 def _generate(model, tokenizer, records, max_new_tokens: int, batch_size: int, prompt: str) -> list[str]:
     """Greedy responses with the KV cache, a progress bar on the main process (a split of the final evaluation takes
     tens of minutes on CPU)."""
-    from ..encoder_recipe import is_main_process
+    from ..common.distributed import is_main_process
 
     was_training = model.training
     model.eval()

@@ -24,8 +24,9 @@ from transformers import TrainingArguments
 
 from radmetrics.inference.loading.hub import default_dtype, inference_device
 
+from ..common.distributed import build_once
+from ..common.lifecycle import start_run, train_and_finish
 from ..config import RecipeParser
-from ..encoder_recipe import build_once, start_run, train_and_finish
 from .causal_lm import (
     CausalLMArguments,
     attention_implementation,
@@ -81,9 +82,9 @@ def load_corpus(data_args: PretrainDataArguments, output_dir: str):
     if not data_args.corpus_dir:
 
         def build():
-            from radmetrics.data_builders.corpora import iu_xray_corpus
-            from radmetrics.data_builders.corpus_io import assign_splits
-            from radmetrics.data_builders.pretrain_corpus import write_pretrain_corpus
+            from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
+            from radmetrics.data_builders.corpus.corpus_io import assign_splits
+            from radmetrics.data_builders.corpus.pretraining import write_pretrain_corpus
 
             reports = iu_xray_corpus()
             write_pretrain_corpus(
@@ -146,7 +147,7 @@ def perplexity(model, dataset, collator, batch_size: int = 16, across_ranks: boo
     process group takes every world-size-th document and the sums are combined."""
     import torch
 
-    from ..encoder_recipe import gather_to_all, rank_and_world
+    from ..common.distributed import gather_to_all, rank_and_world
 
     rank, world = rank_and_world() if across_ranks else (0, 1)
     mine = list(range(rank, len(dataset), world))

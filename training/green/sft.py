@@ -37,9 +37,10 @@ from radmetrics.inference.loading.hub import default_dtype, inference_device
 from radmetrics.inference.metrics.green.format import PROMPTS
 from radmetrics.inference.metrics.green.generation import MAX_REPORT_WORDS, green_messages
 
+from ..common.distributed import barrier, build_once, is_main_process
+from ..common.evaluation_hook import ComponentMetricEvaluation
+from ..common.lifecycle import start_run, train_and_finish
 from ..config import RecipeParser
-from ..encoder_recipe import barrier, build_once, is_main_process, start_run, train_and_finish
-from ..evaluation_hook import ComponentMetricEvaluation
 from .causal_lm import (
     TINY,
     CausalLMArguments,
@@ -48,13 +49,7 @@ from .causal_lm import (
     build_causal_lm,
     build_causal_tokenizer,
 )
-from .count_focus import (
-    TRAIN_DRAWS,
-    count_weighted_loss,
-    digit_token_mask,
-    draw_training_pairs,
-    significant_bins,
-)
+from .count_focus import TRAIN_DRAWS, count_weighted_loss, digit_token_mask, draw_training_pairs, significant_bins
 from .evaluation import green_agreement, teacher_medians
 
 COMPONENT = "green"
@@ -90,7 +85,8 @@ class GreenDataArguments:
         metadata={
             "help": (
                 "the programmatic teacher's [Explanation] when building pairs: summary (the counts only) or"
-                " walkthrough (each sentence's verdict, then the counts; data_builders/teacher.py). With pairs_dir,"
+                " walkthrough (each sentence's verdict, then the counts; data_builders/pairs/programmatic_teacher.py)."
+                " With pairs_dir,"
                 " build them with `radmetrics data pairs --explanation`"
             )
         },
@@ -205,10 +201,10 @@ def load_annotations(data_args: GreenDataArguments, output_dir: str):
     if not data_args.pairs_dir:
 
         def build():
-            from radmetrics.data_builders.corpora import iu_xray_corpus
-            from radmetrics.data_builders.corpus_io import assign_splits
-            from radmetrics.data_builders.pair_dataset import write_pairs
-            from radmetrics.data_builders.pairs import build_pairs
+            from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
+            from radmetrics.data_builders.corpus.corpus_io import assign_splits
+            from radmetrics.data_builders.pairs.builders import build_pairs
+            from radmetrics.data_builders.pairs.dataset import write_pairs
 
             reports = iu_xray_corpus()
             splits = assign_splits(reports)
@@ -222,7 +218,7 @@ def load_annotations(data_args: GreenDataArguments, output_dir: str):
             )
 
         build_once(root, build)
-        from radmetrics.data_builders.pair_dataset import pairs_explanation, pairs_teacher
+        from radmetrics.data_builders.pairs.dataset import pairs_explanation, pairs_teacher
 
         if pairs_teacher(root) != data_args.teacher:
             raise ValueError(

@@ -4,13 +4,13 @@ documents one sentence at a time; entity and relation losses are summed, relatio
 entity pairs and predicted on the model's own entities. The export emits the radgraph package's
 annotation dict (`RadGraphExtractor.annotations`).
 
-Held-out scores (span_scores.py): entity and relation micro and macro P/R/F1 (exact spans and labels, end to end),
+Held-out scores (span/scores.py): entity and relation micro and macro P/R/F1 (exact spans and labels, end to end),
 those of every entity and relation label and the labels never predicted, on the silver test split against the
 word-majority baseline, and agreement with the radgraph package's gold annotations next to the silver extractor's.
 Each periodic evaluation logs the same end-to-end scores on validation next to the loss. The test predictions and the
 baseline's go to RUN_DIR/test_predictions.jsonl. With `--tune_relation_offsets`, an offset per relation class's logit
-is
-chosen on validation after training and saved in final/'s config before the test split is read (decision_offsets.py).
+is chosen on validation after training and saved in final/'s config before the test split is read
+(span/decision_offsets.py).
 
     radmetrics train radgraph/train --config configs/radgraph/train/tiny.yaml
 """
@@ -23,18 +23,13 @@ from transformers import TrainingArguments
 
 from radmetrics.inference.loading.components import get_component
 
+from ..common.arguments import DataArguments, ModelArguments
+from ..common.encoders import build_tokenizer, load_silver
+from ..common.lifecycle import start_run, train_and_finish, write_test_predictions
 from ..config import RecipeParser
-from ..decision_offsets import tune_relation_offsets
-from ..encoder_recipe import (
-    DataArguments,
-    ModelArguments,
-    build_tokenizer,
-    load_silver,
-    start_run,
-    train_and_finish,
-    write_test_predictions,
-)
-from ..span_recipe import (
+from ..span.decision_offsets import tune_relation_offsets
+from ..span.scores import span_classification_scores, span_scores
+from ..span.trainer import (
     SpanArguments,
     TwoRateTrainer,
     build_span_model,
@@ -42,7 +37,6 @@ from ..span_recipe import (
     span_label_ids,
     word_majority_spans,
 )
-from ..span_scores import span_classification_scores, span_scores
 
 COMPONENT = "radgraph"
 ARGUMENT_TYPES = (ModelArguments, DataArguments, TrainingArguments, SpanArguments)
@@ -82,7 +76,7 @@ def relation_set(relations) -> set[tuple]:
 
 
 def main(argv: list[str] | None = None):
-    from radmetrics.data_builders.radgraph_agreement import agreement_with_gold
+    from radmetrics.data_builders.agreement.radgraph import agreement_with_gold
     from radmetrics.inference.metrics.radgraph.extractor import RadGraphExtractor
     from radmetrics.inference.models.span import SpanExtractor
     from radmetrics.inference.models.span_extraction import SpanCollator, encode_span_inputs

@@ -1,6 +1,6 @@
 """RaTE-NER IOB recipe: token classification over the 5 RaTEScore entity types (seed 001 A.9:
 DeBERTa-v3, lr 1e-5), in the style of transformers' run_ner.py, scored like the span recipes: entities read from the
-tags as seqeval reads them, then span_scores.py (micro and macro F1, per-type rows, types never predicted).
+tags as seqeval reads them, then span/scores.py (micro and macro F1, per-type rows, types never predicted).
 
 `label_all_subwords=False` labels the first subword of each word (run_ner's default) and ignores the
 rest in the loss; `True` labels every subword (a continuation of B-X becomes I-X), matching RaTEScore's
@@ -24,21 +24,12 @@ from transformers import TrainingArguments
 
 from radmetrics.inference.loading.components import get_component
 
+from ..common.arguments import DataArguments, ModelArguments
+from ..common.encoders import build_tokenizer, encoder_config, load_silver, predict_logits, pretrained_weights
+from ..common.lifecycle import start_run, train_and_finish, write_test_predictions
 from ..config import RecipeParser
-from ..encoder_recipe import (
-    DataArguments,
-    ModelArguments,
-    build_tokenizer,
-    encoder_config,
-    load_silver,
-    predict_logits,
-    pretrained_weights,
-    start_run,
-    train_and_finish,
-    write_test_predictions,
-)
-from ..span_recipe import word_majority_spans
-from ..span_scores import iob_spans, span_scores
+from ..span.scores import iob_spans, span_scores
+from ..span.trainer import word_majority_spans
 
 COMPONENT = "rate_ner_iob"
 

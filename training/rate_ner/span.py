@@ -1,7 +1,7 @@
 """RaTE-NER span recipe, PURE-style (Zhong & Chen 2020; seed 001 appendix A.9): every span of up to 8
 words, [start; end; width] representation, feed-forward head with a null class, encoder and head
 learning rates apart; span-level micro precision/recall/F1 (exact boundaries and type) and those of every entity
-type (span_scores.py: macro F1, per-class rows, classes never predicted) on held-out data, against the word-majority
+type (span/scores.py: macro F1, per-class rows, classes never predicted) on held-out data, against the word-majority
 baseline; `--class_weight_power` weights the rare types in the loss. The test predictions and the baseline's go to
 RUN_DIR/test_predictions.jsonl.
 
@@ -16,17 +16,12 @@ from transformers import TrainingArguments
 
 from radmetrics.inference.loading.components import get_component
 
+from ..common.arguments import DataArguments, ModelArguments
+from ..common.encoders import build_tokenizer, load_silver
+from ..common.lifecycle import start_run, train_and_finish, write_test_predictions
 from ..config import RecipeParser
-from ..encoder_recipe import (
-    DataArguments,
-    ModelArguments,
-    build_tokenizer,
-    load_silver,
-    start_run,
-    train_and_finish,
-    write_test_predictions,
-)
-from ..span_recipe import (
+from ..span.scores import span_classification_scores, span_scores
+from ..span.trainer import (
     SpanArguments,
     TwoRateTrainer,
     build_span_model,
@@ -34,7 +29,6 @@ from ..span_recipe import (
     span_label_ids,
     word_majority_spans,
 )
-from ..span_scores import span_classification_scores, span_scores
 
 COMPONENT = "rate_ner_span"
 ARGUMENT_TYPES = (ModelArguments, DataArguments, TrainingArguments, SpanArguments)

@@ -34,7 +34,7 @@ def main(argv=None) -> None:
     from bert_score.utils import bert_cos_score_idf, get_model, get_tokenizer
     from transformers import AutoConfig
 
-    from radmetrics.data_builders.corpora import iu_xray_corpus
+    from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
 
     from ...loading.hub import resolve_model_path
 

@@ -16,14 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .score import (
-    ENTITY_TYPES,
-    affinity_to_json,
-    embed_entity_lists,
-    load_affinity,
-    pair_matches,
-    score_from_matches,
-)
+from .score import ENTITY_TYPES, affinity_to_json, embed_entity_lists, load_affinity, pair_matches, score_from_matches
 
 TYPE_PAIRS = [(a, b) for a, b in itertools.product(ENTITY_TYPES, ENTITY_TYPES)]
 

@@ -1,7 +1,7 @@
 """What the span recipes (rate_ner/span, radgraph/train) share: span arguments, the span extractor
 built on the recipe's encoder, class weights for its losses, a Trainer with separate encoder and head learning rates
 (PURE trains the encoder at 1e-5 and the span head at 5e-4), and the word-majority baseline as spans (the IOB recipe
-uses it too). Their scores come from span_scores.py.
+uses it too). Their scores come from scores.py beside it.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 from transformers import Trainer
 
-from .encoder_recipe import build_wrapped_model
-from .evaluation_hook import ComponentMetricEvaluation
+from ..common.encoders import build_wrapped_model
+from ..common.evaluation_hook import ComponentMetricEvaluation
 
 
 @dataclass
@@ -49,7 +49,8 @@ class SpanArguments:
         metadata={
             "help": (
                 "after training, choose an offset per relation class's logit on the validation split (relation macro "
-                "F1; training/decision_offsets.py) and save it in the final model's config, which inference applies "
+                "F1; training/span/decision_offsets.py) and save it in the final model's config, which inference "
+                "applies "
                 "(radgraph/train; rate_ner/span has no relation head)"
             )
         },

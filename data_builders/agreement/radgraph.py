@@ -17,8 +17,8 @@ import json
 from radmetrics.inference.metrics.radgraph.annotation import dygie_document, short_label
 from radmetrics.inference.stats import precision_recall_f1
 
-from .corpora import bundled_path
-from .silver_radgraph import extract_sentence
+from ..corpus.corpora import bundled_path
+from ..silver.radgraph import extract_sentence
 
 GOLD_DESCRIPTION = "radgraph package test annotations (bundled, 10 reports)"
 IN_SAMPLE_NOTE = (

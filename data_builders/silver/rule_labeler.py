@@ -3,8 +3,7 @@
 Mentions come from the chexpert-labeler phrase lists (bundled). Instead of the BLLIP parser and
 NegBio's dependency patterns, negation and uncertainty are found with cue lists and a clause scope
 (`radmetrics.inference.negation`, shared with the entity lexicon and the semantic GREEN teacher). Per report, positive
-beats
-uncertain beats negative, as in CheXpert's aggregation; No Finding is 1 when no other observation
+beats uncertain beats negative, as in CheXpert's aggregation; No Finding is 1 when no other observation
 (except Support Devices) and no "other finding" phrase is positive or uncertain.
 Output per observation: 1 positive, 0 negative, -1 uncertain, None not mentioned.
 """
@@ -18,7 +17,7 @@ from radmetrics.inference.loading.components import CHEXPERT_CONDITIONS
 from radmetrics.inference.negation import classify_mention
 from radmetrics.inference.sentences import split_sentences
 
-from .corpora import bundled_path
+from ..corpus.corpora import bundled_path
 
 OTHER_FINDING = "No Finding"  # the no_finding.txt phrases name "other findings" that block No Finding
 

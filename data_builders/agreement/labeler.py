@@ -11,8 +11,8 @@ import csv
 
 from radmetrics.inference.stats import precision_recall_f1
 
-from .corpora import bundled_path, iu_xray_corpus
-from .rule_labeler import label_report
+from ..corpus.corpora import bundled_path, iu_xray_corpus
+from ..silver.rule_labeler import label_report
 
 SHARED_LABELS = {
     "Atelectasis": "Atelectasis",

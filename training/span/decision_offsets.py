@@ -6,8 +6,7 @@ learned"). Adding a constant to each class's logit before the argmax moves each 
 retraining; the offsets are chosen by coordinate ascent on the validation split's relation macro F1 (micro F1 breaks
 ties; the smallest offset breaks the rest), with the model's own entities feeding its relations, exactly as at
 inference. The null class keeps offset 0, and so does a class without validation support (macro F1 would not see it,
-and
-the micro tie-break would switch it off), so only the supported non-null classes' offsets are free.
+and the micro tie-break would switch it off), so only the supported non-null classes' offsets are free.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ import numpy as np
 
 from radmetrics.inference.models.span_extraction import relations_from_logits
 
-from .span_scores import span_scores
+from .scores import span_scores
 
 GRID = tuple(float(x) for x in np.round(np.arange(-4.0, 4.0 + 1e-9, 0.25), 2))
 PASSES = 2

@@ -25,8 +25,8 @@ from dataclasses import asdict, dataclass, field
 
 from radmetrics.inference.sentences import split_sentences
 
+from ..corpus.corpora import Report
 from . import findings as fx
-from .corpora import Report
 
 PAIR_SCHEMA_VERSION = 1
 HEURISTICS = ("random", "remove_shuffle", "nearest_neighbour", "radgraph_permute", "recombine")

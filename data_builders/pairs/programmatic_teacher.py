@@ -16,7 +16,7 @@ from __future__ import annotations
 from radmetrics.inference.metrics.green.format import CATEGORY_LETTERS, render_green_response
 from radmetrics.inference.sentences import split_sentences
 
-from .pairs import Edit, PairRecord, normalise_sentence
+from .builders import Edit, PairRecord, normalise_sentence
 
 EXPLANATIONS = ("summary", "walkthrough")
 

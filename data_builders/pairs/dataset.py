@@ -7,10 +7,10 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from .corpus_io import write_split_records
-from .leakage import overlap_card_section, split_overlap
-from .pairs import PairRecord
-from .teacher import programmatic_annotation
+from ..corpus.corpus_io import write_split_records
+from ..corpus.leakage import overlap_card_section, split_overlap
+from .builders import PairRecord
+from .programmatic_teacher import programmatic_annotation
 
 
 def reference_texts_by_split(pairs: list[PairRecord]) -> dict[str, list[str]]:

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from radmetrics.inference.sentences import split_sentences
 
-from .corpora import Report
-from .corpus_io import texts_by_split, write_split_records
-from .leakage import overlap_card_section, split_overlap
+from ..corpus.corpora import Report
+from ..corpus.corpus_io import texts_by_split, write_split_records
+from ..corpus.leakage import overlap_card_section, split_overlap
 
 LABELERS = ("chexpert", "rate_ner", "radgraph")
 
@@ -32,13 +32,13 @@ def _chexpert_records(report: Report, sentences: list[str]) -> list[dict]:
 
 
 def _rate_ner_records(report: Report, sentences: list[str]) -> list[dict]:
-    from .silver_ner import tag_sentence
+    from .ner import tag_sentence
 
     return [{"id": f"{report.id}#{n}", "report_id": report.id, **tag_sentence(s)} for n, s in enumerate(sentences)]
 
 
 def _radgraph_records(report: Report, sentences: list[str]) -> list[dict]:
-    from .silver_radgraph import extract_document
+    from .radgraph import extract_document
 
     return [extract_document(report.id, sentences)]
 
@@ -89,11 +89,11 @@ def label_distribution(labeler: str, records: list[dict]) -> dict:
 
 def gold_agreement(labeler: str, corpus_kind: str) -> dict | None:
     if labeler == "chexpert" and corpus_kind == "iu_xray":
-        from .labeler_eval import f1_against_negbio
+        from ..agreement.labeler import f1_against_negbio
 
         return {"gold": "NegBio manual labels on IU X-ray (labels shared with CheXpert)", **f1_against_negbio()}
     if labeler == "radgraph":
-        from .radgraph_agreement import GOLD_DESCRIPTION, agreement_with_gold
+        from ..agreement.radgraph import GOLD_DESCRIPTION, agreement_with_gold
 
         return {"gold": GOLD_DESCRIPTION, **agreement_with_gold()}
     return None

@@ -26,7 +26,7 @@ class _CurrentStdout(logging.StreamHandler):
 
 
 def configure_logging() -> None:
-    from .encoder_recipe import is_main_process
+    from .distributed import is_main_process
 
     if not any(isinstance(h, _CurrentStdout) for h in logger.handlers):
         handler = _CurrentStdout()

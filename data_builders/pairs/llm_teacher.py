@@ -17,15 +17,10 @@ import random
 import re
 
 from radmetrics.inference.llm.engine import LLMEngine, LLMTask
-from radmetrics.inference.metrics.green.format import (
-    CATEGORIES,
-    CATEGORY_LETTERS,
-    green_prompt,
-    parse_green_response,
-)
+from radmetrics.inference.metrics.green.format import CATEGORIES, CATEGORY_LETTERS, green_prompt, parse_green_response
 
-from .corpora import Report
-from .pairs import Edit, PairRecord
+from ..corpus.corpora import Report
+from .builders import Edit, PairRecord
 
 LLM_HEURISTIC = "llm_error_injection"
 SUBTLE = "Aim for subtlety, adjusting only one word where feasible. "
