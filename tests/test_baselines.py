@@ -4,6 +4,7 @@ template, equal to scoring those candidates by hand, and said in words."""
 import json
 
 import pytest
+from cli_args import score_args
 
 from radmetrics.inference.baselines import (
     DEFAULT_TEMPLATE,
@@ -60,12 +61,10 @@ def test_score_baselines_writes_the_table_the_json_and_the_page(tmp_path):
     (tmp_path / "hyps.txt").write_text("\n".join(HYPS) + "\n")
     assert (
         main(
-            [
-                "score",
-                "--refs",
+            score_args(
                 str(tmp_path / "refs.txt"),
-                "--hyps",
                 str(tmp_path / "hyps.txt"),
+                str(tmp_path / "o"),
                 "--metrics",
                 "rougeL",
                 "--baselines",
@@ -73,9 +72,7 @@ def test_score_baselines_writes_the_table_the_json_and_the_page(tmp_path):
                 "Normal chest.",
                 "--bootstrap",
                 "50",
-                "--out",
-                str(tmp_path / "o"),
-            ]
+            )
         )
         == 0
     )
@@ -116,21 +113,17 @@ def test_published_rows_appear_beside_comparable_keys(tmp_path):
     (tmp_path / "hyps.jsonl").write_text("\n".join(json.dumps({"report": "No acute disease."}) for _ in refs) + "\n")
     assert (
         main(
-            [
-                "score",
-                "--refs",
+            score_args(
                 str(tmp_path / "refs.jsonl"),
-                "--hyps",
                 str(tmp_path / "hyps.jsonl"),
+                str(tmp_path / "o"),
                 "--metrics",
                 "bleu2",
                 "rougeL",
                 "--baselines",
                 "--bootstrap",
                 "20",
-                "--out",
-                str(tmp_path / "o"),
-            ]
+            )
         )
         == 0
     )

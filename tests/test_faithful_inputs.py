@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+from cli_args import score_args
 from llm_fault_server import FaultServer
 
 from radmetrics.inference.cli import main
@@ -72,19 +73,15 @@ def test_empty_candidates_are_scored_and_counted_empty_references_refused(tmp_pa
     (tmp_path / "hyps.txt").write_text("Mild cardiomegaly.\n\n  \n")
     assert (
         main(
-            [
-                "score",
-                "--refs",
+            score_args(
                 str(tmp_path / "refs.txt"),
-                "--hyps",
                 str(tmp_path / "hyps.txt"),
+                str(tmp_path / "out"),
                 "--metrics",
                 "rougeL",
                 "--bootstrap",
                 "0",
-                "--out",
-                str(tmp_path / "out"),
-            ]
+            )
         )
         == 0
     )
@@ -94,17 +91,13 @@ def test_empty_candidates_are_scored_and_counted_empty_references_refused(tmp_pa
     (tmp_path / "refs_gap.txt").write_text("Mild cardiomegaly.\n\nLungs are clear.\n")
     assert (
         main(
-            [
-                "score",
-                "--refs",
+            score_args(
                 str(tmp_path / "refs_gap.txt"),
-                "--hyps",
                 str(tmp_path / "hyps.txt"),
+                str(tmp_path / "out2"),
                 "--metrics",
                 "rougeL",
-                "--out",
-                str(tmp_path / "out2"),
-            ]
+            )
         )
         == 2
     )
@@ -229,21 +222,17 @@ def test_a_metric_failing_on_most_pairs_warns(tmp_path, capsys):
     with FaultServer(responder=severity_judge(JUDGE)) as server:
         assert (
             main(
-                [
-                    "score",
-                    "--refs",
+                score_args(
                     str(tmp_path / "refs.txt"),
-                    "--hyps",
                     str(tmp_path / "hyps.txt"),
+                    str(tmp_path / "out"),
                     "--metrics",
                     "fineradscore",
                     "--endpoint",
                     endpoint_yaml(tmp_path / "j.yaml", server),
                     "--bootstrap",
                     "10",
-                    "--out",
-                    str(tmp_path / "out"),
-                ]
+                )
             )
             == 0
         )
@@ -266,17 +255,13 @@ def test_a_training_run_is_refused_as_a_component(tmp_path, capsys):
     for entry in (f"green={run / 'final'}", str(run)):
         with pytest.raises(SystemExit, match=f"not an export; export it first: radmetrics export {run} --out"):
             main(
-                [
-                    "score",
-                    "--refs",
+                score_args(
                     str(tmp_path / "r.txt"),
-                    "--hyps",
                     str(tmp_path / "r.txt"),
+                    str(tmp_path / "out"),
                     "--metrics",
                     "green",
                     "--components",
                     entry,
-                    "--out",
-                    str(tmp_path / "out"),
-                ]
+                )
             )

@@ -5,6 +5,7 @@ import json
 
 import pytest
 import torch
+from cli_args import score_args
 from llm_fault_server import FaultServer
 
 from radmetrics.inference.metrics.green.format import PROMPTS, render_green_response
@@ -440,12 +441,10 @@ def test_small_recipe_from_the_packaged_gguf_trains_resumes_exports_and_scores(t
     (tmp_path / "hyps.txt").write_text("Heart size is normal.\n")
     assert (
         main(
-            [
-                "score",
-                "--refs",
+            score_args(
                 str(tmp_path / "refs.txt"),
-                "--hyps",
                 str(tmp_path / "hyps.txt"),
+                str(tmp_path / "scores"),
                 "--metrics",
                 "green",
                 "--components",
@@ -456,9 +455,7 @@ def test_small_recipe_from_the_packaged_gguf_trains_resumes_exports_and_scores(t
                 "green.summary=false",
                 "--bootstrap",
                 "0",
-                "--out",
-                str(tmp_path / "scores"),
-            ]
+            )
         )
         == 0
     )

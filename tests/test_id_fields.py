@@ -4,6 +4,7 @@ file has ids."""
 import json
 
 import pytest
+from cli_args import score_args
 
 from radmetrics.inference.cli import main
 from radmetrics.inference.report_io import ReportFileError, pair_reports, read_reports
@@ -25,12 +26,10 @@ def test_score_pairs_by_study_id(tmp_path):
     write_mimic_style(tmp_path)
     assert (
         main(
-            [
-                "score",
-                "--refs",
+            score_args(
                 str(tmp_path / "refs.csv"),
-                "--hyps",
                 str(tmp_path / "hyps.csv"),
+                str(tmp_path / "out"),
                 "--hyp-field",
                 "findings",
                 "--id-field",
@@ -39,9 +38,7 @@ def test_score_pairs_by_study_id(tmp_path):
                 "rougeL",
                 "--bootstrap",
                 "0",
-                "--out",
-                str(tmp_path / "out"),
-            ]
+            )
         )
         == 0
     )
@@ -59,12 +56,10 @@ def test_a_missing_id_field_names_the_columns(tmp_path, capsys):
         read_reports(tmp_path / "refs.txt", id_field="study_id", id_required=True)
     assert (
         main(
-            [
-                "score",
-                "--refs",
+            score_args(
                 str(tmp_path / "refs.csv"),
-                "--hyps",
                 str(tmp_path / "hyps.csv"),
+                str(tmp_path / "o"),
                 "--hyp-field",
                 "findings",
                 "--ref-id-field",
@@ -73,9 +68,7 @@ def test_a_missing_id_field_names_the_columns(tmp_path, capsys):
                 "dicom_id",
                 "--metrics",
                 "rougeL",
-                "--out",
-                str(tmp_path / "o"),
-            ]
+            )
         )
         == 2
     )
@@ -87,18 +80,14 @@ def test_one_file_with_ids_and_one_without_is_refused(tmp_path):
         pair_reports(["a", "b"], ["1", "2"], ["b", "a"], None)
     (tmp_path / "refs.jsonl").write_text('{"id": "2", "report": "b"}\n{"id": "1", "report": "a"}\n')
     (tmp_path / "hyps.txt").write_text("a\nb\n")
-    args = [
-        "score",
-        "--refs",
+    args = score_args(
         str(tmp_path / "refs.jsonl"),
-        "--hyps",
         str(tmp_path / "hyps.txt"),
+        str(tmp_path / "out"),
         "--metrics",
         "rougeL",
         "--bootstrap",
         "0",
-        "--out",
-        str(tmp_path / "out"),
-    ]
+    )
     assert main(args) == 2
     assert main([*args, "--id-field", ""]) == 0  # asked for in words: pair by position

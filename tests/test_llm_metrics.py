@@ -6,6 +6,7 @@ import math
 import re
 
 import pytest
+from cli_args import score_args
 from llm_fault_server import FaultServer
 
 from radmetrics.inference import box_precision, fineradscore_aggregate, number_lines
@@ -154,21 +155,17 @@ def test_fineradscore_through_radmetrics_score_with_reprompts_and_cache(tmp_path
     with FaultServer(
         fault_rate=0.5, seed=3, faults=("invalid_answer", "server_error"), responder=fineradscore_judge
     ) as server:
-        args = [
-            "score",
-            "--refs",
+        args = score_args(
             str(tmp_path / "refs.txt"),
-            "--hyps",
             str(tmp_path / "hyps.txt"),
+            str(tmp_path / "out"),
             "--metrics",
             "fineradscore",
             "--endpoint",
             write_endpoint(tmp_path / "judge.yaml", server),
             "--bootstrap",
             "50",
-            "--out",
-            str(tmp_path / "out"),
-        ]
+        )
         assert main(args) == 0
         first = json.loads((tmp_path / "out" / "run.json").read_text())["meta"]["fineradscore"]["llm"]["totals"]
         sent, invalid = server.requests, server.injected["invalid_answer"]
@@ -190,21 +187,17 @@ def test_fineradscore_through_radmetrics_score_with_reprompts_and_cache(tmp_path
 def test_fineradscore_answer_that_never_validates_is_not_scored(tmp_path):
     write_pairs(tmp_path)
     with FaultServer(responder=lambda messages: "I think the report is fine.") as server:
-        args = [
-            "score",
-            "--refs",
+        args = score_args(
             str(tmp_path / "refs.txt"),
-            "--hyps",
             str(tmp_path / "hyps.txt"),
+            str(tmp_path / "out"),
             "--metrics",
             "fineradscore",
             "--endpoint",
             write_endpoint(tmp_path / "judge.yaml", server),
             "--bootstrap",
             "10",
-            "--out",
-            str(tmp_path / "out"),
-        ]
+        )
         assert main(args) == 0
         assert server.requests == 3 * 6  # the question and 5 re-prompts per pair
     rows = read_rows(tmp_path / "out")
@@ -232,21 +225,17 @@ def test_radfact_narrative_through_radmetrics_score(tmp_path):
     with FaultServer(fault_rate=0.2, seed=4, responder=radfact_judge) as server:
         assert (
             main(
-                [
-                    "score",
-                    "--refs",
+                score_args(
                     str(tmp_path / "refs.txt"),
-                    "--hyps",
                     str(tmp_path / "hyps.txt"),
+                    str(tmp_path / "out"),
                     "--metrics",
                     "radfact",
                     "--endpoint",
                     write_endpoint(tmp_path / "judge.yaml", server),
                     "--bootstrap",
                     "50",
-                    "--out",
-                    str(tmp_path / "out"),
-                ]
+                )
             )
             == 0
         )

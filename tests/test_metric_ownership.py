@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import tomllib
+from cli_args import score_args
 
 from radmetrics.inference import registry
 from radmetrics.inference.scorer import Scorer
@@ -90,19 +91,7 @@ def test_a_plugin_metric_appears_everywhere(toy_plugin, tmp_path):
     (tmp_path / "refs.txt").write_text("\n".join(refs) + "\n")
     (tmp_path / "hyps.txt").write_text("\n".join(hyps) + "\n")
     scored = cli(
-        [
-            "score",
-            "--refs",
-            "refs.txt",
-            "--hyps",
-            "hyps.txt",
-            "--metrics",
-            "toy_length",
-            "--bootstrap",
-            "10",
-            "--out",
-            "out",
-        ],
+        score_args("refs.txt", "hyps.txt", "out", "--metrics", "toy_length", "--bootstrap", "10"),
         toy_plugin,
         tmp_path,
     )

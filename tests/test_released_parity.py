@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_args import score_args
 from parity import lookalikes
 from parity.green_responses import responses as green_responses
 from parity.reports import empty_candidate_pairs, fingerprint, parity_pairs
@@ -502,15 +503,7 @@ def test_weights_list_and_component_errors(capsys, tmp_path):
     listed = capsys.readouterr().out
     assert all(f"| {name} |" in listed for name in ARTEFACTS) and "Llama 2 Community Licence" in listed
     (tmp_path / "r.txt").write_text("No effusion.\n")
-    base_args = [
-        "score",
-        "--refs",
-        str(tmp_path / "r.txt"),
-        "--hyps",
-        str(tmp_path / "r.txt"),
-        "--out",
-        str(tmp_path / "o"),
-    ]
+    base_args = score_args(str(tmp_path / "r.txt"), str(tmp_path / "r.txt"), str(tmp_path / "o"))
     with pytest.raises(SystemExit, match="unknown component kind 'labeler'"):
         main([*base_args, "--components", "labeler=x.pth"])
     with pytest.raises(SystemExit, match="radgraph-xl is a radgraph release, not chexbert"):

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 
 import pytest
+from cli_args import score_args
 
 from radmetrics.inference.cli import main
 from radmetrics.inference.report_html import (
@@ -34,19 +35,15 @@ def test_score_cli_writes_a_self_contained_report(tmp_path):
     (tmp_path / "hyps.txt").write_text("\n".join(HYPS) + "\n")
     assert (
         main(
-            [
-                "score",
-                "--refs",
+            score_args(
                 str(tmp_path / "refs.txt"),
-                "--hyps",
                 str(tmp_path / "hyps.txt"),
+                str(tmp_path / "out"),
                 "--metrics",
                 "bleu2,rougeL",
                 "--bootstrap",
                 "20",
-                "--out",
-                str(tmp_path / "out"),
-            ]
+            )
         )
         == 0
     )

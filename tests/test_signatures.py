@@ -4,6 +4,7 @@ option that changes values, changes the signature; an option that changes no val
 import json
 
 import pytest
+from cli_args import score_args
 
 from radmetrics.inference.cli import main
 from radmetrics.inference.scorer import Scorer
@@ -77,19 +78,15 @@ def test_run_json_records_inputs_signatures_and_pairs(tmp_path):
     (tmp_path / "hyps.txt").write_text("\n".join(HYPS) + "\n")
     assert (
         main(
-            [
-                "score",
-                "--refs",
+            score_args(
                 str(tmp_path / "refs.txt"),
-                "--hyps",
                 str(tmp_path / "hyps.txt"),
+                str(tmp_path / "out"),
                 "--metrics",
                 "rougeL",
                 "--bootstrap",
                 "0",
-                "--out",
-                str(tmp_path / "out"),
-            ]
+            )
         )
         == 0
     )
