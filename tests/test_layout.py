@@ -57,3 +57,21 @@ def test_inference_imports_nothing_from_training():
         if a.startswith("radmetrics.inference")
     }
     assert {a: t for a, t in crossing.items() if t} == {}
+
+
+def test_every_bundled_data_file_ships_as_package_data():
+    """An editable install reads data files from the checkout, so a file that no package-data pattern matches works
+    here and is missing from a wheel (the CheXpert phrase lists, four folders down, once were)."""
+    import fnmatch
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    unshipped = []
+    for package, patterns in config["package-data"].items():
+        folder = ROOT / config["package-dir"][package]
+        for path in folder.rglob("*"):
+            relative = path.relative_to(folder).as_posix()
+            if path.is_file() and path.suffix != ".py" and "__pycache__" not in relative:
+                if not any(fnmatch.fnmatch(relative, p) and relative.count("/") == p.count("/") for p in patterns):
+                    unshipped.append(f"{package}: {relative}")
+    assert unshipped == []
