@@ -63,6 +63,7 @@ def test_every_bundled_data_file_ships_as_package_data():
     """An editable install reads data files from the checkout, so a file that no package-data pattern matches works
     here and is missing from a wheel (the CheXpert phrase lists, four folders down, once were)."""
     import fnmatch
+
     import tomllib
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
