@@ -95,14 +95,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=["programmatic", "semantic"],
         help=(
             "who annotates: programmatic (each pair's edit log) or semantic (the semantic_green teacher, "
-            "from the two texts alone; its explanation is its numbered walkthrough)"
+            "from the two texts alone)"
         ),
     )
     pairs.add_argument(
         "--explanation",
         default=None,
         choices=["summary", "walkthrough"],
-        help="the programmatic teacher's [Explanation]: the counts only, or each sentence's verdict then the counts",
+        help=(
+            "the teacher's [Explanation]: summary (the counts only; the semantic teacher then quotes each statement's "
+            "first words) or walkthrough (each statement's verdict, then the counts). Default: walkthrough for the "
+            "semantic teacher, summary for the programmatic one"
+        ),
     )
     pairs.add_argument("--out", required=True, help="output directory")
     inject = sub.add_parser(

@@ -1,7 +1,7 @@
 """The `small` configs of the encoder recipes (RaTE-NER IOB and span, RadGraph-style extractor) start from the bundled
 pretrained MiniLM, report precision/recall/F1 and support for every class, macro F1 and the classes never predicted,
 and write their test predictions. Two steps on a few
-examples each; the full configs run in benchmarks/encoder_recipes_small.py."""
+examples each; the full configs run in benchmarks/encoders/encoder_recipes_small.py."""
 
 import json
 from pathlib import Path

@@ -1,7 +1,7 @@
 """GPU checks, marked `gpu` (conftest skips them without CUDA; each skips too when its optional package is missing):
 packed flash-attn 2 varlen logits equal each document's own, the GREEN recipes in bf16 on the GPU (pretraining with
 packed batches, then SFT), and a QLoRA SFT run whose adapter is saved and merged. The unmarked tests run on CPU:
-the helpers of the two GPU benchmarks (benchmarks/sft_throughput.py, benchmarks/green_vllm_vs_hf.py) and their
+the helpers of the two GPU benchmarks (benchmarks/gpu/sft_throughput.py, benchmarks/gpu/green_vllm_vs_hf.py) and their
 CPU paths, so what the GPU runs rely on is checked wherever the tests run."""
 
 import importlib.util
@@ -16,7 +16,7 @@ from test_green import PRETRAIN, sft_args
 from radmetrics.training.common.run_dir import read_eval_results
 from radmetrics.training.recipes import load_recipe
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks" / "gpu"
 
 
 def benchmark(name: str):
@@ -49,7 +49,7 @@ def pretrained_bf16(tmp_path_factory):
 @pytest.mark.parametrize("flash_kwargs", [False, True], ids=["position-ids", "cu-seq-lens"])
 def test_flash_attention_packed_logits_equal_each_document_alone(flash_kwargs):
     """Documents packed into one row (position ids restarting; with `flash_kwargs` also the precomputed cu_seq_lens
-    that benchmarks/sft_throughput.py passes) give, in bf16, the logits each document gets alone."""
+    that benchmarks/gpu/sft_throughput.py passes) give, in bf16, the logits each document gets alone."""
     pytest.importorskip("flash_attn")
     import torch
     from transformers import AutoModelForCausalLM, DataCollatorWithFlattening
@@ -126,7 +126,7 @@ def test_qlora_sft_on_the_gpu_saves_and_merges_the_adapter(pretrained_bf16, tmp_
     assert getattr(merged.config, "quantization_config", None) is None  # merged onto the unquantized base
 
 
-# CPU: the FLOP count the recipes log (training/common/throughput.py) and benchmarks/sft_throughput.py
+# CPU: the FLOP count the recipes log (training/common/throughput.py) and benchmarks/gpu/sft_throughput.py
 
 
 def test_peak_flops_table_reads_the_device_name(monkeypatch):
@@ -230,7 +230,7 @@ def test_sft_throughput_tiny_smoke_run(tmp_path):
     assert json.loads(out.read_text(encoding="utf-8")) == result
     assert result["loss_finite"] and result["tokens_per_s"] > 0 and result["peak_source"] == "--peak-tflops"
     assert result["mfu"] == pytest.approx(result["achieved_tflops"] / 50, abs=1e-3)
-    assert result["command"].startswith("python benchmarks/sft_throughput.py --shape tiny")
+    assert result["command"].startswith("python benchmarks/gpu/sft_throughput.py --shape tiny")
 
 
 def test_sft_throughput_needs_a_gpu_for_real_shapes():
@@ -242,7 +242,7 @@ def test_sft_throughput_needs_a_gpu_for_real_shapes():
         benchmark("sft_throughput").main(["--shape", "phi-2"])
 
 
-# CPU: benchmarks/green_vllm_vs_hf.py
+# CPU: benchmarks/gpu/green_vllm_vs_hf.py
 
 
 def test_vllm_benchmark_exits_clearly_without_cuda_or_vllm():

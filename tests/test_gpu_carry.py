@@ -1,6 +1,7 @@
-"""benchmarks/gpu_carry.py: files cut into parts that each fit a device call, stashed part by part, joined and checked
+"""benchmarks/gpu/gpu_carry.py: files cut into parts that each fit a device call, stashed part by part, joined and
+checked
 on the other side. (The whole device call, wheels and the tiny GREEN distillation included, is rehearsed on CPU by
-benchmarks/rehearse_gpu_call.sh.)"""
+benchmarks/gpu/rehearse_gpu_call.sh.)"""
 
 import importlib.util
 import json
@@ -10,7 +11,7 @@ import pytest
 
 from radmetrics.training.rehearsal import REPO
 
-SCRIPT = REPO / "benchmarks" / "gpu_carry.py"
+SCRIPT = REPO / "benchmarks" / "gpu" / "gpu_carry.py"
 
 
 @pytest.fixture(scope="module")

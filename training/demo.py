@@ -22,7 +22,8 @@ HELP = (
 # Config scale of each encoder recipe in the demo: `small` fine-tunes the bundled pretrained all-MiniLM-L6-v2
 # (configs/<recipe>/small.yaml), `tiny` trains a random tiny encoder. Within the 15-minute budget on 2 cores only one
 # small config fits whole (2-5 minutes each); cut to 100 steps they scored below their tiny configs (one demo run:
-# span F1 0.75, CheXbert kappa 0.04), so the others run tiny. `python benchmarks/encoder_recipes_small.py` compares the
+# span F1 0.75, CheXbert kappa 0.04), so the others run tiny. `python benchmarks/encoders/encoder_recipes_small.py`
+# compares the
 # two scales.
 ENCODER_SCALES = {
     "rate_ner/iob": "small",
@@ -32,7 +33,8 @@ ENCODER_SCALES = {
 }
 # The demo's GREEN stage: the small recipe (SmolLM2-135M-Instruct, configs/green/sft/small.yaml) cut short so the demo
 # fits its
-# budget (15 minutes on 2 cores). The full small recipe (`python benchmarks/green_small.py`, about an hour) is the one
+# budget (15 minutes on 2 cores). The full small recipe (`python benchmarks/green/green_small.py`, about an hour) is
+# the one
 # measured
 # against its constant; the demo's row states whether this short run beats its constant and whether its answers vary.
 DEMO_GREEN_TRAIN_PAIRS = 32  # 8 steps of 4 conversations (~1,100 tokens each): about 5 minutes on 2 cores
@@ -194,7 +196,7 @@ def stage_chexbert(out: Path, state: dict) -> str:
 def stage_green(out: Path, state: dict) -> str:
     """GREEN SFT of SmolLM2-135M-Instruct (the small recipe: from the Hub cache, else its packaged GGUF) on the demo's
     semantic-teacher pairs, cut short (DEMO_GREEN_*): the pipeline runs end to end from a pretrained LLM, and the row
-    says whether the short run beats its constant, which the full small recipe (`benchmarks/green_small.py`) is
+    says whether the short run beats its constant, which the full small recipe (`benchmarks/green/green_small.py`) is
     measured on.
     """
     from radmetrics.training.common.run_dir import read_eval_results
@@ -419,7 +421,7 @@ def run(args: argparse.Namespace) -> int:
             print(
                 "green: the demo's short GREEN run does not beat its constant (beats its constant:"
                 f" {state['green_verdict']}); its values show the pipeline, not a usable evaluator"
-                " (benchmarks/green_small.py measures the full small recipe)."
+                " (benchmarks/green/green_small.py measures the full small recipe)."
             )
     if "llm_score_table" in state:
         print(f"\nLLM-judged scores ({out / 'scores_llm'}):\n{state['llm_score_table']}")

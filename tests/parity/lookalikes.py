@@ -77,7 +77,8 @@ RADGRAPH_BIASES = {"radgraph": (-0.57, -0.2), "radgraph-xl": (-1.35, 2.1), "mode
 # that
 # leave about 20 entities and 20 relations per IU report (0.5 entities per word, as the published model finds); found
 # by building with a few biases and counting what radmetrics' RadGraph finds (`python
-# benchmarks/lookalike_radgraph_calibration.py --biases -3.6 3.48`: the original RadGraph finds 20.8 entities (0.47 per
+# benchmarks/encoders/lookalike_radgraph_calibration.py --biases -3.6 3.48`: the original RadGraph finds 20.8 entities
+# (0.47 per
 # word) and 20.5 relations per report).
 RADGRAPH_FULL = {"gain": 5.0, "radgraph-xl": (-5.79, 3.48), "radgraph": (-3.6, 3.48)}
 # Encoder sizes: the parity look-alikes' ("tiny") and the published base models' ("full": bert-base, CXR-BERT,

@@ -36,7 +36,7 @@ ENVIRONMENTS = {
     "chexbert": [["f1chexbert==0.0.2", "transformers==4.49.0", "scikit-learn==1.7.2"]],
     "radgraph": [["radgraph==0.1.18", "transformers==4.49.0"]],
     # RadCliQ's BERTScore as CXR-Report-Metric ran it: bert-score on transformers 4, whose encode honours
-    # add_prefix_space (benchmarks/scoring_speed_vs_reference.py times it)
+    # add_prefix_space (benchmarks/speed/scoring_speed_vs_reference.py times it)
     "bertscore": [["bert-score==0.3.13", "transformers==4.49.0"]],
     "ratescore": [["ratescore==0.6.0", "transformers==4.49.0", "medspacy==1.3.1", "numpy<2", "pandas<3", "loguru"]],
     "radeval": [
@@ -55,7 +55,8 @@ ENVIRONMENTS = {
             "appdirs",
             "scikit-learn>=1.8",
         ],
-        # what its RadGraph and RaTEScore import (benchmarks/scoring_speed_vs_reference.py runs them); medspacy needs
+        # what its RadGraph and RaTEScore import (benchmarks/speed/scoring_speed_vs_reference.py runs them); medspacy
+        # needs
         # numpy<2, and with it GREEN's datasets needs a pyarrow and datasets built for numpy 1 (the radeval fixture
         # reproduces in this environment)
         [

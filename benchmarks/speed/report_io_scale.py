@@ -2,7 +2,7 @@
 pairs with ids, the candidates in another order, as JSONL, CSV (multi-line fields) and .txt. Seconds for
 `read_reports` on both files and `pair_reports` by id (by position for .txt), best of three.
 
-    python benchmarks/report_io_scale.py    (writes benchmarks/results/report_io_scale.json)
+    python benchmarks/speed/report_io_scale.py    (writes benchmarks/results/report_io_scale.json)
 
 Before the linear pairing (e5b1239), pairing 20,000 ids took 37 s on 2 cores (issue: faithful inputs).
 """
@@ -12,11 +12,13 @@ from __future__ import annotations
 import csv
 import json
 import random
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from encoder_recipes_tiny import machine, write_results
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helper `common`
+from common import machine, write_results  # noqa: E402
 
 from radmetrics.inference.report_io import pair_reports, read_reports
 
@@ -63,7 +65,7 @@ def read_both(references: Path, candidates: Path) -> tuple:
 if __name__ == "__main__":
     results = {
         "machine": machine(),
-        "command": "python benchmarks/report_io_scale.py",
+        "command": "python benchmarks/speed/report_io_scale.py",
         "timing": "best of 3",
         "runs": {},
     }

@@ -2,7 +2,7 @@
 count `tests/parity/lookalikes.py` RADGRAPH_FULL's biases were chosen by (about 20 entities, 0.5 per word, and 20
 relations per report, as the published models find).
 
-    python benchmarks/lookalike_radgraph_calibration.py --model-type radgraph --biases -3.6 3.48
+    python benchmarks/encoders/lookalike_radgraph_calibration.py --model-type radgraph --biases -3.6 3.48
 
 One setting per call: radmetrics keeps a loaded component for the life of the process, so a second setting in the
 same process would be scored with the first one's weights. Builds into a temporary folder; scores 24 of the
@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path[:0] = [str(Path(__file__).resolve().parent.parent / "tests")]
+sys.path[:0] = [str(Path(__file__).resolve().parents[2] / "tests")]
 
 from parity import lookalikes  # noqa: E402
 

@@ -3,7 +3,8 @@ untouched).
 
     radmetrics data silver --out SILVER --labelers radgraph
     radmetrics train radgraph/train --config configs/radgraph/train/small.yaml --silver_dir SILVER --output_dir RUN
-    python benchmarks/relation_errors.py --run RUN --silver_dir SILVER [--relation suggestive_of] [--results FILE]
+    python benchmarks/encoders/relation_errors.py --run RUN --silver_dir SILVER [--relation suggestive_of] \\
+        [--results FILE]
 
 Prints, for the relation's offset set to each of -3, -2.5, ..., +3 (the other classes' offsets as chosen on
 validation),
@@ -126,7 +127,7 @@ def main() -> None:
         args.results.write_text(
             json.dumps(
                 {
-                    "command": "python benchmarks/relation_errors.py " + " ".join(sys.argv[1:]),
+                    "command": "python benchmarks/encoders/relation_errors.py " + " ".join(sys.argv[1:]),
                     "machine": f"{platform.machine()} ({platform.system()}), {os.cpu_count()} CPU cores",
                     "split": "validation",
                     "relation": args.relation,

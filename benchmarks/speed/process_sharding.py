@@ -1,8 +1,8 @@
 """Thread settings and sharding over processes on the CPU: is one process on every core the fastest way to score?
 
-    python benchmarks/process_sharding.py --metric radgraph [--pairs 400] [--results FILE]
+    python benchmarks/speed/process_sharding.py --metric radgraph [--pairs 400] [--results FILE]
 
-On the full-size look-alikes of benchmarks/scoring_speed_vs_reference.py, radmetrics' side of that benchmark (its
+On the full-size look-alikes of benchmarks/speed/scoring_speed_vs_reference.py, radmetrics' side of that benchmark (its
 `--worker`, a fresh process that builds the Scorer and times a first and a warm call) runs the --pairs pairs three
 ways:
 1. one process with torch's default threads (one per core);
@@ -124,14 +124,14 @@ def main() -> None:
     base = runs["one_process_default_threads"]["wall_seconds"]
     results = {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, no GPU used",
-        "command": "python benchmarks/process_sharding.py " + " ".join(sys.argv[1:]),
+        "command": "python benchmarks/speed/process_sharding.py " + " ".join(sys.argv[1:]),
         "metric": args.metric,
         "pairs": len(pairs),
         "shards": args.shards,
         "runs": runs,
         "wall_speedup_over_default": {name: base / run["wall_seconds"] for name, run in runs.items()},
     }
-    path = args.results or HERE / "results" / f"process_sharding_{args.metric}.json"
+    path = args.results or HERE.parent / "results" / f"process_sharding_{args.metric}.json"
     path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(results, indent=1))
     print(f"wrote {path}")

@@ -1,11 +1,13 @@
 """GREEN scoring at scale: vLLM offline (`vllm.LLM`) against Hugging Face `generate`, on the same prompts.
 
-    python benchmarks/green_vllm_vs_hf.py --model /models/GREEN-RadLlama2-7b --max-new-tokens 512   # a released model
+    # a released model
+    python benchmarks/gpu/green_vllm_vs_hf.py --model /models/GREEN-RadLlama2-7b --max-new-tokens 512
     # a radmetrics export
-    python benchmarks/green_vllm_vs_hf.py --model exports/green --max-new-tokens 512
-    python benchmarks/green_vllm_vs_hf.py --shape 7b --pairs 256                            # random 7B-shaped Llama
+    python benchmarks/gpu/green_vllm_vs_hf.py --model exports/green --max-new-tokens 512
+    # random 7B-shaped Llama
+    python benchmarks/gpu/green_vllm_vs_hf.py --shape 7b --pairs 256
     # random tiny Llama (smoke run)
-    python benchmarks/green_vllm_vs_hf.py --shape tiny --pairs 64
+    python benchmarks/gpu/green_vllm_vs_hf.py --shape tiny --pairs 64
 
 Pairs: IU X-ray reports, each scored against another (as in green_scoring_throughput.py). Prompts as the scorer
 builds them: for a released model as `ReleasedGreen` does (RadEval's chat template, the tokenizer's EOS appended,
@@ -40,7 +42,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WARMUP_TOKENS = 8
 
 
@@ -286,7 +288,9 @@ def main(argv=None) -> dict:
     result = {
         "model": args.model or f"random {args.shape} Llama",
         "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
-        "command": shlex.join(["python", "benchmarks/green_vllm_vs_hf.py", *(sys.argv[1:] if argv is None else argv)]),
+        "command": shlex.join(
+            ["python", "benchmarks/gpu/green_vllm_vs_hf.py", *(sys.argv[1:] if argv is None else argv)]
+        ),
         "versions": versions("torch", "transformers", "vllm"),
         "pairs": args.pairs,
         "max_new_tokens": args.max_new_tokens,

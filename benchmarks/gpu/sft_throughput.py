@@ -1,9 +1,9 @@
 """GREEN SFT training throughput (tokens/s) and model FLOPs utilisation (MFU) on one GPU.
 
-    python benchmarks/sft_throughput.py --shape phi-2
-    python benchmarks/sft_throughput.py --shape llama-2-7b --activation-checkpointing --batch-size 4
-    python benchmarks/sft_throughput.py --shape mistral-7b --activation-checkpointing --batch-size 4
-    python benchmarks/sft_throughput.py --shape tiny --steps 3                          # CPU smoke run, seconds
+    python benchmarks/gpu/sft_throughput.py --shape phi-2
+    python benchmarks/gpu/sft_throughput.py --shape llama-2-7b --activation-checkpointing --batch-size 4
+    python benchmarks/gpu/sft_throughput.py --shape mistral-7b --activation-checkpointing --batch-size 4
+    python benchmarks/gpu/sft_throughput.py --shape tiny --steps 3                          # CPU smoke run, seconds
 
 Model: random weights of the named architecture (its config only; nothing is downloaded), parameters,
 gradients and AdamW states all in bf16 (fp32 master weights and Adam states of a 7B model, 16 bytes a
@@ -46,7 +46,7 @@ from radmetrics.training.common.throughput import (
     peak_tflops,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MFU_GOAL = 0.45
 
 # (transformers config class, sizes as in the released model's config.json, default packed rows a step on 80 GB)
@@ -266,7 +266,7 @@ def main(argv=None) -> dict:
             "try --activation-checkpointing or a smaller --batch-size"
         )
     seconds = time.perf_counter() - start
-    command = ["python", "benchmarks/sft_throughput.py", *(sys.argv[1:] if argv is None else argv)]
+    command = ["python", "benchmarks/gpu/sft_throughput.py", *(sys.argv[1:] if argv is None else argv)]
     result = summarise(
         args, model, config, batches[args.warmup :], seconds, losses, device, attention, rows_per_step, command
     )

@@ -9,9 +9,9 @@ candidates reuse sentences of their reference, so a model that copies from its c
 quotes and comparisons need) predicts them clearly better after their own reference. Seconds on CPU, where
 a full tiny SFT run takes a quarter of an hour.
 
-    python benchmarks/green_prompt_sensitivity.py --model checkpoints/bench_green_tiny/sft/final \\
+    python benchmarks/green/green_prompt_sensitivity.py --model checkpoints/bench_green_tiny/sft/final \\
         --pairs checkpoints/bench_green_tiny/sft/pairs/test.jsonl
-    python benchmarks/green_prompt_sensitivity.py --plain --model checkpoints/bench_green_tiny/pretrain/final \\
+    python benchmarks/green/green_prompt_sensitivity.py --plain --model checkpoints/bench_green_tiny/pretrain/final \\
         --pairs checkpoints/bench_green_tiny/sft/pairs/test.jsonl
 
 Writes benchmarks/results/green_prompt_sensitivity.json (with --plain: green_copy_probe.json).
@@ -24,7 +24,7 @@ import json
 import platform
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def continuation_loss(model, tokenizer, prompt: str, full: str) -> float:

@@ -1,9 +1,9 @@
 """Cost of radmetrics metrics as RL rewards: seconds per 1,000 rewards, per score key.
 
-    python benchmarks/reward_cost.py                                   # the metrics that need no component
-    python benchmarks/reward_cost.py --keys radgraph_partial chexbert_similarity ratescore --components released
-    python benchmarks/reward_cost.py --keys rougeL --batch-size 256 --rewards 4000
-    python benchmarks/reward_cost.py --keys chexbert_similarity radgraph_partial radgraph_complete ratescore \
+    python benchmarks/speed/reward_cost.py                                   # the metrics that need no component
+    python benchmarks/speed/reward_cost.py --keys radgraph_partial chexbert_similarity ratescore --components released
+    python benchmarks/speed/reward_cost.py --keys rougeL --batch-size 256 --rewards 4000
+    python benchmarks/speed/reward_cost.py --keys chexbert_similarity radgraph_partial radgraph_complete ratescore \
         --lookalikes checkpoints/lookalikes_full        # full-size look-alikes (scoring_speed_vs_reference.py builds
         them)
 
@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_KEYS = ["bleu2", "bleu4", "rougeL", "bertscore"]
 
 
@@ -50,7 +50,7 @@ def main() -> None:
     candidates = [texts[(i + 7) % len(texts)] for i in range(args.rewards)]  # another real report as the completion
     components, options = discover_components(args.components), {}
     if args.lookalikes:
-        sys.path.insert(0, str(ROOT / "benchmarks"))
+        sys.path.insert(0, str(ROOT / "benchmarks" / "speed"))
         from scoring_speed_vs_reference import lookalikes_ready, scorer_setup
 
         components, options = scorer_setup(lookalikes_ready(args.lookalikes))
@@ -78,7 +78,7 @@ def main() -> None:
         )
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else f"cpu ({os.cpu_count()} cores)"
     out = {
-        "command": "python benchmarks/reward_cost.py " + " ".join(sys.argv[1:]),
+        "command": "python benchmarks/speed/reward_cost.py " + " ".join(sys.argv[1:]),
         "device": device,
         "machine": platform.platform(),
         "torch_threads": torch.get_num_threads(),

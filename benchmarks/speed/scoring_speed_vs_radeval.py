@@ -1,7 +1,7 @@
 """Time every radmetrics metric on 1,000 report pairs (CPU), and RadEval on the same pairs for the metrics
 both can run offline (BLEU, ROUGE).
 
-    python benchmarks/scoring_speed_vs_radeval.py [--components DIR] [--peer-python PATH] [--pairs 1000]
+    python benchmarks/speed/scoring_speed_vs_radeval.py [--components DIR] [--peer-python PATH] [--pairs 1000]
 
 Pairs: the bundled IU X-ray reports, each scored against another report of the corpus (fixed shuffle), the
 realistic case of a wrong candidate. `--components DIR` (exports, e.g. the demo's `checkpoints/demo/exports`)
@@ -121,7 +121,7 @@ def main() -> None:
         "--peer-python", default=os.environ.get("RADEVAL_PYTHON"), help="python of the RadEval environment"
     )
     parser.add_argument(
-        "--out", default=str(Path(__file__).resolve().parent / "results" / "scoring_speed_vs_radeval.json")
+        "--out", default=str(Path(__file__).resolve().parents[1] / "results" / "scoring_speed_vs_radeval.json")
     )
     args = parser.parse_args()
 

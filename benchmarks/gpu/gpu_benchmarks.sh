@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU benchmarks and the gpu-marked tests, one after another, on a machine with one CUDA GPU.
 #
-#   bash benchmarks/gpu_benchmarks.sh OUT [STEP ...]     # STEP: green-distill lookalikes scoring radcliq green-small
+#   bash benchmarks/gpu/gpu_benchmarks.sh OUT [STEP ...]     # STEP: green-distill lookalikes scoring radcliq green-small
 #                                                        #       tests green-7b sft-phi-2
 #                                                        # (default: all, in that order)
 #
@@ -9,28 +9,28 @@
 # OUT/gpu_benchmarks.log, its results file is copied into OUT when the step ends if the step wrote it (a step stopped
 # early keeps what it wrote; a file left from an earlier run is not copied), and a line per step says how it ended.
 # Uses $PYTHON (default python3), which must have radmetrics and its scoring and training dependencies installed.
-#   green-distill  benchmarks/green_small.py with configs/green/sft/small_semantic_gpu.yaml: GREEN small distilled from the
+#   green-distill  benchmarks/green/green_small.py with configs/green/sft/small_semantic_gpu.yaml: GREEN small distilled from the
 #                semantic teacher's annotations of every training pair, its test figures against the teacher and its
 #                RadPref dev agreement (green and ROUGE-L: the MiniLM weights do not travel). Needs what
-#                benchmarks/gpu_carry.py carries (the pairs, the SmolLM2 GGUF, wheels); $GREEN_DISTILL_ARGS adds recipe
+#                benchmarks/gpu/gpu_carry.py carries (the pairs, the SmolLM2 GGUF, wheels); $GREEN_DISTILL_ARGS adds recipe
 #                arguments (the CPU rehearsal's tiny sizes)
 #   lookalikes   builds the full-size look-alikes on the CPU (86 s on 8 of the H200 machine's cores), so that the timed
 #                steps' limits do not include it
-#   scoring      benchmarks/scoring_speed_vs_reference.py --device cuda --no-profile: CheXbert, RadGraph-XL, RaTEScore and
+#   scoring      benchmarks/speed/scoring_speed_vs_reference.py --device cuda --no-profile: CheXbert, RadGraph-XL, RaTEScore and
 #                BERTScore on those look-alikes at 1,000 pairs, radmetrics alone, each checked against the CPU on 50 pairs
 #   radcliq      the same for RadCliQ-v1, into its own results file, with radmetrics' profile of a third call
-#   green-small  benchmarks/green_scoring_throughput.py --shape smollm2-135m: GREEN small's generation reports/s
+#   green-small  benchmarks/gpu/green_scoring_throughput.py --shape smollm2-135m: GREEN small's generation reports/s
 #   tests        pytest -m gpu tests/test_gpu.py (flash-attn and bitsandbytes tests skip where those are missing)
 #   green-7b     the same throughput on a 7B-shaped Llama (batch 64: 128 runs out of the H200's 140 GB)
-#   sft-phi-2    benchmarks/sft_throughput.py --shape phi-2: GREEN SFT tokens/s and MFU
+#   sft-phi-2    benchmarks/gpu/sft_throughput.py --shape phi-2: GREEN SFT tokens/s and MFU
 set -uo pipefail
-out="${1:?usage: bash benchmarks/gpu_benchmarks.sh OUT [STEP ...]}"
+out="${1:?usage: bash benchmarks/gpu/gpu_benchmarks.sh OUT [STEP ...]}"
 shift
 [ $# -gt 0 ] || set -- green-distill lookalikes scoring radcliq green-small tests green-7b sft-phi-2
 python="${PYTHON:-python3}"
 mkdir -p "$out"
 log="$out/gpu_benchmarks.log"
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false WANDB_MODE=offline PYTHONUNBUFFERED=1
 
 run_step() {  # NAME LIMIT_S RESULTS_FILE COMMAND...
@@ -51,25 +51,25 @@ run_step() {  # NAME LIMIT_S RESULTS_FILE COMMAND...
 for step in "$@"; do
   case $step in
     green-distill) run_step green-distill 300 benchmarks/results/green_distill_gpu.json \
-               "$python" benchmarks/green_small.py --teacher semantic --config configs/green/sft/small_semantic_gpu.yaml \
+               "$python" benchmarks/green/green_small.py --teacher semantic --config configs/green/sft/small_semantic_gpu.yaml \
                --radpref --radpref-metrics green rougeL --out checkpoints/bench_green_distill \
                --results benchmarks/results/green_distill_gpu.json ${GREEN_DISTILL_ARGS:+-- $GREEN_DISTILL_ARGS} ;;
-    lookalikes) run_step lookalikes 240 "" "$python" -c "import sys; sys.path.insert(0, 'benchmarks')
+    lookalikes) run_step lookalikes 240 "" "$python" -c "import sys; sys.path.insert(0, 'benchmarks/speed')
 from scoring_speed_vs_reference import REPO, lookalikes_ready
 lookalikes_ready(REPO / 'checkpoints' / 'lookalikes_full')" ;;
     scoring) run_step scoring 300 benchmarks/results/scoring_speed_vs_reference_cuda.json \
-               "$python" benchmarks/scoring_speed_vs_reference.py --device cuda --sides --pairs 1000 --no-profile \
+               "$python" benchmarks/speed/scoring_speed_vs_reference.py --device cuda --sides --pairs 1000 --no-profile \
                --metrics chexbert radgraph ratescore bertscore ;;
     radcliq) run_step radcliq 240 benchmarks/results/scoring_speed_vs_reference_cuda_radcliq.json \
-               "$python" benchmarks/scoring_speed_vs_reference.py --device cuda --sides --pairs 1000 --metrics radcliq \
+               "$python" benchmarks/speed/scoring_speed_vs_reference.py --device cuda --sides --pairs 1000 --metrics radcliq \
                --results benchmarks/results/scoring_speed_vs_reference_cuda_radcliq.json ;;
     green-small) run_step green-small 90 benchmarks/results/green_scoring_throughput_smollm2-135m.json \
-               "$python" benchmarks/green_scoring_throughput.py --shape smollm2-135m --pairs 256 --batch-size 64 ;;
+               "$python" benchmarks/gpu/green_scoring_throughput.py --shape smollm2-135m --pairs 256 --batch-size 64 ;;
     tests) run_step tests 100 "" "$python" -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu.py ;;
     green-7b) run_step green-7b 120 benchmarks/results/green_scoring_throughput_7b.json \
-               "$python" benchmarks/green_scoring_throughput.py --shape 7b --pairs 128 --batch-size 64 ;;
+               "$python" benchmarks/gpu/green_scoring_throughput.py --shape 7b --pairs 128 --batch-size 64 ;;
     sft-phi-2) run_step sft-phi-2 150 benchmarks/results/sft_throughput_phi-2.json \
-               "$python" benchmarks/sft_throughput.py --shape phi-2 ;;
+               "$python" benchmarks/gpu/sft_throughput.py --shape phi-2 ;;
     *) echo "unknown step $step (green-distill lookalikes scoring radcliq green-small tests green-7b sft-phi-2)" >&2; exit 2 ;;
   esac
 done

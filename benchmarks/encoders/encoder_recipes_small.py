@@ -1,8 +1,9 @@
 """Tiny (random 2-layer BERT) vs small (the bundled pretrained all-MiniLM-L6-v2) for RaTE-NER IOB, RaTE-NER span
 and the RadGraph-style extractor, with 95% bootstrap intervals and paired comparisons.
 
-    python benchmarks/encoder_recipes_small.py    (writes benchmarks/results/encoder_recipes_small.json)
-    python benchmarks/encoder_recipes_small.py --only radgraph/train    (reruns one recipe, keeps the others' entries)
+    python benchmarks/encoders/encoder_recipes_small.py    (writes benchmarks/results/encoder_recipes_small.json)
+    python benchmarks/encoders/encoder_recipes_small.py --only radgraph/train    (reruns one recipe, keeps the \\
+        others' entries)
 
 Every run trains its config (seed 0) on one build of the silver labels of the bundled IU X-ray corpus (the
 leak-free text split), touches the test split once (the recipe's final evaluation) and writes its per-sentence
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -31,7 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from encoder_recipes_tiny import RESULTS, build_silver, machine, train, write_results
+from encoder_recipes_tiny import build_silver, train
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helper `common`
+from common import RESULTS, machine, write_results  # noqa: E402
 
 from radmetrics.inference.loading.components import get_component
 from radmetrics.inference.stats import bootstrap_ci, paired_comparison, precision_recall_f1
@@ -310,7 +315,7 @@ if __name__ == "__main__":
     previous = json.loads(recorded.read_text()) if args.only and recorded.is_file() else {"recipes": {}}
     results = {
         "machine": machine(),
-        "command": "python benchmarks/encoder_recipes_small.py",
+        "command": "python benchmarks/encoders/encoder_recipes_small.py",
         "bootstrap": {
             "unit": "test report",
             "resamples": RESAMPLES,
@@ -340,7 +345,7 @@ if __name__ == "__main__":
                 )
             results["recipes"][recipe] = {
                 "command": " ".join(
-                    ["python benchmarks/encoder_recipes_small.py", *(["--only", recipe] if args.only else [])]
+                    ["python benchmarks/encoders/encoder_recipes_small.py", *(["--only", recipe] if args.only else [])]
                 ),
                 "machine": results["machine"],
                 "runs": records,

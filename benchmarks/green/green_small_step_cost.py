@@ -3,8 +3,8 @@ SmolLM2-135M-Instruct
 for 4 GREEN SFT conversations of the bundled pairs (cut to --tokens), fp32 or bf16 autocast, full fine-tuning or LoRA.
 What configs/green/sft/small.yaml's cost settings were chosen on.
 
-    python benchmarks/green_small_step_cost.py --setting fp32-full      # also bf16-full, fp32-lora, bf16-lora
-    python benchmarks/green_small_step_cost.py --setting fp32-full --pairs checkpoints/bench_green_small/pairs
+    python benchmarks/green/green_small_step_cost.py --setting fp32-full      # also bf16-full, fp32-lora, bf16-lora
+    python benchmarks/green/green_small_step_cost.py --setting fp32-full --pairs checkpoints/bench_green_small/pairs
 
 Prints each step's seconds and tokens/s (the first includes warm-up). Pairs: --pairs DIR (`radmetrics data pairs`
 output), else built from the bundled corpus with two heuristics.

@@ -8,7 +8,7 @@ writes it with the run's split sizes, timings and machine: macro F1 of each labe
 bootstrap interval for each, the paired-bootstrap 95% interval of the difference (reports resampled), and per-label
 precision / recall / F1 (zeros included).
 
-    python benchmarks/chexbert_gold.py      (writes benchmarks/results/chexbert_vs_rules_gold.json)
+    python benchmarks/encoders/chexbert_gold.py      (writes benchmarks/results/chexbert_vs_rules_gold.json)
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from encoder_recipes_tiny import machine
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helper `common`
+from common import REPO, machine  # noqa: E402
 
 from radmetrics.training.common.run_dir import RUN_MANIFEST, is_complete, read_eval_results, read_run_manifest
 from radmetrics.training.recipes import load_recipe
 
-REPO = Path(__file__).resolve().parent.parent
 RESULT = REPO / "benchmarks" / "results" / "chexbert_vs_rules_gold.json"
 
 
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--stage1-args", default="", help="extra chexbert/finetune flags, one quoted string")
     parser.add_argument("--stage2-args", default="", help="extra chexbert/gold flags, one quoted string")
     args = parser.parse_args(argv)
-    command = "python benchmarks/chexbert_gold.py " + shlex.join(argv if argv is not None else sys.argv[1:])
+    command = "python benchmarks/encoders/chexbert_gold.py " + shlex.join(argv if argv is not None else sys.argv[1:])
     with tempfile.TemporaryDirectory(prefix="chexbert_gold_") as scratch:
         trained = train_both_stages(
             args.scale,

@@ -1,11 +1,13 @@
 """GREEN scoring throughput (reports/s): batched greedy generation of GREEN analyses for IU report pairs.
 
-    python benchmarks/green_scoring_throughput.py --model exports/green --pairs 64          # an exported GREEN model
-    python benchmarks/green_scoring_throughput.py --shape tiny --pairs 64                   # random tiny Llama (CPU)
+    # an exported GREEN model
+    python benchmarks/gpu/green_scoring_throughput.py --model exports/green --pairs 64
+    # random tiny Llama (CPU)
+    python benchmarks/gpu/green_scoring_throughput.py --shape tiny --pairs 64
     # random 7B-shaped Llama (one GPU, bf16)
-    python benchmarks/green_scoring_throughput.py --shape 7b --pairs 256 --batch-size 32
+    python benchmarks/gpu/green_scoring_throughput.py --shape 7b --pairs 256 --batch-size 32
     # the small recipe's shape (GPU)
-    python benchmarks/green_scoring_throughput.py --shape smollm2-135m --pairs 256 --batch-size 64
+    python benchmarks/gpu/green_scoring_throughput.py --shape smollm2-135m --pairs 256 --batch-size 64
 
 Random weights generate until the new-token budget, so every report costs `--max-new-tokens` tokens: the
 figure is the generation cost per report at that budget, not the speed of a trained model that stops early.
@@ -26,7 +28,7 @@ import random
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def random_llama(shape: str):

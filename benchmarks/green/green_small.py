@@ -1,11 +1,12 @@
 """GREEN small: SmolLM2-135M-Instruct fine-tuned on programmatic-teacher pairs (configs/green/sft/small.yaml), measured
 against the teacher on held-out pairs.
 
-    python benchmarks/green_small.py                       # pairs, training, final evaluation, results
-    python benchmarks/green_small.py --out DIR -- --max_train_samples 120 --final_eval_splits validation   # a variant
-    python benchmarks/green_small.py --out DIR --read --results FILE   # read a run's generations as they stand
+    python benchmarks/green/green_small.py                       # pairs, training, final evaluation, results
+    # a variant
+    python benchmarks/green/green_small.py --out DIR -- --max_train_samples 120 --final_eval_splits validation
+    python benchmarks/green/green_small.py --out DIR --read --results FILE   # read a run's generations as they stand
     # two stages
-    python benchmarks/green_small.py --pretrain --out DIR --results FILE -- --final_eval_splits validation
+    python benchmarks/green/green_small.py --pretrain --out DIR --results FILE -- --final_eval_splits validation
 
 0. With --pretrain: stage 1, domain-adaptive pretraining (configs/green/pretrain/small.yaml) on the training split's
    reports into OUT/pretrain (a complete run is reused), and stage 2 starts from its final/.
@@ -35,7 +36,7 @@ import platform
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "green" / "sft" / "small.yaml"
 SEMANTIC_CONFIG = ROOT / "configs" / "green" / "sft" / "small_semantic.yaml"
 PRETRAIN_CONFIG = ROOT / "configs" / "green" / "pretrain" / "small.yaml"

@@ -9,7 +9,7 @@ candidates, 50 cases), Kendall tau-b:
 - per category: the teacher's count against the radiologists' count of the matching label kind;
 - the programmatic teacher's rule applied to the texts alone (sentences matched by normalised text), for comparison.
 
-    python benchmarks/semantic_green_radpref.py --out benchmarks/results/semantic_green_radpref_dev.json
+    python benchmarks/green/semantic_green_radpref.py --out benchmarks/results/semantic_green_radpref_dev.json
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
-        "--out", default=str(Path(__file__).resolve().parent / "results" / "semantic_green_radpref_dev.json")
+        "--out", default=str(Path(__file__).resolve().parents[1] / "results" / "semantic_green_radpref_dev.json")
     )
     args = parser.parse_args(argv)
 
@@ -149,7 +149,7 @@ def main(argv=None) -> int:
         "raters_mean_total": float(sum(c.mean_count("significant") for c in candidates)),
     }
     report = {
-        "command": "python benchmarks/semantic_green_radpref.py",
+        "command": "python benchmarks/green/semantic_green_radpref.py",
         "data": "radpref_dev (bundled: 50 cases, 100 candidates)",
         "target": "minus the mean over 3 raters of finding_errors + missing_findings",
         "score": "minus the teacher's significant error count",

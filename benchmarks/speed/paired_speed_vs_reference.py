@@ -1,9 +1,9 @@
 """Whole-process pairs: radmetrics' side of scoring_speed_vs_reference.py against one other side, run in turn (A B, B
 A, A B, ...), with the ratio taken pair by pair, so that a comparison holds when the machine's speed drifts.
 
-    python benchmarks/paired_speed_vs_reference.py --metric chexbert --side f1chexbert [--pairs 100] [--runs 6]
+    python benchmarks/speed/paired_speed_vs_reference.py --metric chexbert --side f1chexbert [--pairs 100] [--runs 6]
     # for another harness
-    python benchmarks/paired_speed_vs_reference.py --metric radcliq --side radeval --print-commands
+    python benchmarks/speed/paired_speed_vs_reference.py --metric radcliq --side radeval --print-commands
 
 A side is a reference package (f1chexbert, radgraph, ratescore, bert-score), radeval, or bf16 (radmetrics with
 precision=bf16). Each run is one process on the same --pairs IU pairs and full-size look-alikes as
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
+sys.path[:0] = [str(HERE), str(HERE.parents[1] / "tests")]
 
 from scoring_speed_vs_reference import (  # noqa: E402
     ENVIRONMENT,
@@ -88,8 +88,8 @@ def main() -> None:
         default=6,
         help="counted runs of each side (after one warm-up of each); even: each side goes first equally often",
     )
-    parser.add_argument("--lookalikes", type=Path, default=HERE.parent / "checkpoints" / "lookalikes_full")
-    parser.add_argument("--envs", type=Path, default=HERE.parent / ".venv-ref")
+    parser.add_argument("--lookalikes", type=Path, default=HERE.parents[1] / "checkpoints" / "lookalikes_full")
+    parser.add_argument("--envs", type=Path, default=HERE.parents[1] / ".venv-ref")
     parser.add_argument(
         "--print-commands",
         action="store_true",
@@ -137,7 +137,7 @@ def main() -> None:
     other = args.side
     results = {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, no GPU used",
-        "command": "python benchmarks/paired_speed_vs_reference.py " + " ".join(sys.argv[1:]),
+        "command": "python benchmarks/speed/paired_speed_vs_reference.py " + " ".join(sys.argv[1:]),
         "metric": args.metric,
         "pairs": args.pairs,
         "counted_runs": args.runs,
@@ -158,7 +158,7 @@ def main() -> None:
         },
         "runs": runs,
     }
-    path = args.results or HERE / "results" / f"paired_{args.metric}_{other}.json"
+    path = args.results or HERE.parent / "results" / f"paired_{args.metric}_{other}.json"
     path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     ratio = results["ratio_side_over_radmetrics"]
     print(

@@ -2,7 +2,7 @@
 span exports trained without and with the class-weighted losses (and, for RadGraph, the relation offsets chosen on
 validation).
 
-    python benchmarks/class_weighting_through_metrics.py    (writes \\
+    python benchmarks/encoders/class_weighting_through_metrics.py    (writes \\
         benchmarks/results/class_weighting_through_metrics.json)
 
 1. Silver labels of the bundled IU X-ray corpus (leak-free text split), as encoder_recipes_small.py builds them.
@@ -19,12 +19,16 @@ validation).
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-from encoder_recipes_tiny import RESULTS, build_silver, machine, train
+from encoder_recipes_tiny import build_silver, train
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helper `common`
+from common import RESULTS, machine  # noqa: E402
 
 from radmetrics.inference.scorer import Scorer
 from radmetrics.inference.stats import paired_means
@@ -93,7 +97,7 @@ def main() -> dict:
     references, candidates = demo_pairs(iu_xray_corpus(), PAIRS)
     results = {
         "machine": machine(),
-        "command": "python benchmarks/class_weighting_through_metrics.py",
+        "command": "python benchmarks/encoders/class_weighting_through_metrics.py",
         "pairs": len(references),
         "unweighted_arguments": list(UNWEIGHTED),
         "metrics": {},

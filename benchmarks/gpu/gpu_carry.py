@@ -5,9 +5,10 @@ distillation step (`gpu_benchmarks.sh green-distill`) needs the SmolLM2 GGUF (th
 wheels of what the machine's image lacks or holds at other versions, radmetrics itself, and the semantic teacher's
 annotated pairs (built here: the teacher needs the bundled MiniLM, whose weights do not travel). So:
 
-    python benchmarks/gpu_carry.py pack              # here: .gpu_carry/part1 ... partN, and the calls to make
-    python3 benchmarks/gpu_carry.py receive PART     # there, one call per part: stash the part outside the tree
-    python3 benchmarks/gpu_carry.py unpack           # there, in the last call: join, check sha256, install, extract
+    python benchmarks/gpu/gpu_carry.py pack              # here: .gpu_carry/part1 ... partN, and the calls to make
+    python3 benchmarks/gpu/gpu_carry.py receive PART     # there, one call per part: stash the part outside the tree
+    # there, in the last call: join, check sha256, install, extract
+    python3 benchmarks/gpu/gpu_carry.py unpack
 
 `pack` prints the N device calls. Make them back to back: a machine left idle for longer than its warm time is
 given back, and its stash with it (then `unpack` names the parts it lacks). Files are cut at byte offsets, so a file
@@ -28,7 +29,7 @@ import tarfile
 from importlib import metadata
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CARRY = ROOT / ".gpu_carry"
 STASH = Path(os.environ.get("RADMETRICS_CARRY_STASH", "/tmp/radmetrics_carry"))
 SITE = "/tmp/radmetrics_site"
@@ -241,11 +242,11 @@ def pack(args) -> None:
         f"(the tree takes {tree / 2**20:.1f} MiB of each call's 64). The device calls, back to back:"
     )
     for number, folder in enumerate(folders, start=1):
-        command = f"python3 benchmarks/gpu_carry.py receive {folder.relative_to(ROOT)}"
+        command = f"python3 benchmarks/gpu/gpu_carry.py receive {folder.relative_to(ROOT)}"
         if number == len(folders):
             command += (
-                f" && python3 benchmarks/gpu_carry.py unpack && PYTHONPATH={SITE} PYTHON=python3 "
-                f"bash benchmarks/gpu_benchmarks.sh $OUT {' '.join(args.steps)}"
+                f" && python3 benchmarks/gpu/gpu_carry.py unpack && PYTHONPATH={SITE} PYTHON=python3 "
+                f"bash benchmarks/gpu/gpu_benchmarks.sh $OUT {' '.join(args.steps)}"
             )
         print(f'  {number}. carry ["{folder.relative_to(ROOT)}"]: {command}')
 

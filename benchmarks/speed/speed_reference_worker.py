@@ -1,4 +1,5 @@
-"""One side of benchmarks/scoring_speed_vs_reference.py, run in that side's own environment (no radmetrics import):
+"""One side of benchmarks/speed/scoring_speed_vs_reference.py, run in that side's own environment (no radmetrics
+import):
 the authors' package (f1chexbert 0.0.2, radgraph 0.1.18, ratescore 0.6.0, bert-score) or RadEval 2.2.1, on full-size
 look-alikes.
 

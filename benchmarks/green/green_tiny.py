@@ -6,12 +6,12 @@ the constant-prediction baseline).
 Settings are chosen on the validation split alone (`--final_eval_splits validation`, each variant into its own
 results file); the chosen settings go into the tiny configs, and the plain command reports test once:
 
-    python benchmarks/green_tiny.py --out checkpoints/bench_green_tiny          # tiny.yaml: validation and test
-    python benchmarks/green_tiny.py --out checkpoints/bench_green_v480 --pretrain-out \\
+    python benchmarks/green/green_tiny.py --out checkpoints/bench_green_tiny          # tiny.yaml: validation and test
+    python benchmarks/green/green_tiny.py --out checkpoints/bench_green_v480 --pretrain-out \\
         checkpoints/bench_green_tiny/pretrain \\
         --results benchmarks/results/green_tiny_validation/sft480_lr3e-3.json -- --num_train_epochs 2
         --final_eval_splits validation
-    python benchmarks/green_tiny.py --out checkpoints/bench_green_p2 --pretrain-args "--num_train_epochs 2" \\
+    python benchmarks/green/green_tiny.py --out checkpoints/bench_green_p2 --pretrain-args "--num_train_epochs 2" \\
         --results benchmarks/results/green_tiny_validation/pretrain2.json -- --final_eval_splits validation
 
 A finished stage 1 in --pretrain-out is reused, not retrained. Writes the results file (default
@@ -29,7 +29,7 @@ import shlex
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def evaluation_history(run_dir: Path) -> list[dict]:

@@ -2,14 +2,14 @@
 RadGraph configs trained with each setting of SETTINGS (`--class_weight_power` 0 is PURE's unweighted loss; RadGraph
 also tries a lighter weight on its relation loss), scored end to end on the validation split, per class.
 
-    python benchmarks/span_class_weighting.py [--only SETTING ...]    (writes \\
+    python benchmarks/encoders/span_class_weighting.py [--only SETTING ...]    (writes \\
         benchmarks/results/span_class_weighting.json)
 
 `--only` runs some settings and merges them into the results file.
 
 The recipes score their final model on the silver `test` split. Here they are given a copy of the silver data whose
 `test` split is the validation split, so the choice reads validation only and the test split stays untouched until
-benchmarks/encoder_recipes_small.py. Every run keeps the epoch with the best validation macro F1 (the configs'
+benchmarks/encoders/encoder_recipes_small.py. Every run keeps the epoch with the best validation macro F1 (the configs'
 setting).
 """
 
@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from encoder_recipes_tiny import RESULTS, build_silver, machine, train, write_results
+from encoder_recipes_tiny import build_silver, train
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helper `common`
+from common import RESULTS, machine, write_results  # noqa: E402
 
 RECIPES = {
     "rate_ner/span": ("rate_ner", ("test_",)),
@@ -125,7 +129,7 @@ if __name__ == "__main__":
     out = RESULTS / "span_class_weighting.json"
     results = json.loads(out.read_text()) if only and out.exists() else {"recipes": {}}
     results.update(
-        {"machine": machine(), "command": "python benchmarks/span_class_weighting.py", "split": "validation"}
+        {"machine": machine(), "command": "python benchmarks/encoders/span_class_weighting.py", "split": "validation"}
     )
     with tempfile.TemporaryDirectory() as tmp:
         labelers = [labeler for labeler, _ in RECIPES.values()]

@@ -1,10 +1,11 @@
 """radmetrics against the authors' packages and RadEval on full-size look-alikes: seconds, memory, same values.
 
-    python benchmarks/scoring_speed_vs_reference.py [--pairs 1000] [--metrics chexbert radgraph ratescore bertscore \\
+    python benchmarks/speed/scoring_speed_vs_reference.py [--pairs 1000] [--metrics chexbert radgraph ratescore \\
+        bertscore \\
         radcliq all]
                                                     [--sides package radeval bf16] [--device cpu|cuda] [--lookalikes
                                                     DIR] [--envs DIR] [--results FILE] [--no-profile]
-    python benchmarks/scoring_speed_vs_reference.py --pairs N --describe-pairs   # what N pairs hold, nothing run
+    python benchmarks/speed/scoring_speed_vs_reference.py --pairs N --describe-pairs   # what N pairs hold, nothing run
 
 1. builds (once, in --lookalikes, default checkpoints/lookalikes_full, ~3 GB) random-weight look-alikes of the released
    artefacts at their published sizes (tests/parity/lookalikes.py `build_full`): CheXbert (bert-base, 110 M
@@ -15,8 +16,10 @@
    RadCliQ uses);
 2. builds (once) the reference environments under --envs (tests/parity/make_fixtures.py: torch 2.13.0, then f1chexbert
    0.0.2, radgraph 0.1.18, ratescore 0.6.0, radeval 2.2.1);
-3. runs every side in its own process on the same --pairs IU X-ray pairs (benchmarks/scoring_speed_vs_radeval.py's
-   pairs): radmetrics' Scorer, the authors' package (benchmarks/speed_reference_worker.py) and RadEval; `bertscore` is
+3. runs every side in its own process on the same --pairs IU X-ray pairs
+(benchmarks/speed/scoring_speed_vs_radeval.py's
+   pairs): radmetrics' Scorer, the authors' package (benchmarks/speed/speed_reference_worker.py) and RadEval;
+   `bertscore` is
    RadCliQ's BERTScore setting (distilroberta-base, layer 5, idf, rescaled), against the bert-score package and the
    BERTScorer RadEval's RadCliQ-v1 builds; `radcliq` is RadCliQ-v1 (its four parts on the original RadGraph, CheXbert,
    that BERTScore and BLEU-2) against RadEval's RadCliQ-v1 (no package of its own); `all` is the five in one process
@@ -57,7 +60,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
+REPO = HERE.parents[1]
 sys.path[:0] = [str(HERE), str(REPO / "tests")]
 
 from speed_reference_worker import ALL, compact_graphs  # noqa: E402
@@ -558,7 +561,7 @@ def main() -> None:
     gpu = cuda_device_name() if args.device == "cuda" else None
     check = args.check_pairs if gpu else 0
     suffix = "_cuda" if args.device == "cuda" else ""
-    path = args.results or HERE / "results" / f"scoring_speed_vs_reference{suffix}.json"
+    path = args.results or HERE.parent / "results" / f"scoring_speed_vs_reference{suffix}.json"
     root = lookalikes_ready(args.lookalikes)
     sides = {"radmetrics": None}
     for metric in args.metrics:
@@ -571,7 +574,7 @@ def main() -> None:
                 sides[PACKAGE[metric]] = environment(args.envs, ENVIRONMENT[PACKAGE[metric]])
     results = {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, {gpu or 'no GPU used'}",
-        "command": "python benchmarks/scoring_speed_vs_reference.py " + " ".join(sys.argv[1:]),
+        "command": "python benchmarks/speed/scoring_speed_vs_reference.py " + " ".join(sys.argv[1:]),
         "pairs": len(pairs),
         "pairs_described": pairs_description(pairs),
         "pairs_source": (

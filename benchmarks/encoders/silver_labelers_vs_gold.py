@@ -6,7 +6,7 @@
   the extractor's lexicon and rules were developed on these 10 gold reports, so the figure is optimistic and
   not a held-out estimate.
 
-    python benchmarks/silver_labelers_vs_gold.py     (writes benchmarks/results/silver_labelers_vs_gold.json)
+    python benchmarks/encoders/silver_labelers_vs_gold.py     (writes benchmarks/results/silver_labelers_vs_gold.json)
 """
 
 import json
@@ -32,7 +32,7 @@ if __name__ == "__main__":
         },
         "radgraph_silver_vs_radgraph_gold_in_sample": agreement_with_gold(),
     }
-    out = Path(__file__).resolve().parent / "results" / "silver_labelers_vs_gold.json"
+    out = Path(__file__).resolve().parents[1] / "results" / "silver_labelers_vs_gold.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(results, indent=2))
     for name in ("all_reports", "negbio_test_subset"):

@@ -1,6 +1,6 @@
 """Held-out results of the tiny encoder recipes (CPU), next to their trivial baselines.
 
-    python benchmarks/encoder_recipes_tiny.py     (writes benchmarks/results/encoder_recipes_tiny.json)
+    python benchmarks/encoders/encoder_recipes_tiny.py     (writes benchmarks/results/encoder_recipes_tiny.json)
 
 Trains every encoder recipe's tiny config (RaTE-NER IOB and span, CheXbert-style labeler, RadGraph-style
 extractor) on one build of the silver labels of the bundled IU X-ray corpus (leak-free text split) in a
@@ -11,8 +11,7 @@ below to train tiny and small configs on the same silver build and compare them 
 from __future__ import annotations
 
 import json
-import os
-import platform
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -20,18 +19,15 @@ from pathlib import Path
 from radmetrics.training.common.run_dir import read_eval_results
 from radmetrics.training.recipes import load_recipe
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-RESULTS = Path(__file__).resolve().parent / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helper `common`
+from common import CONFIGS, machine, write_results  # noqa: E402
+
 RECIPES = {
     "rate_ner/iob": "rate_ner/iob/tiny.yaml",
     "rate_ner/span": "rate_ner/span/tiny.yaml",
     "chexbert/finetune": "chexbert/finetune/tiny.yaml",
     "radgraph/train": "radgraph/train/tiny.yaml",
 }
-
-
-def machine() -> str:
-    return f"{platform.machine()} ({platform.system()}), {os.cpu_count()} CPU cores, no GPU"
 
 
 def build_silver(out: Path, labelers: list[str]) -> Path:
@@ -60,15 +56,9 @@ def train(
     }
 
 
-def write_results(name: str, results: dict) -> Path:
-    out = RESULTS / name
-    out.write_text(json.dumps(results, indent=2) + "\n")
-    return out
-
-
 if __name__ == "__main__":
     start = time.perf_counter()
-    results = {"machine": machine(), "command": "python benchmarks/encoder_recipes_tiny.py", "recipes": {}}
+    results = {"machine": machine(), "command": "python benchmarks/encoders/encoder_recipes_tiny.py", "recipes": {}}
     with tempfile.TemporaryDirectory() as tmp:
         silver = build_silver(Path(tmp) / "silver", ["chexpert", "rate_ner", "radgraph"])
         for recipe, config in RECIPES.items():

@@ -1,0 +1,27 @@
+"""What the benchmark scripts share: where the repository and the results files are, the machine a figure was
+measured on, and how a results file is written. Each script is run as `python benchmarks/<group>/<script>.py` and puts
+this folder on sys.path (`sys.path.insert(0, str(Path(__file__).resolve().parents[1]))`) to import it."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parent
+REPO = BENCHMARKS.parent
+RESULTS = BENCHMARKS / "results"
+CONFIGS = REPO / "configs"
+
+
+def machine() -> str:
+    """The CPU machine a figure was measured on, as the results files record it."""
+    return f"{platform.machine()} ({platform.system()}), {os.cpu_count()} CPU cores, no GPU"
+
+
+def write_results(name: str, results: dict) -> Path:
+    """RESULTS/name, written as indented JSON."""
+    out = RESULTS / name
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    return out
