@@ -12,7 +12,7 @@
 - the device and precision, for metrics that run a model; the LLM judge's model, for LLM-judged metrics;
 - the metrics a composite combines, by their own parts (`bertscore.model:default`);
 - radmetrics' version and, in a git checkout, its commit.
-Two runs with the same signature on the same inputs give the same values (tests/test_signatures.py).
+Two runs with the same signature on the same inputs give the same values (tests/inference/test_signatures.py).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@
 #                BERTScore on those look-alikes at 1,000 pairs, radmetrics alone, each checked against the CPU on 50 pairs
 #   radcliq      the same for RadCliQ-v1, into its own results file, with radmetrics' profile of a third call
 #   green-small  benchmarks/gpu/green_scoring_throughput.py --shape smollm2-135m: GREEN small's generation reports/s
-#   tests        pytest -m gpu tests/test_gpu.py (flash-attn and bitsandbytes tests skip where those are missing)
+#   tests        pytest -m gpu tests/training/test_gpu.py (flash-attn and bitsandbytes tests skip where those are missing)
 #   green-7b     the same throughput on a 7B-shaped Llama (batch 64: 128 runs out of the H200's 140 GB)
 #   sft-phi-2    benchmarks/gpu/sft_throughput.py --shape phi-2: GREEN SFT tokens/s and MFU
 set -uo pipefail
@@ -65,7 +65,7 @@ lookalikes_ready(REPO / 'checkpoints' / 'lookalikes_full')" ;;
                --results benchmarks/results/scoring_speed_vs_reference_cuda_radcliq.json ;;
     green-small) run_step green-small 90 benchmarks/results/green_scoring_throughput_smollm2-135m.json \
                "$python" benchmarks/gpu/green_scoring_throughput.py --shape smollm2-135m --pairs 256 --batch-size 64 ;;
-    tests) run_step tests 100 "" "$python" -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu.py ;;
+    tests) run_step tests 100 "" "$python" -m pytest -q -m gpu -p no:cacheprovider tests/training/test_gpu.py ;;
     green-7b) run_step green-7b 120 benchmarks/results/green_scoring_throughput_7b.json \
                "$python" benchmarks/gpu/green_scoring_throughput.py --shape 7b --pairs 128 --batch-size 64 ;;
     sft-phi-2) run_step sft-phi-2 150 benchmarks/results/sft_throughput_phi-2.json \

@@ -1,10 +1,8 @@
 """radmetrics against the authors' packages and RadEval on full-size look-alikes: seconds, memory, same values.
 
-    python benchmarks/speed/scoring_speed_vs_reference.py [--pairs 1000] [--metrics chexbert radgraph ratescore \\
-        bertscore \\
-        radcliq all]
-                                                    [--sides package radeval bf16] [--device cpu|cuda] [--lookalikes
-                                                    DIR] [--envs DIR] [--results FILE] [--no-profile]
+    python benchmarks/speed/scoring_speed_vs_reference.py [--pairs 1000] \\
+        [--metrics chexbert radgraph ratescore bertscore radcliq all] [--sides package radeval bf16] \\
+        [--device cpu|cuda] [--lookalikes DIR] [--envs DIR] [--results FILE] [--no-profile]
     python benchmarks/speed/scoring_speed_vs_reference.py --pairs N --describe-pairs   # what N pairs hold, nothing run
 
 1. builds (once, in --lookalikes, default checkpoints/lookalikes_full, ~3 GB) random-weight look-alikes of the released
@@ -103,8 +101,8 @@ TOLERANCE = 1e-5
 
 def scorer_setup(root: Path, metric: str | None = None) -> tuple[dict, dict]:
     """The components and options that point radmetrics at the look-alikes for one row (as
-    tests/test_released_parity.py does; None: those of the single-metric rows). `radcliq` runs on the original
-    RadGraph, with RadCliQ's BERTScore as the run's
+    tests/inference/test_released_parity.py does; None: those of the single-metric rows). `radcliq` runs on the
+    original RadGraph, with RadCliQ's BERTScore as the run's
     `bertscore`; `all` computes RadEval's keys in one process: `radgraph` on RadGraph-XL, `bertscore` in RadEval's
     setting,
     and RadCliQ with models of its own (options radgraph_model, bertscore_model); the other rows use RadGraph-XL."""

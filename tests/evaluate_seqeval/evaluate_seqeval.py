@@ -1,5 +1,6 @@
 """seqeval's entity scores as a local `evaluate` module (written for radmetrics' tests, loaded offline with
-`evaluate.load(path)`): the independent check of radmetrics.training.span.scores in tests/test_span_scores.py."""
+`evaluate.load(path)`): the independent check of radmetrics.training.span.scores in
+tests/training/test_span_scores.py."""
 
 import datasets
 import evaluate

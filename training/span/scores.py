@@ -3,8 +3,8 @@ precision, recall and F1 over per-sentence sets of tuples whose last element is 
 macro over the classes with gold support, and each class's row with its support and how often it was predicted.
 
 On non-overlapping spans read from IOB tags this is seqeval's default (lenient) entity scoring, micro and per type
-(`tests/test_span_scores.py` checks it against seqeval through `evaluate`); unlike seqeval it also scores nested or
-overlapping spans and relations. A class with gold support that the model never predicts is listed under
+(`tests/training/test_span_scores.py` checks it against seqeval through `evaluate`); unlike seqeval it also scores
+nested or overlapping spans and relations. A class with gold support that the model never predicts is listed under
 `never_predicted`, so an average cannot hide it.
 """
 

@@ -22,7 +22,7 @@ from parity.reports import empty_candidate_pairs, fingerprint, parity_pairs
 from radmetrics.inference import chexbert_f1, radgraph_f1
 from radmetrics.inference.cli import main
 
-FIXTURES = Path(__file__).parent / "data" / "released"
+FIXTURES = Path(__file__).parents[1] / "data" / "released"
 RADGRAPH_TYPES = ("radgraph", "radgraph-xl", "modern-radgraph-xl")
 
 
@@ -632,7 +632,7 @@ def test_meta_eval_and_refits_run_for_every_component_metric(released, pairs, tm
     }
     (tmp_path / "radcliq.json").write_text(json.dumps(constants))
     matrix = json.loads(
-        (Path(__file__).parents[1] / "inference" / "resources" / "affinity_short_weight.json").read_text()
+        (Path(__file__).parents[2] / "inference" / "resources" / "affinity_short_weight.json").read_text()
     )
     (tmp_path / "matrix.json").write_text(json.dumps(matrix))
     refit = score(

@@ -11,7 +11,7 @@ import pytest
 from radmetrics.data_builders.corpus.splits import normalise_report_text
 from radmetrics.training.chexbert.gold_split import GoldSplitArguments, drop_reserved, gold_reports, reserved_texts
 
-BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "encoders" / "chexbert_gold.py"
+BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "encoders" / "chexbert_gold.py"
 TINY = [
     "--max_seq_length",
     "64",

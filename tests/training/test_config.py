@@ -6,7 +6,7 @@ import pytest
 from radmetrics.training.config import ConfigError, RecipeParser, parse_config_file
 from radmetrics.training.recipes import RECIPES, load_recipe, recipe_for_config
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
 @dataclass

@@ -12,7 +12,7 @@ import yaml
 from radmetrics.training.common.run_dir import complete_checkpoints, is_complete
 from radmetrics.training.rehearsal import gpu_configs
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GPU_CONFIGS = {p.relative_to(ROOT).as_posix(): yaml.safe_load(p.read_text()) for p in gpu_configs()}
 GREEN = {name: c for name, c in GPU_CONFIGS.items() if name.startswith("configs/green/")}
 

@@ -125,7 +125,7 @@ def test_radpref_agreement_reproduces_the_committed_results(tmp_path):
     from radmetrics.inference.cli import main
 
     committed = json.loads(
-        (Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "agreement_radpref_dev.json").read_text()
+        (Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "agreement_radpref_dev.json").read_text()
     )
     assert main(["meta-eval", "radpref", "--metrics", "semantic_green", "rougeL", "--out", str(tmp_path)]) == 0
     fresh = json.loads((tmp_path / "agreement.json").read_text())

@@ -17,7 +17,7 @@ from cli_args import score_args
 from radmetrics.inference import registry
 from radmetrics.inference.scorer import Scorer
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 TOY_METRIC = '''
 from radmetrics.inference.metrics.base import Metric, MetricOutput, Option

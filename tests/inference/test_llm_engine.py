@@ -108,7 +108,11 @@ def test_killed_run_resumes_without_resending_answered_requests(tmp_path):
     with FaultServer(hang_after=30) as server:
         script = KILLED_CLIENT.format(tests=str(Path(__file__).parent), url=server.url, cache=str(cache))
         client = subprocess.Popen(
-            [sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+            [sys.executable, "-c", script],
+            env={
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join(str(p) for p in (Path(__file__).parent, Path(__file__).parents[1])),
+            },
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

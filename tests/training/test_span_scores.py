@@ -9,7 +9,7 @@ from radmetrics.inference.loading.components import get_component
 from radmetrics.training.span.scores import iob_spans, span_classification_scores, span_scores
 
 TYPES = get_component("rate_ner_span").label_map["labels"][1:]
-SEQEVAL_MODULE = Path(__file__).parent / "evaluate_seqeval"
+SEQEVAL_MODULE = Path(__file__).parents[1] / "evaluate_seqeval"
 
 
 def random_tags(rng, length: int) -> list[str]:

@@ -11,7 +11,7 @@ import pytest
 from radmetrics.inference.loading.components import get_component
 from radmetrics.training.common.run_dir import read_eval_results
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 FEW_STEPS = [
     "--max_steps",
     "2",

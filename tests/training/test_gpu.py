@@ -16,7 +16,7 @@ from test_green import PRETRAIN, sft_args
 from radmetrics.training.common.run_dir import read_eval_results
 from radmetrics.training.recipes import load_recipe
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks" / "gpu"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu"
 
 
 def benchmark(name: str):
