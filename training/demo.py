@@ -21,41 +21,25 @@ HELP = (
 )
 # Config scale of each encoder recipe in the demo: `small` fine-tunes the bundled pretrained all-MiniLM-L6-v2
 # (configs/<recipe>/small.yaml), `tiny` trains a random tiny encoder. Within the 15-minute budget on 2 cores only one
-# small config fits whole (2-5 minutes each); cut to 100 steps they scored below their tiny configs (one demo run:
-# span F1 0.75, CheXbert kappa 0.04), so the others run tiny. `python benchmarks/encoders/encoder_recipes_small.py`
-# compares the
-# two scales.
+# small config fits whole; cut short, the others scored below their tiny configs, so they run tiny
+# (docs/notes/encoder-quality.md; `python benchmarks/encoders/encoder_recipes_small.py` compares the two scales).
 ENCODER_SCALES = {
     "rate_ner/iob": "small",
     "rate_ner/span": "tiny",
     "chexbert/finetune": "tiny",
     "radgraph/train": "tiny",
 }
-# The demo's GREEN stage: the small recipe (SmolLM2-135M-Instruct, configs/green/sft/small.yaml) cut short so the demo
-# fits its
-# budget (15 minutes on 2 cores). The full small recipe (`python benchmarks/green/green_small.py`, about an hour) is
-# the one
-# measured
-# against its constant; the demo's row states whether this short run beats its constant and whether its answers vary.
+# The demo's GREEN stage: the small recipe (SmolLM2-135M-Instruct, configs/green/sft/small.yaml) cut short so that the
+# demo fits its budget (15 minutes on 2 cores, at most 8 GiB). The full recipe (benchmarks/green/green_small.py) is
+# the one measured against its constant; the demo's row says whether this short run beats its constant and whether
+# its answers vary. Why each setting below: docs/notes/green-small.md, "The demo's GREEN stage".
 DEMO_GREEN_TRAIN_PAIRS = 32  # 8 steps of 4 conversations (~1,100 tokens each): about 5 minutes on 2 cores
-# Eight steps at the full recipe's 1e-4 cosine answered in GREEN's format for 2 of 8 test pairs. On 8 validation pairs
-# (the demo's own pairs; `radmetrics train green/sft --config configs/green/sft/small.yaml --pairs_dir DEMO/pairs
-# --max_train_samples 32 --final_eval_samples 8 --max_eval_samples 8 --final_eval_splits validation --save_strategy no
-# --learning_rate LR --lr_scheduler_type constant --prompt green --max_length 1536`, the config's max_length then):
-# 5e-4 constant parsed 8 of 8, 1e-3 constant 0 of 8.
-DEMO_GREEN_LEARNING_RATE = 5e-4
-# GREEN's own prompt, and the semantic teacher's answers with a summary explanation and quoted statements: its format
-# instructions carried eight steps to the format with the programmatic teacher (the short prompt parsed 0 of 8
-# validation pairs). With the numbered prompt and the teacher's walkthrough, eight steps looped through the walkthrough
-# and parsed 0 of 8 test pairs in one demo run (C1, C2, ... C28, never closing the explanation).
-DEMO_GREEN_PROMPT = "green"
-DEMO_GREEN_EXPLANATION = "summary"
-# GREEN's prompt makes conversations of 950-1,300 tokens: the small config's 1280 (sized for the short prompt) dropped
-# 2
-# of the 32 pairs, and the model trained on the other 30 looped (parse rate 0.12 on the 8 test pairs in one demo run).
-DEMO_GREEN_MAX_LENGTH = 1536
-# The small config's 4 conversations a step, one at a time: the activations of four 1,500-token conversations through
-# SmolLM2's 49,152-word head kept the demo's peak memory over 8 GiB (a 16 GB laptop's budget).
+DEMO_GREEN_LEARNING_RATE = 5e-4  # constant: eight steps at the recipe's 1e-4 cosine rarely reach GREEN's format
+DEMO_GREEN_PROMPT = "green"  # GREEN's own format instructions carry eight steps to the format
+DEMO_GREEN_EXPLANATION = "summary"  # the numbered walkthrough loops when trained for eight steps
+DEMO_GREEN_MAX_LENGTH = 1536  # GREEN's prompt makes conversations of 950-1,300 tokens
+# The small config's 4 conversations a step, one at a time: four 1,500-token conversations through SmolLM2's
+# 49,152-word head at once keep the peak memory over 8 GiB (a 16 GB laptop's budget).
 DEMO_GREEN_ACCUMULATION = 4
 DEMO_GREEN_EVAL_PAIRS = 8  # test pairs the SFT run's final evaluation generates for
 DEMO_PAIRS = 50  # example pairs scored with every metric but GREEN
