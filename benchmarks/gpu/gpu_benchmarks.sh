@@ -51,7 +51,8 @@ run_step() {  # NAME LIMIT_S RESULTS_FILE COMMAND...
 for step in "$@"; do
   case $step in
     green-distill) run_step green-distill 300 benchmarks/results/green_distill_gpu.json \
-               "$python" benchmarks/green/green_small.py --teacher semantic --config configs/green/sft/small_semantic_gpu.yaml \
+               "$python" benchmarks/green/green_small.py --teacher semantic --explanation summary \
+               --config configs/green/sft/small_semantic_gpu.yaml \
                --radpref --radpref-metrics green rougeL --out checkpoints/bench_green_distill \
                --results benchmarks/results/green_distill_gpu.json ${GREEN_DISTILL_ARGS:+-- $GREEN_DISTILL_ARGS} ;;
     lookalikes) run_step lookalikes 240 "" "$python" -c "import sys; sys.path.insert(0, 'benchmarks/speed')

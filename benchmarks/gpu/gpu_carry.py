@@ -36,6 +36,7 @@ SITE = "/tmp/radmetrics_site"
 CALL_LIMIT = 64 * 2**20
 MARGIN = 2**20  # the tree is measured before the parts are written; leave room for what changes in between
 PAIRS = "checkpoints/bench_green_distill/pairs"
+GPU_CONFIG = "configs/green/sft/small_semantic_gpu.yaml"
 PAIR_FILES = ("README.md", "stats.json", "train.jsonl", "validation.jsonl", "test.jsonl")
 # Wheels the image lacks or holds at another version than the one radmetrics is tested with (device KINDS.md lists the
 # image's packages): the versions installed here are the ones carried.
@@ -178,12 +179,24 @@ def unpack(stash: Path = STASH, site: str = SITE) -> None:
 
 
 def pack_pairs(pairs: Path, out: Path) -> Path:
+    """The semantic teacher's pairs with the explanation the GPU config trains on, built here if absent (the teacher
+    needs the bundled MiniLM, whose weights do not travel)."""
+    from radmetrics.data_builders.pairs.dataset import pairs_explanation, pairs_teacher
+    from radmetrics.training.config import read_yaml
+
+    explanation = read_yaml(ROOT / GPU_CONFIG)["teacher_explanation"]
     if not (pairs / "train.jsonl").is_file():
         print(f"annotating the bundled IU pairs with the semantic teacher into {pairs} (minutes on 2 cores)")
         from radmetrics.inference.cli import main as radmetrics
 
-        if radmetrics(["data", "pairs", "--teacher", "semantic", "--out", str(pairs)]):
+        if radmetrics(["data", "pairs", "--teacher", "semantic", "--explanation", explanation, "--out", str(pairs)]):
             raise SystemExit("radmetrics data pairs failed")
+    found = (pairs_teacher(pairs), pairs_explanation(pairs))
+    if found != ("semantic", explanation):
+        raise SystemExit(
+            f"{pairs} holds pairs of the {found[0]} teacher with the {found[1]} explanation; {GPU_CONFIG} trains "
+            f"on the semantic teacher's {explanation}: remove {pairs} or pass another --pairs"
+        )
     archive = out / "semantic_pairs.tar.xz"
     with tarfile.open(archive, "w:xz") as tar:
         for name in PAIR_FILES:

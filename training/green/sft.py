@@ -84,7 +84,8 @@ class GreenDataArguments:
         default="summary",
         metadata={
             "help": (
-                "the programmatic teacher's [Explanation] when building pairs: summary (the counts only) or"
+                "the teacher's [Explanation] when building pairs: summary (the counts only; the semantic teacher then"
+                " quotes each statement's first words) or"
                 " walkthrough (each sentence's verdict, then the counts; data_builders/pairs/programmatic_teacher.py)."
                 " With pairs_dir,"
                 " build them with `radmetrics data pairs --explanation`"
