@@ -4,3 +4,11 @@
 def score_args(refs, hyps, out, *options) -> list[str]:
     """`radmetrics score --refs REFS --hyps HYPS [OPTIONS ...] --out OUT` as a list for main()."""
     return ["score", "--refs", str(refs), "--hyps", str(hyps), *options, "--out", str(out)]
+
+
+def score_in(folder, *options, refs="refs.txt", hyps="hyps.txt", out="out") -> int:
+    """`radmetrics score` on FOLDER/refs.txt and FOLDER/hyps.txt into FOLDER/out (other names by keyword), with
+    OPTIONS: main()'s exit code."""
+    from radmetrics.inference.cli import main
+
+    return main(score_args(folder / refs, folder / hyps, folder / out, *options))

@@ -4,7 +4,7 @@ template, equal to scoring those candidates by hand, and said in words."""
 import json
 
 import pytest
-from cli_args import score_args
+from cli_args import score_in
 
 from radmetrics.inference.baselines import (
     DEFAULT_TEMPLATE,
@@ -14,7 +14,6 @@ from radmetrics.inference.baselines import (
     derangement,
     score_baselines,
 )
-from radmetrics.inference.cli import main
 from radmetrics.inference.scorer import Scorer
 
 REFS = [
@@ -60,19 +59,16 @@ def test_score_baselines_writes_the_table_the_json_and_the_page(tmp_path):
     (tmp_path / "refs.txt").write_text("\n".join(REFS) + "\n")
     (tmp_path / "hyps.txt").write_text("\n".join(HYPS) + "\n")
     assert (
-        main(
-            score_args(
-                str(tmp_path / "refs.txt"),
-                str(tmp_path / "hyps.txt"),
-                str(tmp_path / "o"),
-                "--metrics",
-                "rougeL",
-                "--baselines",
-                "--baseline-template",
-                "Normal chest.",
-                "--bootstrap",
-                "50",
-            )
+        score_in(
+            tmp_path,
+            "--metrics",
+            "rougeL",
+            "--baselines",
+            "--baseline-template",
+            "Normal chest.",
+            "--bootstrap",
+            "50",
+            out="o",
         )
         == 0
     )
@@ -112,18 +108,17 @@ def test_published_rows_appear_beside_comparable_keys(tmp_path):
     (tmp_path / "refs.jsonl").write_text("\n".join(json.dumps({"report": r}) for r in refs) + "\n")
     (tmp_path / "hyps.jsonl").write_text("\n".join(json.dumps({"report": "No acute disease."}) for _ in refs) + "\n")
     assert (
-        main(
-            score_args(
-                str(tmp_path / "refs.jsonl"),
-                str(tmp_path / "hyps.jsonl"),
-                str(tmp_path / "o"),
-                "--metrics",
-                "bleu2",
-                "rougeL",
-                "--baselines",
-                "--bootstrap",
-                "20",
-            )
+        score_in(
+            tmp_path,
+            "--metrics",
+            "bleu2",
+            "rougeL",
+            "--baselines",
+            "--bootstrap",
+            "20",
+            refs="refs.jsonl",
+            hyps="hyps.jsonl",
+            out="o",
         )
         == 0
     )

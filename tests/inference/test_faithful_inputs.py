@@ -6,7 +6,7 @@ import json
 import math
 
 import pytest
-from cli_args import score_args
+from cli_args import score_in
 from llm_fault_server import FaultServer
 
 from radmetrics.inference.cli import main
@@ -71,36 +71,12 @@ def test_empty_candidates_are_scored_and_counted_empty_references_refused(tmp_pa
         Scorer(["rougeL"])(["Mild cardiomegaly.", " "], ["x", "y"])
     (tmp_path / "refs.txt").write_text("\n".join(refs) + "\n")
     (tmp_path / "hyps.txt").write_text("Mild cardiomegaly.\n\n  \n")
-    assert (
-        main(
-            score_args(
-                str(tmp_path / "refs.txt"),
-                str(tmp_path / "hyps.txt"),
-                str(tmp_path / "out"),
-                "--metrics",
-                "rougeL",
-                "--bootstrap",
-                "0",
-            )
-        )
-        == 0
-    )
+    assert score_in(tmp_path, "--metrics", "rougeL", "--bootstrap", "0") == 0
     summary = strict_json((tmp_path / "out" / "summary.json").read_text())  # --bootstrap 0 wrote NaN here before
     assert summary["rougeL"]["ci95"] == [None, None] and summary["rougeL"]["empty_candidates"] == 2
     assert "| rougeL | 0.3333 | n/a | 3 |" in (tmp_path / "out" / "summary.md").read_text()
     (tmp_path / "refs_gap.txt").write_text("Mild cardiomegaly.\n\nLungs are clear.\n")
-    assert (
-        main(
-            score_args(
-                str(tmp_path / "refs_gap.txt"),
-                str(tmp_path / "hyps.txt"),
-                str(tmp_path / "out2"),
-                "--metrics",
-                "rougeL",
-            )
-        )
-        == 2
-    )
+    assert score_in(tmp_path, "--metrics", "rougeL", refs="refs_gap.txt", out="out2") == 2
     assert "line 2: the report is empty" in capsys.readouterr().err
 
 
@@ -221,18 +197,14 @@ def test_a_metric_failing_on_most_pairs_warns(tmp_path, capsys):
     (tmp_path / "hyps.txt").write_text("Garbled a.\nGarbled b.\nMinor finding.\n")
     with FaultServer(responder=severity_judge(JUDGE)) as server:
         assert (
-            main(
-                score_args(
-                    str(tmp_path / "refs.txt"),
-                    str(tmp_path / "hyps.txt"),
-                    str(tmp_path / "out"),
-                    "--metrics",
-                    "fineradscore",
-                    "--endpoint",
-                    endpoint_yaml(tmp_path / "j.yaml", server),
-                    "--bootstrap",
-                    "10",
-                )
+            score_in(
+                tmp_path,
+                "--metrics",
+                "fineradscore",
+                "--endpoint",
+                endpoint_yaml(tmp_path / "j.yaml", server),
+                "--bootstrap",
+                "10",
             )
             == 0
         )
@@ -254,14 +226,4 @@ def test_a_training_run_is_refused_as_a_component(tmp_path, capsys):
     (tmp_path / "r.txt").write_text("Lungs clear.\n")
     for entry in (f"green={run / 'final'}", str(run)):
         with pytest.raises(SystemExit, match=f"not an export; export it first: radmetrics export {run} --out"):
-            main(
-                score_args(
-                    str(tmp_path / "r.txt"),
-                    str(tmp_path / "r.txt"),
-                    str(tmp_path / "out"),
-                    "--metrics",
-                    "green",
-                    "--components",
-                    entry,
-                )
-            )
+            score_in(tmp_path, "--metrics", "green", "--components", entry, refs="r.txt", hyps="r.txt")

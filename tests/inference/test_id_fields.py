@@ -4,7 +4,7 @@ file has ids."""
 import json
 
 import pytest
-from cli_args import score_args
+from cli_args import score_args, score_in
 
 from radmetrics.inference.cli import main
 from radmetrics.inference.report_io import ReportFileError, pair_reports, read_reports
@@ -25,20 +25,18 @@ def write_mimic_style(tmp_path):
 def test_score_pairs_by_study_id(tmp_path):
     write_mimic_style(tmp_path)
     assert (
-        main(
-            score_args(
-                str(tmp_path / "refs.csv"),
-                str(tmp_path / "hyps.csv"),
-                str(tmp_path / "out"),
-                "--hyp-field",
-                "findings",
-                "--id-field",
-                "study_id",
-                "--metrics",
-                "rougeL",
-                "--bootstrap",
-                "0",
-            )
+        score_in(
+            tmp_path,
+            "--hyp-field",
+            "findings",
+            "--id-field",
+            "study_id",
+            "--metrics",
+            "rougeL",
+            "--bootstrap",
+            "0",
+            refs="refs.csv",
+            hyps="hyps.csv",
         )
         == 0
     )
@@ -55,20 +53,19 @@ def test_a_missing_id_field_names_the_columns(tmp_path, capsys):
     with pytest.raises(ReportFileError, match="a .txt file"):
         read_reports(tmp_path / "refs.txt", id_field="study_id", id_required=True)
     assert (
-        main(
-            score_args(
-                str(tmp_path / "refs.csv"),
-                str(tmp_path / "hyps.csv"),
-                str(tmp_path / "o"),
-                "--hyp-field",
-                "findings",
-                "--ref-id-field",
-                "study_id",
-                "--hyp-id-field",
-                "dicom_id",
-                "--metrics",
-                "rougeL",
-            )
+        score_in(
+            tmp_path,
+            "--hyp-field",
+            "findings",
+            "--ref-id-field",
+            "study_id",
+            "--hyp-id-field",
+            "dicom_id",
+            "--metrics",
+            "rougeL",
+            refs="refs.csv",
+            hyps="hyps.csv",
+            out="o",
         )
         == 2
     )

