@@ -13,7 +13,7 @@
 #                semantic teacher's annotations of every training pair, its test figures against the teacher and its
 #                RadPref dev agreement (green and ROUGE-L: the MiniLM weights do not travel). Needs what
 #                benchmarks/gpu/gpu_carry.py carries (the pairs, the SmolLM2 GGUF, wheels); $GREEN_DISTILL_ARGS adds recipe
-#                arguments (the CPU rehearsal's tiny sizes)
+#                arguments (the CPU rehearsal's tiny sizes), $GREEN_DISTILL_LIMIT its limit (default 300 s)
 #   lookalikes   builds the full-size look-alikes on the CPU (86 s on 8 of the H200 machine's cores), so that the timed
 #                steps' limits do not include it
 #   scoring      benchmarks/speed/scoring_speed_vs_reference.py --device cuda --no-profile: CheXbert, RadGraph-XL, RaTEScore and
@@ -50,7 +50,7 @@ run_step() {  # NAME LIMIT_S RESULTS_FILE COMMAND...
 
 for step in "$@"; do
   case $step in
-    green-distill) run_step green-distill 300 benchmarks/results/green_distill_gpu.json \
+    green-distill) run_step green-distill "${GREEN_DISTILL_LIMIT:-300}" benchmarks/results/green_distill_gpu.json \
                "$python" benchmarks/green/green_small.py --teacher semantic --explanation summary \
                --config configs/green/sft/small_semantic_gpu.yaml \
                --radpref --radpref-metrics green rougeL --out checkpoints/bench_green_distill \

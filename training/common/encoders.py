@@ -115,3 +115,15 @@ def predict_logits(model, dataset, collator, batch_size: int = 64):
         width = max(o.shape[1] for o in outputs)
         outputs = [np.pad(o, ((0, 0), (0, width - o.shape[1]), (0, 0))) for o in outputs]
     return np.concatenate(outputs)
+
+
+def map_on_main_first(data, function, training_args, data_args, desc: str):
+    """`function` mapped in batches over every split of `data`, replacing its columns: on global rank 0 first, so
+    that the other ranks (every node) read its cache instead of computing it again."""
+    with training_args.main_process_first(local=False, desc=desc):
+        return data.map(
+            function,
+            batched=True,
+            remove_columns=data["train"].column_names,
+            num_proc=data_args.preprocessing_num_workers,
+        )

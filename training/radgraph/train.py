@@ -24,7 +24,7 @@ from transformers import TrainingArguments
 from radmetrics.inference.loading.components import get_component
 
 from ..common.arguments import DataArguments, ModelArguments
-from ..common.encoders import build_tokenizer, load_silver
+from ..common.encoders import build_tokenizer, load_silver, map_on_main_first
 from ..common.lifecycle import start_run, train_and_finish, write_test_predictions
 from ..config import RecipeParser
 from ..span.decision_offsets import tune_relation_offsets
@@ -87,13 +87,7 @@ def main(argv: list[str] | None = None):
     entity_ids = {label: i for i, label in enumerate(label_map["entities"])}
     relation_ids = {label: i for i, label in enumerate(label_map["relations"])}
     documents, provenance = load_silver(data_args, "radgraph", training_args)
-    with training_args.main_process_first(local=False, desc="split sentences"):
-        data = documents.map(
-            sentences_of,
-            batched=True,
-            remove_columns=documents["train"].column_names,
-            num_proc=data_args.preprocessing_num_workers,
-        )
+    data = map_on_main_first(documents, sentences_of, training_args, data_args, "split sentences")
     tokenizer = build_tokenizer(model_args, (" ".join(r["tokens"]) for r in data["train"]), training_args)
     run_dir = start_run(COMPONENT, "radgraph/train", model_args, data_args, training_args, provenance, (span_args,))
 
@@ -114,13 +108,7 @@ def main(argv: list[str] | None = None):
             ]
         return {key: [row[key] for row in rows] for key in rows[0]}
 
-    with training_args.main_process_first(local=False, desc="featurize"):
-        features = data.map(
-            featurize,
-            batched=True,
-            remove_columns=data["train"].column_names,
-            num_proc=data_args.preprocessing_num_workers,
-        )
+    features = map_on_main_first(data, featurize, training_args, data_args, "featurize")
 
     model = build_span_model(
         model_args,

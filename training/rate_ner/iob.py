@@ -25,7 +25,14 @@ from transformers import TrainingArguments
 from radmetrics.inference.loading.components import get_component
 
 from ..common.arguments import DataArguments, ModelArguments
-from ..common.encoders import build_tokenizer, encoder_config, load_silver, predict_logits, pretrained_weights
+from ..common.encoders import (
+    build_tokenizer,
+    encoder_config,
+    load_silver,
+    map_on_main_first,
+    predict_logits,
+    pretrained_weights,
+)
 from ..common.lifecycle import start_run, train_and_finish, write_test_predictions
 from ..config import RecipeParser
 from ..span.scores import iob_spans, span_scores
@@ -101,11 +108,7 @@ def main(argv: list[str] | None = None):
         ]
         return encoded
 
-    columns = data["train"].column_names
-    with training_args.main_process_first(local=False, desc="tokenize"):
-        tokenized = data.map(
-            tokenize, batched=True, remove_columns=columns, num_proc=data_args.preprocessing_num_workers
-        )
+    tokenized = map_on_main_first(data, tokenize, training_args, data_args, "tokenize")
 
     config = encoder_config(
         model_args, tokenizer, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=label2id

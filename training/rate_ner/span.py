@@ -17,7 +17,7 @@ from transformers import TrainingArguments
 from radmetrics.inference.loading.components import get_component
 
 from ..common.arguments import DataArguments, ModelArguments
-from ..common.encoders import build_tokenizer, load_silver
+from ..common.encoders import build_tokenizer, load_silver, map_on_main_first
 from ..common.lifecycle import start_run, train_and_finish, write_test_predictions
 from ..config import RecipeParser
 from ..span.scores import span_classification_scores, span_scores
@@ -59,13 +59,7 @@ def main(argv: list[str] | None = None):
             )
         return {key: [row[key] for row in rows] for key in rows[0]}
 
-    with training_args.main_process_first(local=False, desc="featurize"):
-        features = data.map(
-            featurize,
-            batched=True,
-            remove_columns=data["train"].column_names,
-            num_proc=data_args.preprocessing_num_workers,
-        )
+    features = map_on_main_first(data, featurize, training_args, data_args, "featurize")
 
     model = build_span_model(
         model_args,
