@@ -12,3 +12,12 @@ def score_in(folder, *options, refs="refs.txt", hyps="hyps.txt", out="out") -> i
     from radmetrics.inference.cli import main
 
     return main(score_args(folder / refs, folder / hyps, folder / out, *options))
+
+
+def compare_in(folder, *options, out="cmp") -> int:
+    """`radmetrics compare` of FOLDER/a.txt against FOLDER/b.txt on FOLDER/refs.txt into FOLDER/OUT, with OPTIONS:
+    main()'s exit code."""
+    from radmetrics.inference.cli import main
+
+    files = ["--refs", folder / "refs.txt", "--system-a", folder / "a.txt", "--system-b", folder / "b.txt"]
+    return main(["compare", *map(str, files), *options, "--out", str(folder / out)])

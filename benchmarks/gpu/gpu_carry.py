@@ -114,9 +114,13 @@ def receive(part: Path, stash: Path = STASH) -> None:
     print(f"stashed {part.name} ({sum(p.stat().st_size for p in part.iterdir()) / 2**20:.1f} MiB) in {stash}")
 
 
+def read_manifest(stash: Path) -> dict:
+    return json.loads((stash / "manifest.json").read_text(encoding="utf-8"))
+
+
 def join_files(stash: Path, into: Path) -> list[Path]:
     """The carried files, joined from the stash's pieces and checked against the manifest's sha256."""
-    manifest = json.loads((stash / "manifest.json").read_text(encoding="utf-8"))
+    manifest = read_manifest(stash)
     missing = sorted(
         {
             number
@@ -165,9 +169,9 @@ def unpack(stash: Path = STASH, site: str = SITE) -> None:
             ],
             check=True,
         )
+    archives = read_manifest(stash)["archives"]
     for archive in (p for p in files if p.name.endswith(".tar.xz")):
-        manifest = json.loads((stash / "manifest.json").read_text(encoding="utf-8"))
-        target = ROOT / manifest["archives"][archive.name]
+        target = ROOT / archives[archive.name]
         shutil.rmtree(target, ignore_errors=True)
         target.mkdir(parents=True)
         with tarfile.open(archive) as tar:

@@ -6,10 +6,9 @@ import json
 import math
 
 import pytest
-from cli_args import score_in
+from cli_args import compare_in, score_in
 from llm_fault_server import FaultServer
 
-from radmetrics.inference.cli import main
 from radmetrics.inference.report_io import ReportFileError, pair_reports, read_reports
 from radmetrics.inference.rewards import MetricReward
 from radmetrics.inference.scorer import Scorer, ScoringInputError
@@ -151,26 +150,16 @@ def test_compare_uses_the_pairs_both_systems_scored(tmp_path, capsys):
     (tmp_path / "b.txt").write_text("Minor finding.\nUrgent finding.\n")
     with FaultServer(responder=severity_judge(JUDGE)) as server:
         assert (
-            main(
-                [
-                    "compare",
-                    "--refs",
-                    str(tmp_path / "refs.txt"),
-                    "--system-a",
-                    str(tmp_path / "a.txt"),
-                    "--system-b",
-                    str(tmp_path / "b.txt"),
-                    "--metrics",
-                    "fineradscore",
-                    "--endpoint",
-                    endpoint_yaml(tmp_path / "j.yaml", server),
-                    "--bootstrap",
-                    "50",
-                    "--permutations",
-                    "50",
-                    "--out",
-                    str(tmp_path / "cmp"),
-                ]
+            compare_in(
+                tmp_path,
+                "--metrics",
+                "fineradscore",
+                "--endpoint",
+                endpoint_yaml(tmp_path / "j.yaml", server),
+                "--bootstrap",
+                "50",
+                "--permutations",
+                "50",
             )
             == 0
         )

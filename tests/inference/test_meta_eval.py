@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from cli_args import compare_in
 
 from radmetrics.inference.cli import main
 from radmetrics.inference.sentences import split_sentences
@@ -149,29 +150,7 @@ def test_compare_prints_differences_with_intervals(rated, tmp_path, capsys):
     (tmp_path / "b.txt").write_text(
         "\n".join(r["candidate"] if r["dropped"] else "No acute findings." for r in rated) + "\n"
     )
-    assert (
-        main(
-            [
-                "compare",
-                "--refs",
-                str(tmp_path / "refs.txt"),
-                "--system-a",
-                str(tmp_path / "a.txt"),
-                "--system-b",
-                str(tmp_path / "b.txt"),
-                "--metrics",
-                "bleu4",
-                "rougeL",
-                "--bootstrap",
-                "200",
-                "--permutations",
-                "500",
-                "--out",
-                str(tmp_path / "cmp"),
-            ]
-        )
-        == 0
-    )
+    assert compare_in(tmp_path, "--metrics", "bleu4", "rougeL", "--bootstrap", "200", "--permutations", "500") == 0
     result = json.loads((tmp_path / "cmp" / "compare.json").read_text())["keys"]
     for key in ("bleu4", "rougeL"):  # bleu4 is corpus-level: recomputed on each resample
         assert result[key]["difference"] > 0 and result[key]["ci95"][0] > 0 and result[key]["p_value"] < 0.01

@@ -4,7 +4,7 @@ option that changes values, changes the signature; an option that changes no val
 import json
 
 import pytest
-from cli_args import score_in
+from cli_args import compare_in, score_in
 
 from radmetrics.inference.cli import main
 from radmetrics.inference.scorer import Scorer
@@ -143,26 +143,7 @@ def test_compare_outputs_carry_the_signatures(tmp_path):
     (tmp_path / "refs.txt").write_text("\n".join(REFS) + "\n")
     (tmp_path / "a.txt").write_text("\n".join(HYPS) + "\n")
     (tmp_path / "b.txt").write_text("\n".join(reversed(HYPS)) + "\n")
-    assert (
-        main(
-            [
-                "compare",
-                "--refs",
-                str(tmp_path / "refs.txt"),
-                "--system-a",
-                str(tmp_path / "a.txt"),
-                "--system-b",
-                str(tmp_path / "b.txt"),
-                "--metrics",
-                "rougeL",
-                "--bootstrap",
-                "20",
-                "--out",
-                str(tmp_path / "o"),
-            ]
-        )
-        == 0
-    )
+    assert compare_in(tmp_path, "--metrics", "rougeL", "--bootstrap", "20", out="o") == 0
     signature = f"rougeL|use_stemmer:True|v:{version()}"
     assert json.loads((tmp_path / "o" / "compare.json").read_text())["keys"]["rougeL"]["signature"] == signature
     assert signature in (tmp_path / "o" / "report.html").read_text()

@@ -10,6 +10,12 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+# accelerate's launcher with two real CPU processes (its --cpu flag would quietly run one), then `-m MODULE ...`
+TWO_CPU_PROCESSES = [
+    str(Path(sys.executable).with_name("accelerate")),
+    *("launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1"),
+    *("--mixed_precision", "no", "--dynamo_backend", "no", "-m"),
+]
 
 
 @pytest.mark.slow
@@ -18,20 +24,8 @@ REPO = Path(__file__).resolve().parents[2]
     ["radmetrics.training.rate_ner.iob", "radmetrics.training.rate_ner.span", "radmetrics.training.chexbert.finetune"],
 )
 def test_zero3_two_cpu_processes(module, tmp_path):
-    accelerate = Path(sys.executable).with_name("accelerate")
     command = [
-        str(accelerate),
-        "launch",
-        "--multi_gpu",
-        "--num_processes",
-        "2",
-        "--num_machines",
-        "1",
-        "--mixed_precision",
-        "no",
-        "--dynamo_backend",
-        "no",
-        "-m",
+        *TWO_CPU_PROCESSES,
         module,
         "--model_name_or_path",
         "tiny-bert",
@@ -103,20 +97,8 @@ def test_green_sft_step_under_zero3_two_cpu_processes(tmp_path):
         )
         / "final"
     )
-    accelerate = Path(sys.executable).with_name("accelerate")
     command = [
-        str(accelerate),
-        "launch",
-        "--multi_gpu",
-        "--num_processes",
-        "2",
-        "--num_machines",
-        "1",
-        "--mixed_precision",
-        "no",
-        "--dynamo_backend",
-        "no",
-        "-m",
+        *TWO_CPU_PROCESSES,
         "radmetrics.training.green.sft",
         "--config",
         str(REPO / "configs/green/sft/tiny.yaml"),
