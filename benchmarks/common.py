@@ -25,3 +25,10 @@ def write_results(name: str, results: dict) -> Path:
     out = RESULTS / name
     out.write_text(json.dumps(results, indent=2) + "\n")
     return out
+
+
+def decoder_shape(hidden: int, intermediate: int, layers: int, heads: int, kv_heads: int, **rest) -> dict:
+    """A decoder config's size keywords (Llama, Mistral, Phi spell them alike) from the five numbers that set its
+    cost, plus any other config keywords."""
+    names = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads")
+    return {**dict(zip(names, (hidden, intermediate, layers, heads, kv_heads))), **rest}

@@ -180,19 +180,29 @@ def load_corpus_from_args(args: argparse.Namespace):
     return reports
 
 
+def corpus_and_splits(args: argparse.Namespace) -> tuple[list, dict]:
+    """The corpus the arguments name, and its split assignment (--split-by, --seed)."""
+    from .corpus.corpus_io import assign_splits
+
+    reports = load_corpus_from_args(args)
+    return reports, assign_splits(reports, args.split_by, seed=args.seed)
+
+
+def corpus_provenance(args: argparse.Namespace) -> dict:
+    return {"corpus": args.kind, "path": args.path or "bundled", "split_by": args.split_by}
+
+
 def run(args: argparse.Namespace) -> int:
-    from .corpus.corpus_io import assign_splits, write_corpus
+    from .corpus.corpus_io import write_corpus
 
     if args.data_command == "corpus":
-        reports = load_corpus_from_args(args)
-        stats = write_corpus(reports, assign_splits(reports, args.split_by, seed=args.seed), args.out)
+        stats = write_corpus(*corpus_and_splits(args), args.out)
         print(json.dumps(stats, indent=2))
     elif args.data_command == "pairs":
         from .pairs.builders import HEURISTICS, build_pairs
         from .pairs.dataset import write_pairs
 
-        reports = load_corpus_from_args(args)
-        splits = assign_splits(reports, args.split_by, seed=args.seed)
+        reports, splits = corpus_and_splits(args)
         pairs = build_pairs(
             reports,
             splits,
@@ -205,13 +215,7 @@ def run(args: argparse.Namespace) -> int:
         stats = write_pairs(
             pairs,
             args.out,
-            {
-                "corpus": args.kind,
-                "path": args.path or "bundled",
-                "split_by": args.split_by,
-                "seed": args.seed,
-                "sentence_splitter": args.sentence_splitter,
-            },
+            {**corpus_provenance(args), "seed": args.seed, "sentence_splitter": args.sentence_splitter},
             args.explanation or ("walkthrough" if args.teacher == "semantic" else "summary"),
             args.teacher,
         )
@@ -231,26 +235,14 @@ def run(args: argparse.Namespace) -> int:
     elif args.data_command == "pretrain-corpus":
         from .corpus.pretraining import write_pretrain_corpus
 
-        reports = load_corpus_from_args(args)
-        stats = write_pretrain_corpus(
-            reports,
-            assign_splits(reports, args.split_by, seed=args.seed),
-            args.out,
-            {"corpus": args.kind, "path": args.path or "bundled", "split_by": args.split_by},
-        )
+        reports, splits = corpus_and_splits(args)
+        stats = write_pretrain_corpus(reports, splits, args.out, corpus_provenance(args))
         print(json.dumps(stats, indent=2))
     elif args.data_command == "silver":
         from .silver.dataset import write_silver
 
-        reports = load_corpus_from_args(args)
-        stats = write_silver(
-            reports,
-            assign_splits(reports, args.split_by, seed=args.seed),
-            args.out,
-            args.labelers,
-            {"corpus": args.kind, "path": args.path or "bundled", "split_by": args.split_by},
-            args.sentence_splitter,
-        )
+        reports, splits = corpus_and_splits(args)
+        stats = write_silver(reports, splits, args.out, args.labelers, corpus_provenance(args), args.sentence_splitter)
         print(json.dumps({name: s["records_per_split"] for name, s in stats["labelers"].items()}, indent=2))
         print(f"dataset card: {args.out}/README.md")
     return 0

@@ -111,8 +111,7 @@ def encoder_config(recipe: str) -> Path:
 
 def _train_and_export(out: Path, state: dict, recipe: str, component: str) -> dict:
     """Train an encoder recipe (its ENCODER_SCALES config) on the demo's silver labels, export it, and make it
-    available
-    to scoring."""
+    available to scoring."""
     from radmetrics.training.export import export_run
     from radmetrics.training.recipes import load_recipe
 
@@ -139,20 +138,20 @@ def never_predicted(results: dict, prefix: str) -> str:
     return f"; NEVER PREDICTED: {', '.join(missed)}" if missed else ""
 
 
-def stage_rate_ner(out: Path, state: dict) -> str:
-    results = _train_and_export(out, state, "rate_ner/iob", "rate_ner_iob")
+def f1_with_baseline(results: dict, label: str) -> str:
+    """The test F1 and macro F1 beside the word-majority baseline's, and the classes never predicted."""
     return (
-        f"test F1 {results['test_f1']:.3f}, macro {results['test_macro_f1']:.3f} (word-majority baseline "
+        f"test {label} {results['test_f1']:.3f}, macro {results['test_macro_f1']:.3f} (word-majority baseline "
         f"{results['baseline_word_majority_test_f1']:.3f}){never_predicted(results, 'test_')}; exported"
     )
+
+
+def stage_rate_ner(out: Path, state: dict) -> str:
+    return f1_with_baseline(_train_and_export(out, state, "rate_ner/iob", "rate_ner_iob"), "F1")
 
 
 def stage_rate_ner_span(out: Path, state: dict) -> str:
-    results = _train_and_export(out, state, "rate_ner/span", "rate_ner_span")
-    return (
-        f"test span F1 {results['test_f1']:.3f}, macro {results['test_macro_f1']:.3f} (word-majority baseline "
-        f"{results['baseline_word_majority_test_f1']:.3f}){never_predicted(results, 'test_')}; exported"
-    )
+    return f1_with_baseline(_train_and_export(out, state, "rate_ner/span", "rate_ner_span"), "span F1")
 
 
 def stage_radgraph(out: Path, state: dict) -> str:

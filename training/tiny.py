@@ -46,51 +46,31 @@ def train_bpe_tokenizer(texts: Iterable[str], out_dir: str | Path, vocab_size: i
     return tokenizer
 
 
+# The tiny encoders' shape: two layers of 64, for CPU tests and the demo's tiny recipes.
+TINY_ENCODER_SHAPE = dict(
+    hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128, max_position_embeddings=512
+)
+
+
 def tiny_bert_config(vocab_size: int, **overrides):
     from transformers import BertConfig
 
-    base = dict(
-        vocab_size=vocab_size,
-        hidden_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=128,
-        max_position_embeddings=512,
-    )
-    return BertConfig(**{**base, **overrides})
+    return BertConfig(**{**TINY_ENCODER_SHAPE, "vocab_size": vocab_size, **overrides})
 
 
 def tiny_deberta_v2_config(vocab_size: int, **overrides):
     from transformers import DebertaV2Config
 
-    base = dict(
-        vocab_size=vocab_size,
-        hidden_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=128,
-        max_position_embeddings=512,
-        relative_attention=True,
-        position_buckets=64,
-        pos_att_type=["p2c", "c2p"],
-    )
-    return DebertaV2Config(**{**base, **overrides})
+    relative = dict(relative_attention=True, position_buckets=64, pos_att_type=["p2c", "c2p"])
+    return DebertaV2Config(**{**TINY_ENCODER_SHAPE, **relative, "vocab_size": vocab_size, **overrides})
 
 
 def tiny_llama_config(vocab_size: int, pad_token_id: int, bos_token_id: int, eos_token_id: int, **overrides):
     from transformers import LlamaConfig
 
-    base = dict(
-        vocab_size=vocab_size,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=2048,
-        pad_token_id=pad_token_id,
-        bos_token_id=bos_token_id,
-        eos_token_id=eos_token_id,
-        tie_word_embeddings=True,
+    shape = dict(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2
     )
-    return LlamaConfig(**{**base, **overrides})
+    tokens = dict(pad_token_id=pad_token_id, bos_token_id=bos_token_id, eos_token_id=eos_token_id)
+    rest = dict(vocab_size=vocab_size, max_position_embeddings=2048, tie_word_embeddings=True)
+    return LlamaConfig(**{**shape, **tokens, **rest, **overrides})

@@ -76,31 +76,12 @@ def radgraph_labels(kind: str) -> tuple[str, ...]:
     return tuple(get_component("radgraph").label_map[kind][1:])
 
 
+RATE_NER_ENTITIES = Task(
+    "entities", "gold", "predicted", BASELINE, as_tuples, rate_types(), "test_f1", "baseline_word_majority_test_f1"
+)
 TASKS = {
-    "rate_ner/iob": [
-        Task(
-            "entities",
-            "gold",
-            "predicted",
-            BASELINE,
-            as_tuples,
-            rate_types(),
-            "test_f1",
-            "baseline_word_majority_test_f1",
-        )
-    ],
-    "rate_ner/span": [
-        Task(
-            "entities",
-            "gold",
-            "predicted",
-            BASELINE,
-            as_tuples,
-            rate_types(),
-            "test_f1",
-            "baseline_word_majority_test_f1",
-        )
-    ],
+    "rate_ner/iob": [RATE_NER_ENTITIES],
+    "rate_ner/span": [RATE_NER_ENTITIES],
     "radgraph/train": [
         Task(
             "entities",

@@ -95,12 +95,7 @@ def test_pairs_and_silver_stats_record_split_overlap(small_table, tmp_path):
                 "data",
                 "pairs",
                 *corpus,
-                "--heuristics",
-                "random",
-                "remove_shuffle",
-                "--per-heuristic",
-                "20",
-                "--out",
+                *"--heuristics random remove_shuffle --per-heuristic 20 --out".split(),
                 str(tmp_path / "pairs"),
             ]
         )

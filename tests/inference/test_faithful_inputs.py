@@ -149,20 +149,8 @@ def test_compare_uses_the_pairs_both_systems_scored(tmp_path, capsys):
     (tmp_path / "a.txt").write_text("Minor finding.\nGarbled text.\n")
     (tmp_path / "b.txt").write_text("Minor finding.\nUrgent finding.\n")
     with FaultServer(responder=severity_judge(JUDGE)) as server:
-        assert (
-            compare_in(
-                tmp_path,
-                "--metrics",
-                "fineradscore",
-                "--endpoint",
-                endpoint_yaml(tmp_path / "j.yaml", server),
-                "--bootstrap",
-                "50",
-                "--permutations",
-                "50",
-            )
-            == 0
-        )
+        judge = ["--metrics", "fineradscore", "--endpoint", endpoint_yaml(tmp_path / "j.yaml", server)]
+        assert compare_in(tmp_path, *judge, "--bootstrap", "50", "--permutations", "50") == 0
     key = strict_json((tmp_path / "cmp" / "compare.json").read_text())["keys"]["fineradscore_sum"]
     assert (key["a"], key["b"], key["difference"], key["n"]) == (1.0, 1.0, 0.0, 1)  # was A 1.0, B 2.0, "better: A"
     assert (key["a_not_scored"], key["b_not_scored"]) == (1, 0)
@@ -185,18 +173,8 @@ def test_a_metric_failing_on_most_pairs_warns(tmp_path, capsys):
     (tmp_path / "refs.txt").write_text("Lungs clear.\nHeart normal.\nNo effusion.\n")
     (tmp_path / "hyps.txt").write_text("Garbled a.\nGarbled b.\nMinor finding.\n")
     with FaultServer(responder=severity_judge(JUDGE)) as server:
-        assert (
-            score_in(
-                tmp_path,
-                "--metrics",
-                "fineradscore",
-                "--endpoint",
-                endpoint_yaml(tmp_path / "j.yaml", server),
-                "--bootstrap",
-                "10",
-            )
-            == 0
-        )
+        judge = ["--metrics", "fineradscore", "--endpoint", endpoint_yaml(tmp_path / "j.yaml", server)]
+        assert score_in(tmp_path, *judge, "--bootstrap", "10") == 0
     err = capsys.readouterr().err
     assert (
         "warning: fineradscore: fineradscore_sum could not score 2 of 3 pairs; commonest error (2x): invalid answer"

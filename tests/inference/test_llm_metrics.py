@@ -155,17 +155,9 @@ def test_fineradscore_through_radmetrics_score_with_reprompts_and_cache(tmp_path
     with FaultServer(
         fault_rate=0.5, seed=3, faults=("invalid_answer", "server_error"), responder=fineradscore_judge
     ) as server:
-        args = score_args(
-            str(tmp_path / "refs.txt"),
-            str(tmp_path / "hyps.txt"),
-            str(tmp_path / "out"),
-            "--metrics",
-            "fineradscore",
-            "--endpoint",
-            write_endpoint(tmp_path / "judge.yaml", server),
-            "--bootstrap",
-            "50",
-        )
+        judge = ["--metrics", "fineradscore", "--endpoint", write_endpoint(tmp_path / "judge.yaml", server)]
+        args = score_args(str(tmp_path / "refs.txt"), str(tmp_path / "hyps.txt"), str(tmp_path / "out"), *judge)
+        args += ["--bootstrap", "50"]
         assert main(args) == 0
         first = json.loads((tmp_path / "out" / "run.json").read_text())["meta"]["fineradscore"]["llm"]["totals"]
         sent, invalid = server.requests, server.injected["invalid_answer"]
@@ -187,17 +179,9 @@ def test_fineradscore_through_radmetrics_score_with_reprompts_and_cache(tmp_path
 def test_fineradscore_answer_that_never_validates_is_not_scored(tmp_path):
     write_pairs(tmp_path)
     with FaultServer(responder=lambda messages: "I think the report is fine.") as server:
-        args = score_args(
-            str(tmp_path / "refs.txt"),
-            str(tmp_path / "hyps.txt"),
-            str(tmp_path / "out"),
-            "--metrics",
-            "fineradscore",
-            "--endpoint",
-            write_endpoint(tmp_path / "judge.yaml", server),
-            "--bootstrap",
-            "10",
-        )
+        judge = ["--metrics", "fineradscore", "--endpoint", write_endpoint(tmp_path / "judge.yaml", server)]
+        args = score_args(str(tmp_path / "refs.txt"), str(tmp_path / "hyps.txt"), str(tmp_path / "out"), *judge)
+        args += ["--bootstrap", "10"]
         assert main(args) == 0
         assert server.requests == 3 * 6  # the question and 5 re-prompts per pair
     rows = read_rows(tmp_path / "out")

@@ -48,15 +48,7 @@ def test_correlate_per_rater_mean_and_inter_rater(rated, tmp_path, capsys):
                 "correlate",
                 "--csv",
                 data,
-                "--human-columns",
-                "rater_0",
-                "rater_1",
-                "rater_2",
-                "--metrics",
-                "bleu2,rougeL",
-                "--bootstrap",
-                "100",
-                "--out",
+                *("--human-columns rater_0 rater_1 rater_2 --metrics bleu2,rougeL --bootstrap 100 --out").split(),
                 str(tmp_path / "out"),
             ]
         )
@@ -124,14 +116,7 @@ def test_preference_accuracy_ties_and_raters(rated, tmp_path):
                 "preference",
                 "--csv",
                 data,
-                "--preferred-columns",
-                "r1",
-                "r2",
-                "--metrics",
-                "rougeL",
-                "--bootstrap",
-                "100",
-                "--out",
+                *"--preferred-columns r1 r2 --metrics rougeL --bootstrap 100 --out".split(),
                 str(tmp_path / "out"),
             ]
         )

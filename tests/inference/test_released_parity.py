@@ -346,12 +346,7 @@ def test_score_cli_with_released_weights_as_paths_prints_the_reference_values(
     args = [
         "score",
         *write_pairs(tmp_path, *pairs),
-        "--metrics",
-        "chexbert",
-        "radgraph",
-        "ratescore",
-        "green",
-        "--components",
+        *"--metrics chexbert radgraph ratescore green --components".split(),
         f"chexbert={rrg / 'chexbert.pth'}",
         f"radgraph={rrg / 'radgraph-xl.tar.gz'}",
         f"rate_ner={base(released, 'Angelakeke/RaTE-NER-Deberta')}",
@@ -408,15 +403,9 @@ def test_score_cli_released_uses_the_cache(released, pairs, tmp_path):
         "radmetrics.inference.cli",
         "score",
         *write_pairs(tmp_path, references[:12], candidates[:12]),
-        "--metrics",
-        "chexbert",
-        "radgraph",
-        "ratescore",
-        "--components",
-        "released",
-        "--option",
-        "radgraph.case=reference",
-        "--out",
+        *(
+            "--metrics chexbert radgraph ratescore --components released --option radgraph.case=reference --out"
+        ).split(),
         str(tmp_path / "out"),
     ]
     done = subprocess.run(command, env=env, capture_output=True, text=True)
@@ -512,13 +501,7 @@ def test_weights_list_and_component_errors(capsys, tmp_path):
         main(
             [
                 *base_args,
-                "--metrics",
-                "bleu2",
-                "radgraph",
-                "--components",
-                "radgraph=radgraph-xl",
-                "--option",
-                "radgraph.cse=x",
+                *("--metrics bleu2 radgraph --components radgraph=radgraph-xl --option radgraph.cse=x").split(),
             ]
         )
 

@@ -107,16 +107,7 @@ def test_score_cli_on_workload(test_data, tmp_path, capsys):
             "ref",
             "--hyps",
             str(workload),
-            "--hyp-field",
-            "hyp",
-            "--metrics",
-            "bleu2",
-            "bleu4",
-            "rougeL",
-            "bertscore",
-            "--bootstrap",
-            "100",
-            "--out",
+            *"--hyp-field hyp --metrics bleu2 bleu4 rougeL bertscore --bootstrap 100 --out".split(),
             str(tmp_path),
         ]
     )

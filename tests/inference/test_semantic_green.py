@@ -127,7 +127,7 @@ def test_radpref_agreement_reproduces_the_committed_results(tmp_path):
     committed = json.loads(
         (Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "agreement_radpref_dev.json").read_text()
     )
-    assert main(["meta-eval", "radpref", "--metrics", "semantic_green", "rougeL", "--out", str(tmp_path)]) == 0
+    assert main([*"meta-eval radpref --metrics semantic_green rougeL --out".split(), str(tmp_path)]) == 0
     fresh = json.loads((tmp_path / "agreement.json").read_text())
     assert set(fresh["keys"]) <= set(committed["keys"]), "a key the committed results lack: rerun meta-eval radpref"
     for key, entry in fresh["keys"].items():

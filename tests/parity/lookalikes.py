@@ -53,19 +53,10 @@ RADGRAPH_LABELS = {
         ["modify", "located_at", "suggestive_of"],
     ),
 }
-RATE_LABELS = [
-    "B-ABNORMALITY",
-    "I-ABNORMALITY",
-    "B-NON-ABNORMALITY",
-    "I-NON-ABNORMALITY",
-    "B-DISEASE",
-    "I-DISEASE",
-    "B-NON-DISEASE",
-    "I-NON-DISEASE",
-    "B-ANATOMY",
-    "I-ANATOMY",
-    "O",
-]
+RATE_LABELS = (
+    "B-ABNORMALITY I-ABNORMALITY B-NON-ABNORMALITY I-NON-ABNORMALITY B-DISEASE I-DISEASE B-NON-DISEASE "
+    "I-NON-DISEASE B-ANATOMY I-ANATOMY O"
+).split()
 GREEN_REPOS = (
     "StanfordAIMI/GREEN-RadLlama2-7b",
     "StanfordAIMI/GREEN-radllama2-7b",

@@ -38,38 +38,18 @@ ENVIRONMENTS = {
     # RadCliQ's BERTScore as CXR-Report-Metric ran it: bert-score on transformers 4, whose encode honours
     # add_prefix_space (benchmarks/speed/scoring_speed_vs_reference.py times it)
     "bertscore": [["bert-score==0.3.13", "transformers==4.49.0"]],
-    "ratescore": [["ratescore==0.6.0", "transformers==4.49.0", "medspacy==1.3.1", "numpy<2", "pandas<3", "loguru"]],
+    "ratescore": ["ratescore==0.6.0 transformers==4.49.0 medspacy==1.3.1 numpy<2 pandas<3 loguru".split()],
     "radeval": [
         ["--no-deps", "radeval==2.2.1"],
-        [
-            "transformers==5.23.0",
-            "datasets>=2.19",
-            "accelerate>=1.1",
-            "pandas",
-            "nltk",
-            "sentencepiece",
-            "matplotlib",
-            "huggingface_hub>=1.0",
-            "tqdm",
-            "protobuf",
-            "appdirs",
-            "scikit-learn>=1.8",
-        ],
+        (
+            "transformers==5.23.0 datasets>=2.19 accelerate>=1.1 pandas nltk sentencepiece matplotlib "
+            "huggingface_hub>=1.0 tqdm protobuf appdirs scikit-learn>=1.8"
+        ).split(),
         # what its RadGraph and RaTEScore import (benchmarks/speed/scoring_speed_vs_reference.py runs them); medspacy
         # needs
         # numpy<2, and with it GREEN's datasets needs a pyarrow and datasets built for numpy 1 (the radeval fixture
         # reproduces in this environment)
-        [
-            "dotmap",
-            "jsonpickle",
-            "h5py",
-            "rich",
-            "medspacy==1.3.1",
-            "numpy<2",
-            "pandas<3",
-            "pyarrow<18",
-            "datasets>=2.19,<4",
-        ],
+        ("dotmap jsonpickle h5py rich medspacy==1.3.1 numpy<2 pandas<3 pyarrow<18 datasets>=2.19,<4").split(),
     ],
 }
 REFERENCES = {

@@ -12,16 +12,7 @@ from radmetrics.data_builders.corpus.splits import normalise_report_text
 from radmetrics.training.chexbert.gold_split import GoldSplitArguments, drop_reserved, gold_reports, reserved_texts
 
 BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "encoders" / "chexbert_gold.py"
-TINY = [
-    "--max_seq_length",
-    "64",
-    "--per_device_train_batch_size",
-    "32",
-    "--logging_steps",
-    "1000",
-    "--save_steps",
-    "4",
-]
+TINY = "--max_seq_length 64 --per_device_train_batch_size 32 --logging_steps 1000 --save_steps 4".split()
 
 
 def load_benchmark():
@@ -182,35 +173,19 @@ def test_both_stages_run_hold_out_gold_test_and_fill_the_benchmark_record(tmp_pa
     stage1_args = " ".join(
         [
             *TINY,
-            "--max_steps",
-            "4",
-            "--max_eval_samples",
-            "64",
-            "--eval_strategy",
-            "no",
-            "--load_best_model_at_end",
-            "false",
-            "--add_sentence_examples",
-            "true",
-            "--class_weight_power",
-            "0.5",
+            *(
+                "--max_steps 4 --max_eval_samples 64 --eval_strategy no --load_best_model_at_end false "
+                "--add_sentence_examples true --class_weight_power 0.5"
+            ).split(),
         ]
     )
     stage2_args = " ".join(
         [
             *TINY,
-            "--max_steps",
-            "8",
-            "--eval_steps",
-            "4",
-            "--n_bootstrap",
-            "50",
-            "--n_permutations",
-            "50",
-            "--class_weight_power",
-            "0.5",
-            "--add_sentence_examples",
-            "true",
+            *(
+                "--max_steps 8 --eval_steps 4 --n_bootstrap 50 --n_permutations 50 --class_weight_power "
+                "0.5 --add_sentence_examples true"
+            ).split(),
         ]
     )
     benchmark = load_benchmark()

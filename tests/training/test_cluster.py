@@ -138,14 +138,7 @@ def test_a_run_saves_and_stops_when_the_launcher_asks_then_resumes_from_that_che
         str(tmp_path / "silver"),
         "--output_dir",
         str(tmp_path / "run"),
-        "--max_steps",
-        "6",
-        "--save_steps",
-        "100",
-        "--eval_strategy",
-        "no",
-        "--max_eval_samples",
-        "20",
+        *"--max_steps 6 --save_steps 100 --eval_strategy no --max_eval_samples 20".split(),
     ]
     marker = tmp_path / "requeue-marker"
     marker.touch()  # the launcher got USR1 before the first step ended

@@ -33,26 +33,11 @@ def test_zero3_two_cpu_processes(module, tmp_path):
         str(REPO / "configs" / "deepspeed" / "zero3.json"),
         "--output_dir",
         str(tmp_path / "run"),
-        "--max_steps",
-        "4",
-        "--save_strategy",
-        "steps",
-        "--save_steps",
-        "2",
-        "--max_train_samples",
-        "256",
-        "--max_eval_samples",
-        "64",
-        "--max_seq_length",
-        "48",
-        "--per_device_train_batch_size",
-        "8",
-        "--learning_rate",
-        "0.001",
-        "--eval_strategy",
-        "no",
-        "--report_to",
-        "none",
+        *(
+            "--max_steps 4 --save_strategy steps --save_steps 2 --max_train_samples 256 "
+            "--max_eval_samples 64 --max_seq_length 48 --per_device_train_batch_size 8 --learning_rate "
+            "0.001 --eval_strategy no --report_to none"
+        ).split(),
     ]
     env = {**os.environ, "DS_ACCELERATOR": "cpu", "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline"}
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
@@ -73,25 +58,11 @@ def test_green_sft_step_under_zero3_two_cpu_processes(tmp_path):
     pretrained = (
         load_recipe("green/pretrain").main(
             [
-                "--model_name_or_path",
-                "tiny-llama",
-                "--tiny_hidden_size",
-                "32",
-                "--tiny_vocab_size",
-                "600",
-                "--max_length",
-                "64",
-                "--max_train_samples",
-                "100",
-                "--max_eval_samples",
-                "8",
-                "--max_steps",
-                "1",
-                "--save_strategy",
-                "no",
-                "--report_to",
-                "none",
-                "--output_dir",
+                *(
+                    "--model_name_or_path tiny-llama --tiny_hidden_size 32 --tiny_vocab_size 600 "
+                    "--max_length 64 --max_train_samples 100 --max_eval_samples 8 --max_steps 1 "
+                    "--save_strategy no --report_to none --output_dir"
+                ).split(),
                 str(tmp_path / "pretrain"),
             ]
         )
@@ -108,28 +79,11 @@ def test_green_sft_step_under_zero3_two_cpu_processes(tmp_path):
         str(REPO / "configs/deepspeed/zero3.json"),
         "--output_dir",
         str(tmp_path / "sft"),
-        "--heuristics",
-        "remove_shuffle",
-        "--per_heuristic",
-        "40",
-        "--max_train_samples",
-        "16",
-        "--max_eval_samples",
-        "4",
-        "--generation_eval_samples",
-        "0",
-        "--max_new_tokens",
-        "8",
-        "--max_steps",
-        "1",
-        "--per_device_train_batch_size",
-        "2",
-        "--eval_strategy",
-        "no",
-        "--save_strategy",
-        "steps",
-        "--save_steps",
-        "1",
+        *(
+            "--heuristics remove_shuffle --per_heuristic 40 --max_train_samples 16 --max_eval_samples 4 "
+            "--generation_eval_samples 0 --max_new_tokens 8 --max_steps 1 --per_device_train_batch_size 2 "
+            "--eval_strategy no --save_strategy steps --save_steps 1"
+        ).split(),
     ]
     env = {**os.environ, "DS_ACCELERATOR": "cpu", "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline"}
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)

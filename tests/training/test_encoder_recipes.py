@@ -6,28 +6,11 @@ import pytest
 
 from radmetrics.training.common.run_dir import complete_checkpoints, read_eval_results
 
-COMMON = [
-    "--model_name_or_path",
-    "tiny-bert",
-    "--max_eval_samples",
-    "200",
-    "--per_device_train_batch_size",
-    "32",
-    "--learning_rate",
-    "0.003",
-    "--report_to",
-    "none",
-    "--save_strategy",
-    "steps",
-    "--save_steps",
-    "20",
-    "--eval_strategy",
-    "no",
-    "--logging_steps",
-    "1000",
-    "--seed",
-    "0",
-]
+COMMON = (
+    "--model_name_or_path tiny-bert --max_eval_samples 200 --per_device_train_batch_size 32 "
+    "--learning_rate 0.003 --report_to none --save_strategy steps --save_steps 20 --eval_strategy no "
+    "--logging_steps 1000 --seed 0"
+).split()
 
 
 @pytest.fixture(scope="module")
@@ -130,12 +113,7 @@ def test_ratescore_scores_through_an_exported_tagger(silver_dir, tmp_path):
             str(silver_dir),
             "--output_dir",
             str(tmp_path / "run"),
-            "--max_train_samples",
-            "3000",
-            "--max_steps",
-            "60",
-            "--max_seq_length",
-            "48",
+            *"--max_train_samples 3000 --max_steps 60 --max_seq_length 48".split(),
         ]
     )
     export = export_run(run_dir, tmp_path / "export")

@@ -12,24 +12,10 @@ from radmetrics.inference.loading.components import get_component
 from radmetrics.training.common.run_dir import read_eval_results
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-FEW_STEPS = [
-    "--max_steps",
-    "2",
-    "--max_train_samples",
-    "16",
-    "--max_eval_samples",
-    "12",
-    "--per_device_train_batch_size",
-    "8",
-    "--eval_strategy",
-    "no",
-    "--save_strategy",
-    "no",
-    "--load_best_model_at_end",
-    "false",
-    "--logging_steps",
-    "1000",
-]
+FEW_STEPS = (
+    "--max_steps 2 --max_train_samples 16 --max_eval_samples 12 --per_device_train_batch_size 8 "
+    "--eval_strategy no --save_strategy no --load_best_model_at_end false --logging_steps 1000"
+).split()
 RATE_TYPES = get_component("rate_ner_span").label_map["labels"][1:]
 RADGRAPH = get_component("radgraph").label_map
 # recipe -> (eval_results prefix and classes, fields of each test prediction)

@@ -8,29 +8,12 @@ import pytest
 
 from radmetrics.training.common.run_dir import read_eval_results
 
-COMMON = [
-    "--model_name_or_path",
-    "tiny-bert",
-    "--max_eval_samples",
-    "150",
-    "--per_device_train_batch_size",
-    "32",
-    "--learning_rate",
-    "0.003",
-    "--report_to",
-    "none",
-    "--save_strategy",
-    "no",
-    "--eval_strategy",
-    "no",
-    "--logging_steps",
-    "1000",
-    "--seed",
-    "0",
-    "--max_seq_length",
-    "48",
-]
-SPAN = [*COMMON, "--head_learning_rate", "0.003", "--width_embedding_size", "32", "--head_hidden_size", "128"]
+COMMON = (
+    "--model_name_or_path tiny-bert --max_eval_samples 150 --per_device_train_batch_size 32 "
+    "--learning_rate 0.003 --report_to none --save_strategy no --eval_strategy no --logging_steps 1000 "
+    "--seed 0 --max_seq_length 48"
+).split()
+SPAN = [*COMMON, *"--head_learning_rate 0.003 --width_embedding_size 32 --head_hidden_size 128".split()]
 
 
 @pytest.fixture(scope="module")
@@ -73,12 +56,7 @@ def exports(silver_dir, tmp_path_factory):
                 str(silver_dir),
                 "--output_dir",
                 str(root / "radgraph"),
-                "--max_train_samples",
-                "600",
-                "--max_steps",
-                "150",
-                "--tune_relation_offsets",
-                "true",
+                *"--max_train_samples 600 --max_steps 150 --tune_relation_offsets true".split(),
             ]
         ),
         "rate_ner_iob": iob.main(
@@ -326,20 +304,10 @@ def test_tiny_config_logs_the_component_metric_to_tensorboard(recipe, metrics, s
             str(silver_dir),
             "--output_dir",
             str(tmp_path),
-            "--max_train_samples",
-            "300",
-            "--max_eval_samples",
-            "60",
-            "--max_steps",
-            "4",
-            "--eval_strategy",
-            "steps",
-            "--eval_steps",
-            "2",
-            "--logging_steps",
-            "2",
-            "--save_strategy",
-            "no",
+            *(
+                "--max_train_samples 300 --max_eval_samples 60 --max_steps 4 --eval_strategy steps "
+                "--eval_steps 2 --logging_steps 2 --save_strategy no"
+            ).split(),
         ]
     )
     events = [EventAccumulator(str(path.parent)).Reload() for path in (run / "runs").rglob("events.out.tfevents.*")]

@@ -22,7 +22,7 @@ from radmetrics.inference.loading.components import CHEXPERT_CONDITIONS
 
 from ..common.arguments import DataArguments, ModelArguments
 from ..common.encoders import build_tokenizer, build_wrapped_model, load_silver, predict_logits
-from ..common.lifecycle import start_run, train_and_finish
+from ..common.lifecycle import recipe_trainer, start_run, train_and_finish
 from ..config import RecipeParser
 from .gold_split import GoldSplitArguments, drop_reserved, reserved_texts
 from .loss import IGNORED_HEAD, AllowedClassTrainer, ClassWeightArguments
@@ -179,16 +179,10 @@ def main(argv: list[str] | None = None):
     def compute_metrics(eval_prediction):
         return labeler_scores(eval_prediction.label_ids, predict_classes(eval_prediction.predictions))
 
-    trainer = AllowedClassTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=train_dataset,
-        eval_dataset=tokenized["validation"],
-        data_collator=DataCollatorWithPadding(tokenizer),
-        compute_metrics=compute_metrics,
-        processing_class=tokenizer,
-        class_weight_power=weight_args.class_weight_power,
-        labels_are_classes=True,
+    datasets, collator = (train_dataset, tokenized["validation"]), DataCollatorWithPadding(tokenizer)
+    extra = dict(class_weight_power=weight_args.class_weight_power, labels_are_classes=True)
+    trainer = recipe_trainer(
+        AllowedClassTrainer, model, training_args, datasets, collator, compute_metrics, tokenizer, **extra
     )
 
     def evaluate(final_dir) -> dict:

@@ -34,7 +34,7 @@ from radmetrics.inference.loading.components import CHEXPERT_CONDITIONS
 
 from ..common.arguments import ModelArguments
 from ..common.encoders import build_tokenizer, build_wrapped_model, predict_logits
-from ..common.lifecycle import start_run, train_and_finish
+from ..common.lifecycle import recipe_trainer, start_run, train_and_finish
 from ..config import RecipeParser
 from .finetune import RULE_TO_CLASS, SentenceExampleArguments, sentence_examples
 from .gold_eval import compare_labelers, macro_f1
@@ -246,15 +246,10 @@ def main(argv: list[str] | None = None):
             "macro_f1": macro_f1(gold, positives_from_logits(eval_prediction.predictions, classes_per_head, labels))
         }
 
-    trainer = AllowedClassTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=train_dataset,
-        eval_dataset=tokenized["validation"],
-        data_collator=DataCollatorWithPadding(tokenizer),
-        compute_metrics=compute_metrics,
-        processing_class=tokenizer,
-        class_weight_power=weight_args.class_weight_power,
+    datasets, collator = (train_dataset, tokenized["validation"]), DataCollatorWithPadding(tokenizer)
+    extra = dict(class_weight_power=weight_args.class_weight_power)
+    trainer = recipe_trainer(
+        AllowedClassTrainer, model, training_args, datasets, collator, compute_metrics, tokenizer, **extra
     )
 
     def evaluate(final_dir) -> dict:

@@ -90,6 +90,17 @@ def start_run(
     return run_dir
 
 
+def recipe_trainer(
+    trainer_class, model, training_args, datasets: tuple, collator, compute_metrics, tokenizer, **extra
+):
+    """The encoder recipes' Trainer: `datasets` is (train, validation); `extra` are the trainer class's own
+    arguments (a head learning rate, class weights, an end-to-end evaluation)."""
+    data = dict(train_dataset=datasets[0], eval_dataset=datasets[1], data_collator=collator)
+    return trainer_class(
+        model=model, args=training_args, compute_metrics=compute_metrics, processing_class=tokenizer, **data, **extra
+    )
+
+
 def train_and_finish(
     trainer, tokenizer, run_dir: Path, evaluate, every_rank: bool = False, *, sequence_length: int
 ) -> dict:

@@ -25,7 +25,7 @@ from radmetrics.inference.loading.components import get_component
 
 from ..common.arguments import DataArguments, ModelArguments
 from ..common.encoders import build_tokenizer, load_silver, map_on_main_first
-from ..common.lifecycle import start_run, train_and_finish, write_test_predictions
+from ..common.lifecycle import recipe_trainer, start_run, train_and_finish, write_test_predictions
 from ..config import RecipeParser
 from ..span.decision_offsets import tune_relation_offsets
 from ..span.scores import span_classification_scores, span_scores
@@ -110,24 +110,19 @@ def main(argv: list[str] | None = None):
 
     features = map_on_main_first(data, featurize, training_args, data_args, "featurize")
 
-    model = build_span_model(
-        model_args,
-        span_args,
-        tokenizer,
-        label_map["entities"],
-        label_map["relations"],
+    relation_power = span_args.relation_class_weight_power
+    weights = dict(
         entity_class_weights=class_weights(
             features["train"]["span_labels"], len(entity_ids), span_args.class_weight_power
         ),
         relation_class_weights=class_weights(
             features["train"]["relation_labels"],
             len(relation_ids),
-            (
-                span_args.class_weight_power
-                if span_args.relation_class_weight_power is None
-                else span_args.relation_class_weight_power
-            ),
+            span_args.class_weight_power if relation_power is None else relation_power,
         ),
+    )
+    model = build_span_model(
+        model_args, span_args, tokenizer, label_map["entities"], label_map["relations"], **weights
     )
 
     def compute_metrics(eval_prediction):
@@ -160,21 +155,14 @@ def main(argv: list[str] | None = None):
             },
         }
 
-    def end_to_end_validation(
-        current_model,
-    ) -> dict:  # relation F1 next to the loss; the Trainer's own pass sees entities only
+    def end_to_end_validation(current_model) -> dict:
+        """Relation F1 next to the loss: the Trainer's own pass sees entities only."""
         return scores(extractor_of(current_model), data["validation"])["scores"]
 
-    trainer = TwoRateTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=features["train"],
-        eval_dataset=features["validation"],
-        data_collator=SpanCollator(tokenizer),
-        compute_metrics=compute_metrics,
-        processing_class=tokenizer,
-        head_learning_rate=span_args.head_learning_rate,
-        component_eval=end_to_end_validation,
+    datasets, collator = (features["train"], features["validation"]), SpanCollator(tokenizer)
+    extra = dict(head_learning_rate=span_args.head_learning_rate, component_eval=end_to_end_validation)
+    trainer = recipe_trainer(
+        TwoRateTrainer, model, training_args, datasets, collator, compute_metrics, tokenizer, **extra
     )
 
     def choose_relation_offsets(final_dir, final_model) -> dict:

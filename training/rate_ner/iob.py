@@ -33,7 +33,7 @@ from ..common.encoders import (
     predict_logits,
     pretrained_weights,
 )
-from ..common.lifecycle import start_run, train_and_finish, write_test_predictions
+from ..common.lifecycle import recipe_trainer, start_run, train_and_finish, write_test_predictions
 from ..config import RecipeParser
 from ..span.scores import iob_spans, span_scores
 from ..span.trainer import word_majority_spans
@@ -133,15 +133,9 @@ def main(argv: list[str] | None = None):
         scores = span_scores([iob_spans(t) for t in true], [iob_spans(p) for p in predicted], types)
         return {key: value for key, value in scores.items() if not isinstance(value, list)}  # logged as scalars
 
-    trainer = Trainer(
-        model=model,
-        args=training_args,
-        train_dataset=tokenized["train"],
-        eval_dataset=tokenized["validation"],
-        data_collator=DataCollatorForTokenClassification(tokenizer),
-        compute_metrics=compute_metrics,
-        processing_class=tokenizer,
-    )
+    datasets = (tokenized["train"], tokenized["validation"])
+    collator = DataCollatorForTokenClassification(tokenizer)
+    trainer = recipe_trainer(Trainer, model, training_args, datasets, collator, compute_metrics, tokenizer)
 
     def evaluate(final_dir) -> dict:
         test = data["test"]

@@ -18,7 +18,7 @@ from radmetrics.inference.loading.components import get_component
 
 from ..common.arguments import DataArguments, ModelArguments
 from ..common.encoders import build_tokenizer, load_silver, map_on_main_first
-from ..common.lifecycle import start_run, train_and_finish, write_test_predictions
+from ..common.lifecycle import recipe_trainer, start_run, train_and_finish, write_test_predictions
 from ..config import RecipeParser
 from ..span.scores import span_classification_scores, span_scores
 from ..span.trainer import (
@@ -61,28 +61,16 @@ def main(argv: list[str] | None = None):
 
     features = map_on_main_first(data, featurize, training_args, data_args, "featurize")
 
-    model = build_span_model(
-        model_args,
-        span_args,
-        tokenizer,
-        labels,
-        entity_class_weights=class_weights(
-            features["train"]["span_labels"], len(labels), span_args.class_weight_power
-        ),
-    )
+    weights = class_weights(features["train"]["span_labels"], len(labels), span_args.class_weight_power)
+    model = build_span_model(model_args, span_args, tokenizer, labels, entity_class_weights=weights)
 
     def compute_metrics(eval_prediction):
         return span_classification_scores(eval_prediction.predictions, eval_prediction.label_ids, labels)
 
-    trainer = TwoRateTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=features["train"],
-        eval_dataset=features["validation"],
-        data_collator=SpanCollator(tokenizer),
-        compute_metrics=compute_metrics,
-        processing_class=tokenizer,
-        head_learning_rate=span_args.head_learning_rate,
+    datasets, collator = (features["train"], features["validation"]), SpanCollator(tokenizer)
+    extra = dict(head_learning_rate=span_args.head_learning_rate)
+    trainer = recipe_trainer(
+        TwoRateTrainer, model, training_args, datasets, collator, compute_metrics, tokenizer, **extra
     )
 
     def evaluate(final_dir) -> dict:
