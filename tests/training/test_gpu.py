@@ -192,44 +192,36 @@ def test_model_flops_follow_palm_appendix_b():
     assert throughput.matmul_parameters(tied) == sum(p.numel() for p in tied.parameters())
 
 
-def test_packing_keeps_documents_whole_and_flattens_each_step():
+def test_document_lengths_read_packed_and_padded_batches():
+    """What the clock counts: each packed document's length from position ids that restart at every document (TRL's
+    padding-free collator), or each padded row's length from its attention mask."""
+    import torch
+    from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
+
     sft = benchmark("sft_throughput")
-    documents = [list(range(3, 3 + n)) for n in (5, 4, 9, 3, 11, 2)]
-    rows = sft.pack(documents, 10)
-    assert rows == [[documents[0], documents[1]], [documents[2]], [documents[3], documents[5]]]  # 11 > 10: dropped
-    batches = sft.step_batches(rows, 2, 2, flash=True, device="cpu")
-    (first, lengths), (_, second_lengths) = batches
-    assert lengths == [5, 4, 9] and first["input_ids"].shape == (1, 18)
-    assert first["position_ids"][0].tolist() == [*range(5), *range(4), *range(9)]
-    assert first["cu_seq_lens_q"].tolist() == [0, 5, 9, 18] and first["max_length_q"] == 9
-    assert (first["labels"][0, [0, 5, 9]] == -100).all()  # no label across a document boundary
-    assert second_lengths == [3, 2, 5, 4]  # the rows cycle: the second step takes rows 3 and 1
+    examples = [{"input_ids": list(range(3, 3 + n))} for n in (5, 4, 9)]
+    packed = DataCollatorForLanguageModeling(pad_token_id=0, padding_free=True)(examples)
+    assert "attention_mask" not in packed and sft.document_lengths(packed) == [5, 4, 9]
+    padded = {"input_ids": torch.ones(2, 6), "attention_mask": torch.tensor([[1] * 6, [1] * 2 + [0] * 4])}
+    assert sft.document_lengths(padded) == [6, 2]
 
 
 def test_sft_throughput_tiny_smoke_run(tmp_path):
-    """The tiny shape end to end: on CPU here, on the GPU where there is one."""
+    """The tiny shape end to end through the recipe's trainer, the recipe's options against packed rows with fused
+    AdamW: on CPU here, on the GPU where there is one."""
     sft = benchmark("sft_throughput")
     out = tmp_path / "result.json"
-    result = sft.main(
-        [
-            "--shape",
-            "tiny",
-            "--steps",
-            "2",
-            "--warmup",
-            "1",
-            "--seq-len",
-            "1024",
-            "--peak-tflops",
-            "50",
-            "--activation-checkpointing",
-            "--out",
-            str(out),
-        ]
-    )
+    argv = "--shape tiny --steps 2 --warmup 1 --seq-len 2048 --peak-tflops 50 --out".split()
+    result = sft.main([*argv, str(out), "--set", "packing=true", "per_device_train_batch_size=2"])
     assert json.loads(out.read_text(encoding="utf-8")) == result
-    assert result["loss_finite"] and result["tokens_per_s"] > 0 and result["peak_source"] == "--peak-tflops"
-    assert result["mfu"] == pytest.approx(result["achieved_tflops"] / 50, abs=1e-3)
+    recipe, efficient = result["variants"]["recipe"], result["variants"]["efficient"]
+    assert efficient["options"]["packing"] is True and efficient["options"]["optim"] == "adamw_torch_fused"
+    assert "packing" not in recipe["options"] and recipe["options"]["optim"] == "adamw_torch"
+    for variant in (recipe, efficient):
+        assert variant["loss_finite"] and variant["tokens_per_s"] > 0
+        assert variant["mfu"] == pytest.approx(variant["achieved_tflops"] / 50, abs=1e-3)
+    assert recipe["documents_per_step"] == 8 and efficient["documents_per_step"] > 2  # 2 rows, several conversations
+    assert result["peak_source"] == "--peak-tflops" and "liger" in result["checks"]
     assert result["command"].startswith("python benchmarks/gpu/sft_throughput.py --shape tiny")
 
 
@@ -311,7 +303,7 @@ def test_vllm_benchmark_runs_end_to_end_with_vllm_stubbed(kind, tmp_path, monkey
     else:
         source = ["--shape", "tiny"]
     out = tmp_path / "result.json"
-    result = bench.main([*source, "--pairs", "4", "--max-new-tokens", "5", "--batch-size", "3", "--out", str(out)])
+    result = bench.main([*source, *"--pairs 4 --max-new-tokens 5 --batch-size 3 --out".split(), str(out)])
     assert seen["model"] is None and "config.json" in seen["files"] and "model.safetensors" in seen["files"]
     dtype = {"released": "float16", "random": "bfloat16"}[kind] if torch.cuda.is_available() else "float32"
     assert seen["dtype"] == result["dtype"] == dtype and result["stops_at_eos"] == (kind == "released")

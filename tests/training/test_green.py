@@ -12,69 +12,24 @@ from radmetrics.inference.metrics.green.format import PROMPTS, render_green_resp
 from radmetrics.training.common.run_dir import read_eval_results
 from radmetrics.training.recipes import load_recipe
 
-PRETRAIN = [
-    "--model_name_or_path",
-    "tiny-llama",
-    "--tiny_hidden_size",
-    "32",
-    "--tiny_vocab_size",
-    "600",
-    "--max_length",
-    "64",
-    "--max_train_samples",
-    "200",
-    "--max_eval_samples",
-    "16",
-    "--max_steps",
-    "4",
-    "--per_device_train_batch_size",
-    "16",
-    "--save_strategy",
-    "no",
-    "--report_to",
-    "none",
-    "--learning_rate",
-    "0.003",
-]
+PRETRAIN = (
+    "--model_name_or_path tiny-llama --tiny_hidden_size 32 --tiny_vocab_size 600 --max_length 64 "
+    "--max_train_samples 200 --max_eval_samples 16 --max_steps 4 --per_device_train_batch_size 16 "
+    "--save_strategy no --report_to none --learning_rate 0.003"
+).split()
 
 
 def sft_args(pretrained, out, *extra):
     return [
         "--model_name_or_path",
         str(pretrained),
-        "--heuristics",
-        "remove_shuffle",
-        "--per_heuristic",
-        "40",
-        "--max_train_samples",
-        "16",
-        "--max_eval_samples",
-        "4",
-        "--generation_eval_samples",
-        "2",
-        "--max_new_tokens",
-        "16",
-        "--max_steps",
-        "2",
-        "--per_device_train_batch_size",
-        "4",
-        "--per_device_eval_batch_size",
-        "4",
-        "--bf16",
-        "false",
-        "--eval_strategy",
-        "steps",
-        "--eval_steps",
-        "2",
-        "--save_strategy",
-        "steps",
-        "--save_steps",
-        "1",
-        "--activation_checkpointing",
-        "true",
-        "--report_to",
-        "none",
-        "--output_dir",
+        *(
+            "--heuristics remove_shuffle --per_heuristic 40 --max_train_samples 16 --max_eval_samples 4 "
+            "--generation_eval_samples 2 --max_new_tokens 16 --max_steps 2 --per_device_train_batch_size "
+            "4 --per_device_eval_batch_size 4 --bf16 false --eval_strategy steps --eval_steps 2 "
+            "--save_strategy steps --save_steps 1 --activation_checkpointing true --report_to none "
+            "--output_dir"
+        ).split(),
         str(out),
         *extra,
     ]
@@ -155,6 +110,11 @@ def test_pretrain_then_sft_then_export_and_score(pretrained, tmp_path, monkeypat
     )(refs, hyps)
     s, meta = result.summary["green"], result.meta["green"]["green"]
     assert sorted(prompted) == sorted(refs)
+    options = {"max_new_tokens": 16, "summary": False, "engine": "continuous"}
+    continuous = Scorer(["green"], {"green": str(export)}, metric_options={"green": options})(refs, hyps)
+    assert [d.get("response") for d in continuous.details["green"]] == [
+        d.get("response") for d in result.details["green"]
+    ]
     with pytest.raises(ValueError, match="trained with the 'short' prompt"):
         Scorer(["green"], {"green": str(export)}, metric_options={"green": {"prompt": "green", "summary": False}})(
             refs, hyps
@@ -396,29 +356,12 @@ def test_small_recipe_from_the_packaged_gguf_trains_resumes_exports_and_scores(t
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("RADMETRICS_CACHE", str(tmp_path / "cache"))
     args = [
-        "--config",
-        "configs/green/sft/small.yaml",
-        "--heuristics",
-        "remove_shuffle",
-        "--per_heuristic",
-        "30",
-        "--max_train_samples",
-        "4",
-        "--max_eval_samples",
-        "2",
-        "--final_eval_samples",
-        "2",
-        "--final_eval_splits",
-        "test",
-        "--max_new_tokens",
-        "24",
-        "--per_device_train_batch_size",
-        "2",
-        "--save_steps",
-        "1",
-        "--report_to",
-        "none",
-        "--output_dir",
+        *(
+            "--config configs/green/sft/small.yaml --heuristics remove_shuffle --per_heuristic 30 "
+            "--max_train_samples 4 --max_eval_samples 2 --final_eval_samples 2 --final_eval_splits test "
+            "--max_new_tokens 24 --per_device_train_batch_size 2 --save_steps 1 --report_to none "
+            "--output_dir"
+        ).split(),
         str(tmp_path / "sft"),
     ]
     run = load_recipe("green/sft").main([*args, "--max_steps", "1"])
@@ -474,17 +417,10 @@ def test_small_pretrain_from_the_packaged_gguf_then_sft_from_its_final(tmp_path,
     monkeypatch.setenv("RADMETRICS_CACHE", str(tmp_path / "cache"))
     pretrain = load_recipe("green/pretrain").main(
         [
-            "--config",
-            "configs/green/pretrain/small.yaml",
-            "--max_train_samples",
-            "8",
-            "--max_eval_samples",
-            "4",
-            "--max_steps",
-            "1",
-            "--report_to",
-            "none",
-            "--output_dir",
+            *(
+                "--config configs/green/pretrain/small.yaml --max_train_samples 8 --max_eval_samples 4 "
+                "--max_steps 1 --report_to none --output_dir"
+            ).split(),
             str(tmp_path / "pretrain"),
         ]
     )
@@ -494,29 +430,12 @@ def test_small_pretrain_from_the_packaged_gguf_then_sft_from_its_final(tmp_path,
     assert manifest["data_provenance"]["base_model_source"]["quantisation"] == "Q4_1"
     sft = load_recipe("green/sft").main(
         [
-            "--config",
-            "configs/green/sft/small.yaml",
-            "--heuristics",
-            "remove_shuffle",
-            "--per_heuristic",
-            "30",
-            "--max_train_samples",
-            "2",
-            "--max_eval_samples",
-            "1",
-            "--final_eval_samples",
-            "1",
-            "--final_eval_splits",
-            "test",
-            "--max_new_tokens",
-            "8",
-            "--per_device_train_batch_size",
-            "2",
-            "--max_steps",
-            "1",
-            "--report_to",
-            "none",
-            "--model_name_or_path",
+            *(
+                "--config configs/green/sft/small.yaml --heuristics remove_shuffle --per_heuristic 30 "
+                "--max_train_samples 2 --max_eval_samples 1 --final_eval_samples 1 --final_eval_splits "
+                "test --max_new_tokens 8 --per_device_train_batch_size 2 --max_steps 1 --report_to none "
+                "--model_name_or_path"
+            ).split(),
             str(pretrain / "final"),
             "--output_dir",
             str(tmp_path / "sft"),

@@ -134,7 +134,7 @@ def build_causal_lm(args: CausalLMArguments, tokenizer, quantization_config=None
             num_hidden_layers=args.tiny_layers,
             use_cache=False,
         )
-        model = AutoModelForCausalLM.from_config(config, attn_implementation=attention)
+        model = model_from_config(config, attention)
     else:
         model = AutoModelForCausalLM.from_pretrained(
             resolve_model_path(args.model_name_or_path),
@@ -144,3 +144,15 @@ def build_causal_lm(args: CausalLMArguments, tokenizer, quantization_config=None
         )
         model.config.use_cache = False
     return model
+
+
+def model_from_config(config, attention: str, dtype=None, device: str | None = None):
+    """Random weights of `config`'s architecture (the tiny model; benchmarks/gpu/sft_throughput.py's shapes), built
+    on `device` directly so that a 7B shape never passes through CPU memory."""
+    import contextlib
+
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    with torch.device(device) if device else contextlib.nullcontext():
+        return AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation=attention)

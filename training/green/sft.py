@@ -311,6 +311,42 @@ class GreenSFTTrainer(ComponentMetricEvaluation, SFTTrainer):
         return (loss, outputs) if return_outputs else loss
 
 
+def green_conversations(data, tokenizer, data_args: GreenDataArguments, training_args) -> tuple:
+    """(each split's records as prompt-completion conversations, how many per split were dropped for being longer
+    than `max_length`: never cut, since a cut response would teach the model to stop mid-analysis)."""
+    conversations = data.map(
+        lambda r: to_conversation(r, data_args.max_report_words, data_args.prompt),
+        remove_columns=data["train"].column_names,
+        num_proc=training_args.dataset_num_proc,
+    )
+    dropped = {}
+    for split in conversations:
+        before = len(conversations[split])
+        conversations[split] = conversations[split].filter(
+            lambda e: conversation_length(tokenizer, e) <= training_args.max_length,
+            num_proc=training_args.dataset_num_proc,
+        )
+        dropped[split] = before - len(conversations[split])
+    return conversations, dropped
+
+
+def build_sft_trainer(model, tokenizer, training_args, conversations, **trainer_options) -> GreenSFTTrainer:
+    """The recipe's trainer: completion-only loss, non-reentrant activation checkpointing (it works with LoRA's frozen
+    inputs and ZeRO-3), and TRL's collator and the Trainer's optimiser as `training_args` ask (`packing`,
+    `padding_free`, `optim`, `use_liger_kernel`, `torch_compile`). benchmarks/gpu/sft_throughput.py times it."""
+    if training_args.activation_checkpointing:
+        training_args.activation_checkpointing_kwargs = {"use_reentrant": False}
+    training_args.completion_only_loss = True
+    return GreenSFTTrainer(
+        model=model,
+        args=training_args,
+        train_dataset=conversations["train"],
+        eval_dataset=conversations.get("validation"),
+        processing_class=tokenizer,
+        **trainer_options,
+    )
+
+
 def main(argv: list[str] | None = None):
     from transformers import AutoModelForCausalLM
 
@@ -321,21 +357,10 @@ def main(argv: list[str] | None = None):
     data, provenance = load_annotations(data_args, training_args.output_dir)
     texts = [f"{r['reference']} {r['candidate']} {r['response']}" for r in data["train"]]
     tokenizer = build_causal_tokenizer(model_args, texts, training_args.output_dir)
-    with training_args.main_process_first(
-        local=False, desc="conversations"
-    ):  # global rank 0 first: the cache is on the filesystem every node shares
-        conversations = data.map(
-            lambda r: to_conversation(r, data_args.max_report_words, data_args.prompt),
-            remove_columns=data["train"].column_names,
-            num_proc=training_args.dataset_num_proc,
-        )
-        for split in conversations:
-            before = len(conversations[split])
-            conversations[split] = conversations[split].filter(
-                lambda e: conversation_length(tokenizer, e) <= training_args.max_length,
-                num_proc=training_args.dataset_num_proc,
-            )
-            provenance[f"{split}_dropped_over_max_length"] = before - len(conversations[split])
+    # global rank 0 first: the cache is on the filesystem every node shares
+    with training_args.main_process_first(local=False, desc="conversations"):
+        conversations, dropped = green_conversations(data, tokenizer, data_args, training_args)
+    provenance.update({f"{split}_dropped_over_max_length": n for split, n in dropped.items()})
     if data_args.train_draw != "shuffled":  # what the draw left after the drop over max_length
         provenance["train_significant_bins"] = significant_bins(
             c[0]["content"] for c in conversations["train"]["completion"]
@@ -374,9 +399,6 @@ def main(argv: list[str] | None = None):
     model = build_causal_lm(model_args, tokenizer, quantization)
     if peft_config is not None and model_args.model_name_or_path == TINY and is_main_process():
         model.save_pretrained(run_dir / "base")  # the random tiny base the adapter is merged onto at the end
-    if training_args.activation_checkpointing:  # non-reentrant: works with LoRA's frozen inputs and ZeRO-3
-        training_args.activation_checkpointing_kwargs = {"use_reentrant": False}
-    training_args.completion_only_loss = True
 
     constant = teacher_medians(data["train"])
     validation = data["validation"].select(range(min(data_args.generation_eval_samples, len(data["validation"]))))
@@ -387,12 +409,11 @@ def main(argv: list[str] | None = None):
         )
         return {f"green_{key}": value for key, value in agreement.items()}
 
-    trainer = GreenSFTTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=conversations["train"],
-        eval_dataset=conversations["validation"],
-        processing_class=tokenizer,
+    trainer = build_sft_trainer(
+        model,
+        tokenizer,
+        training_args,
+        conversations,
         peft_config=peft_config,
         component_eval=generation_eval if data_args.generation_eval_samples else None,
         count_token_weight=loss_args.count_token_weight,

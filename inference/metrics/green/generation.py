@@ -15,6 +15,7 @@ from __future__ import annotations
 from .format import PROMPTS
 
 MAX_REPORT_WORDS = 300
+ENGINES = ("generate", "continuous")
 
 
 def truncate_words(text: str, max_words: int = MAX_REPORT_WORDS) -> str:
@@ -25,9 +26,9 @@ def truncate_words(text: str, max_words: int = MAX_REPORT_WORDS) -> str:
 def green_messages(
     reference: str, candidate: str, max_words: int = MAX_REPORT_WORDS, prompt: str = "green"
 ) -> list[dict]:
-    """The user turn: `prompt` "green" (appendix A.1, what released GREEN models read), "short" (`format.short_prompt`)
-    or
-    "numbered" (`format.numbered_prompt`, the statements numbered as the semantic teacher numbers them)."""
+    """The user turn: `prompt` "green" (appendix A.1, what released GREEN models read), "short"
+    (`format.short_prompt`) or "numbered" (`format.numbered_prompt`, the statements numbered as the semantic teacher
+    numbers them)."""
     if prompt not in PROMPTS:
         raise ValueError(f"GREEN prompt {prompt!r}: expected one of {sorted(PROMPTS)}")
     return [
@@ -48,12 +49,20 @@ def generate_green_responses(
     progress: bool = True,
     shard: bool = True,
     prompt: str = "green",
+    engine: str = "generate",
 ) -> list[str]:
     """GREEN analyses of every pair from a causal LM. Under `accelerate launch` (and `shard`), each process
-    generates its share of the pairs and all processes receive every result, in input order."""
+    generates its share of the pairs and all processes receive every result, in input order. `engine`: "generate"
+    (padded batches sorted by length through `model.generate`) or "continuous" (transformers' continuous batching,
+    `llm/continuous.py`), whose greedy answers are the same."""
     from accelerate import PartialState
 
     from ...llm.local import generate_sorted, render_prompt
+
+    if engine not in ENGINES:
+        raise ValueError(f"GREEN engine {engine!r}: expected one of {', '.join(ENGINES)}")
+    if engine == "continuous":
+        from ...llm.continuous import generate_continuous as generate_sorted
 
     state = PartialState() if shard else None
     indices = list(range(len(references)))
@@ -79,8 +88,7 @@ def generate_green_responses(
 
 def load_green_model(path: str):
     """An exported GREEN checkpoint (manifest checked) as (model, tokenizer, prompt) for generation: `prompt` is the
-    one
-    it was trained with (its training config's `prompt`; "green" for exports that predate the option)."""
+    one it was trained with (its training config's `prompt`; "green" for exports that predate the option)."""
     from ...loading.checkpoint import load_manifest
     from ...loading.hub import load_causal_lm
 
