@@ -6,6 +6,11 @@ def score_args(refs, hyps, out, *options) -> list[str]:
     return ["score", "--refs", str(refs), "--hyps", str(hyps), *options, "--out", str(out)]
 
 
+def workload_args(workload) -> list[str]:
+    """`--refs` and `--hyps` reading the "ref" and "hyp" fields of one JSON file of pairs."""
+    return ["--refs", str(workload), "--ref-field", "ref", "--hyps", str(workload), "--hyp-field", "hyp"]
+
+
 def score_in(folder, *options, refs="refs.txt", hyps="hyps.txt", out="out") -> int:
     """`radmetrics score` on FOLDER/refs.txt and FOLDER/hyps.txt into FOLDER/out (other names by keyword), with
     OPTIONS: main()'s exit code."""

@@ -110,12 +110,7 @@ def test_published_rows_appear_beside_comparable_keys(tmp_path):
     assert (
         score_in(
             tmp_path,
-            "--metrics",
-            "bleu2",
-            "rougeL",
-            "--baselines",
-            "--bootstrap",
-            "20",
+            *"--metrics bleu2 rougeL --baselines --bootstrap 20".split(),
             refs="refs.jsonl",
             hyps="hyps.jsonl",
             out="o",

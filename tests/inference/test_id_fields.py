@@ -27,14 +27,7 @@ def test_score_pairs_by_study_id(tmp_path):
     assert (
         score_in(
             tmp_path,
-            "--hyp-field",
-            "findings",
-            "--id-field",
-            "study_id",
-            "--metrics",
-            "rougeL",
-            "--bootstrap",
-            "0",
+            *"--hyp-field findings --id-field study_id --metrics rougeL --bootstrap 0".split(),
             refs="refs.csv",
             hyps="hyps.csv",
         )
@@ -55,14 +48,7 @@ def test_a_missing_id_field_names_the_columns(tmp_path, capsys):
     assert (
         score_in(
             tmp_path,
-            "--hyp-field",
-            "findings",
-            "--ref-id-field",
-            "study_id",
-            "--hyp-id-field",
-            "dicom_id",
-            "--metrics",
-            "rougeL",
+            *("--hyp-field findings --ref-id-field study_id --hyp-id-field dicom_id --metrics rougeL").split(),
             refs="refs.csv",
             hyps="hyps.csv",
             out="o",

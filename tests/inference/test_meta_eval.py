@@ -41,19 +41,8 @@ def write_csv(path, rows):
 
 def test_correlate_per_rater_mean_and_inter_rater(rated, tmp_path, capsys):
     data = write_csv(tmp_path / "rated.csv", rated)
-    assert (
-        main(
-            [
-                "meta-eval",
-                "correlate",
-                "--csv",
-                data,
-                *("--human-columns rater_0 rater_1 rater_2 --metrics bleu2,rougeL --bootstrap 100 --out").split(),
-                str(tmp_path / "out"),
-            ]
-        )
-        == 0
-    )
+    options = "--human-columns rater_0 rater_1 rater_2 --metrics bleu2,rougeL --bootstrap 100".split()
+    assert main(["meta-eval", "correlate", "--csv", data, *options, "--out", str(tmp_path / "out")]) == 0
     report = json.loads((tmp_path / "out" / "kendall_tau.json").read_text())
     for key in ("bleu2", "rougeL"):
         entry = report["metrics"][key]
@@ -70,23 +59,8 @@ def test_correlate_per_rater_mean_and_inter_rater(rated, tmp_path, capsys):
 
 def test_correlate_without_metrics_runs_what_the_components_allow(rated, tmp_path):
     data = write_csv(tmp_path / "rated.csv", rated[:12])
-    assert (
-        main(
-            [
-                "meta-eval",
-                "correlate",
-                "--csv",
-                data,
-                "--human-column",
-                "dropped",
-                "--bootstrap",
-                "20",
-                "--out",
-                str(tmp_path / "out"),
-            ]
-        )
-        == 0
-    )
+    options = ["--human-column", "dropped", "--bootstrap", "20"]
+    assert main(["meta-eval", "correlate", "--csv", data, *options, "--out", str(tmp_path / "out")]) == 0
     from radmetrics.inference.registry import available_metrics, metrics
 
     offline = {key for name in available_metrics({}) for key in metrics()[name].keys}
@@ -135,7 +109,7 @@ def test_compare_prints_differences_with_intervals(rated, tmp_path, capsys):
     (tmp_path / "b.txt").write_text(
         "\n".join(r["candidate"] if r["dropped"] else "No acute findings." for r in rated) + "\n"
     )
-    assert compare_in(tmp_path, "--metrics", "bleu4", "rougeL", "--bootstrap", "200", "--permutations", "500") == 0
+    assert compare_in(tmp_path, *"--metrics bleu4 rougeL --bootstrap 200 --permutations 500".split()) == 0
     result = json.loads((tmp_path / "cmp" / "compare.json").read_text())["keys"]
     for key in ("bleu4", "rougeL"):  # bleu4 is corpus-level: recomputed on each resample
         assert result[key]["difference"] > 0 and result[key]["ci95"][0] > 0 and result[key]["p_value"] < 0.01

@@ -91,7 +91,7 @@ def test_a_plugin_metric_appears_everywhere(toy_plugin, tmp_path):
     (tmp_path / "refs.txt").write_text("\n".join(refs) + "\n")
     (tmp_path / "hyps.txt").write_text("\n".join(hyps) + "\n")
     scored = cli(
-        score_args("refs.txt", "hyps.txt", "out", "--metrics", "toy_length", "--bootstrap", "10"),
+        score_args(*"refs.txt hyps.txt out --metrics toy_length --bootstrap 10".split()),
         toy_plugin,
         tmp_path,
     )

@@ -2,6 +2,7 @@ import json
 
 import numpy as np
 import pytest
+from cli_args import workload_args
 
 from radmetrics.inference.cli import main
 from radmetrics.inference.metrics.radcliq.composite import FEATURES, _params, fit_radcliq, radcliq_v0, radcliq_v1
@@ -98,19 +99,8 @@ def test_report_files(tmp_path):
 
 def test_score_cli_on_workload(test_data, tmp_path, capsys):
     workload = test_data / "synthetic_pairs" / "radeval_speed_workload.json"
-    code = main(
-        [
-            "score",
-            "--refs",
-            str(workload),
-            "--ref-field",
-            "ref",
-            "--hyps",
-            str(workload),
-            *"--hyp-field hyp --metrics bleu2 bleu4 rougeL bertscore --bootstrap 100 --out".split(),
-            str(tmp_path),
-        ]
-    )
+    options = "--metrics bleu2 bleu4 rougeL bertscore --bootstrap 100 --out".split()
+    code = main(["score", *workload_args(workload), *options, str(tmp_path)])
     assert code == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert set(summary) == {"bleu2", "bleu4", "rougeL", "bertscore"} and summary["bertscore"]["n"] == 20

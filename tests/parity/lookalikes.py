@@ -484,33 +484,11 @@ def build_ratescore(root: Path, size: str = "tiny") -> None:
     (encoder / "vocab.txt").write_text(
         "\n".join(["<s>", "<pad>", "</s>", "<unk>", "[UNK]", *words, "<mask>"]) + "\n", encoding="utf-8"
     )
-    _write_json(
-        encoder / "tokenizer_config.json",
-        {
-            "do_lower_case": True,
-            "tokenizer_class": "MPNetTokenizer",
-            "model_max_length": 512,
-            "bos_token": "<s>",
-            "eos_token": "</s>",
-            "cls_token": "<s>",
-            "sep_token": "</s>",
-            "pad_token": "<pad>",
-            "unk_token": "[UNK]",
-            "mask_token": "<mask>",
-        },
-    )
-    _write_json(
-        encoder / "special_tokens_map.json",
-        {
-            "bos_token": "<s>",
-            "eos_token": "</s>",
-            "cls_token": "<s>",
-            "sep_token": "</s>",
-            "pad_token": "<pad>",
-            "unk_token": "[UNK]",
-            "mask_token": "<mask>",
-        },
-    )
+    special = dict(bos_token="<s>", eos_token="</s>", cls_token="<s>", sep_token="</s>", pad_token="<pad>")
+    special.update(unk_token="[UNK]", mask_token="<mask>")
+    tokenizer_config = {"do_lower_case": True, "tokenizer_class": "MPNetTokenizer", "model_max_length": 512}
+    _write_json(encoder / "tokenizer_config.json", {**tokenizer_config, **special})
+    _write_json(encoder / "special_tokens_map.json", special)
     config = {
         "architectures": ["MPNetModel"],
         "model_type": "mpnet",

@@ -101,20 +101,10 @@ def test_qlora_sft_on_the_gpu_saves_and_merges_the_adapter(pretrained_bf16, tmp_
         sft_args(
             pretrained_bf16,
             tmp_path / "qlora",
-            "--bf16",
-            "true",
-            "--use_peft",
-            "true",
-            "--load_in_4bit",
-            "true",
-            "--lora_r",
-            "4",
-            "--lora_alpha",
-            "8",
-            "--generation_eval_samples",
-            "0",
-            "--logging_steps",
-            "1",
+            *(
+                "--bf16 true --use_peft true --load_in_4bit true --lora_r 4 --lora_alpha 8 "
+                "--generation_eval_samples 0 --logging_steps 1"
+            ).split(),
         )
     )
     losses = logged_losses(run)

@@ -142,16 +142,10 @@ def test_sft_with_count_focus_draws_evenly_and_weights_the_counts(pretrained, tm
         sft_args(
             pretrained,
             tmp_path / "focus",
-            "--count_token_weight",
-            "4",
-            "--train_draw",
-            "even_significant",
-            "--eval_strategy",
-            "no",
-            "--prompt",
-            "short",
-            "--max_length",
-            "4096",
+            *(
+                "--count_token_weight 4 --train_draw even_significant --eval_strategy no --prompt short "
+                "--max_length 4096"
+            ).split(),
         )
     )  # none dropped
     manifest = json.loads((run / "radmetrics_run.json").read_text())
@@ -221,14 +215,7 @@ def test_sft_with_lora_checks_and_merges_the_adapter(pretrained, tmp_path):
         sft_args(
             pretrained,
             tmp_path / "lora",
-            "--use_peft",
-            "true",
-            "--lora_r",
-            "4",
-            "--lora_alpha",
-            "8",
-            "--generation_eval_samples",
-            "0",
+            *"--use_peft true --lora_r 4 --lora_alpha 8 --generation_eval_samples 0".split(),
         )
     )
     final = run / "final"
@@ -388,12 +375,7 @@ def test_small_recipe_from_the_packaged_gguf_trains_resumes_exports_and_scores(t
             "green",
             "--components",
             f"green={export}",
-            "--option",
-            "green.max_new_tokens=24",
-            "--option",
-            "green.summary=false",
-            "--bootstrap",
-            "0",
+            *"--option green.max_new_tokens=24 --option green.summary=false --bootstrap 0".split(),
             out="scores",
         )
         == 0

@@ -59,12 +59,7 @@ def run_launcher(tmp_path, *args, extra_env=None):
 def test_launcher_gives_each_node_its_rank_and_one_rendezvous(tmp_path):
     result, calls = run_launcher(
         tmp_path,
-        "green/sft",
-        "configs/green/sft/tiny.yaml",
-        "configs/accelerate/zero3.yaml",
-        "--",
-        "--num_train_epochs",
-        "1",
+        *("green/sft configs/green/sft/tiny.yaml configs/accelerate/zero3.yaml -- --num_train_epochs 1").split(),
     )
     assert result.returncode == 0, result.stderr
     srun_options = [call for call in calls if call.startswith("srun ")]

@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from cli_args import workload_args
 
 from radmetrics.training.common.run_dir import read_eval_results
 
@@ -200,25 +201,8 @@ def test_score_cli_prints_every_component_metric(exports, test_data, tmp_path, c
 
     workload = test_data / "synthetic_pairs" / "radeval_speed_workload.json"
     export_root = next(iter(exports[0].values())).parent
-    code = main(
-        [
-            "score",
-            "--refs",
-            str(workload),
-            "--ref-field",
-            "ref",
-            "--hyps",
-            str(workload),
-            "--hyp-field",
-            "hyp",
-            "--components",
-            str(export_root),
-            "--bootstrap",
-            "100",
-            "--out",
-            str(tmp_path),
-        ]
-    )
+    options = ["--components", str(export_root), "--bootstrap", "100", "--out", str(tmp_path)]
+    code = main(["score", *workload_args(workload), *options])
     assert code == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     from radmetrics.inference.registry import metrics
