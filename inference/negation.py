@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import re
 
+# The plainest negation cues; the semantic GREEN teacher's normal-statement cues start with them too.
+BASIC_NEGATIONS = ("no", "not", "without", "negative for", "free of", "absence of")
 PRE_NEGATION = [
-    "no",
-    "not",
-    "without",
-    "negative for",
-    "free of",
-    "absence of",
+    *BASIC_NEGATIONS,
     "no evidence of",
     "no signs of",
     "resolution of",

@@ -24,14 +24,11 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ...negation import BASIC_NEGATIONS
+
 # A statement is normal (a negative or normal finding) when it holds one of these cues as whole words.
 NORMAL_CUES = (
-    "no",
-    "not",
-    "without",
-    "negative for",
-    "free of",
-    "absence of",
+    *BASIC_NEGATIONS,
     "absent",
     "none",
     "resolved",
