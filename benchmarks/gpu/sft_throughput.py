@@ -55,12 +55,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))  # the shared helper `common`
 from common import decoder_shape  # noqa: E402
 
-from radmetrics.training.common.throughput import (  # noqa: E402
-    document_attention_flops,
-    flops_per_token,
-    matmul_parameters,
-    peak_tflops,
-)
+from radmetrics.training.common import throughput  # noqa: E402
 
 MFU_GOAL = 0.45
 MFU_TARGET = 0.35  # issue 46's target for the phi-2 shape
@@ -301,12 +296,12 @@ def summarise(args, model, config, clock: StepClock, device: str, overrides: dic
     import torch
 
     tokens = sum(sum(lengths) for lengths in clock.batches)
-    n_params = matmul_parameters(model)
-    model_flops = flops_per_token(n_params, config, args.seq_len) * tokens
+    n_params = throughput.matmul_parameters(model)
+    model_flops = throughput.flops_per_token(n_params, config, args.seq_len) * tokens
     document_flops = 6 * n_params * tokens + sum(
-        document_attention_flops(config, lengths) for lengths in clock.batches
+        throughput.document_attention_flops(config, lengths) for lengths in clock.batches
     )
-    peak = args.peak_tflops or (peak_tflops(device_name(device)) if device == "cuda" else None)
+    peak = args.peak_tflops or (throughput.peak_tflops(device_name(device)) if device == "cuda" else None)
 
     def mfu(flops: float) -> float | None:
         return round(flops / clock.seconds / (peak * 1e12), 4) if peak else None
@@ -320,7 +315,7 @@ def summarise(args, model, config, clock: StepClock, device: str, overrides: dic
         "documents_per_step": round(sum(len(lengths) for lengths in clock.batches) / args.steps, 2),
         "seconds": round(clock.seconds, 3),
         "tokens_per_s": round(tokens / clock.seconds, 1),
-        "model_flops_per_token": flops_per_token(n_params, config, args.seq_len),
+        "model_flops_per_token": throughput.flops_per_token(n_params, config, args.seq_len),
         "achieved_tflops": round(model_flops / clock.seconds / 1e12, 2),
         "mfu": mfu(model_flops),
         "mfu_document_attention": mfu(document_flops),
@@ -387,7 +382,7 @@ def main(argv=None) -> dict:
             variants[name] = time_variant(args, name, overrides, conversations, tokenizer, workdir, device)
     command = ["python", "benchmarks/gpu/sft_throughput.py", *(sys.argv[1:] if argv is None else argv)]
     name = device_name(device)
-    peak = args.peak_tflops or (peak_tflops(name) if device == "cuda" else None)
+    peak = args.peak_tflops or (throughput.peak_tflops(name) if device == "cuda" else None)
     best = max((v.get("mfu") or 0 for v in variants.values()), default=0)
     result = {
         "shape": args.shape,

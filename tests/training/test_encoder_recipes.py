@@ -13,6 +13,11 @@ COMMON = (
 ).split()
 
 
+def recipe_args(silver_dir, run, options: str) -> list[str]:
+    """COMMON, the silver labels, the run folder and OPTIONS ("--max_steps 60 ...")."""
+    return [*COMMON, "--silver_dir", str(silver_dir), "--output_dir", str(run), *options.split()]
+
+
 @pytest.fixture(scope="module")
 def silver_dir(tmp_path_factory, iu_reports):
     from radmetrics.data_builders.corpus.corpus_io import assign_splits
@@ -26,17 +31,7 @@ def silver_dir(tmp_path_factory, iu_reports):
 def test_rate_ner_iob_trains_resumes_and_beats_baseline(silver_dir, tmp_path, capsys):
     from radmetrics.training.rate_ner import iob
 
-    args = [
-        *COMMON,
-        "--silver_dir",
-        str(silver_dir),
-        "--output_dir",
-        str(tmp_path / "run"),
-        "--max_train_samples",
-        "3000",
-        "--max_seq_length",
-        "48",
-    ]
+    args = recipe_args(silver_dir, tmp_path / "run", "--max_train_samples 3000 --max_seq_length 48")
     iob.main([*args, "--max_steps", "20"])  # an interrupted run: stops after its first checkpoint
     assert [p.name for p in complete_checkpoints(tmp_path / "run")] == ["checkpoint-20"]
     import shutil
@@ -56,19 +51,7 @@ def test_chexbert_trains_exports_and_scores(silver_dir, tmp_path):
     from radmetrics.training.chexbert import finetune
     from radmetrics.training.export import export_run
 
-    run_dir = finetune.main(
-        [
-            *COMMON,
-            "--silver_dir",
-            str(silver_dir),
-            "--output_dir",
-            str(tmp_path / "run"),
-            "--max_steps",
-            "60",
-            "--max_seq_length",
-            "96",
-        ]
-    )
+    run_dir = finetune.main(recipe_args(silver_dir, tmp_path / "run", "--max_steps 60 --max_seq_length 96"))
     results = read_eval_results(run_dir)
     assert results["test_kappa"] > results["baseline_majority_test_kappa"]
     assert "rule_labeler_negbio_test_macro_f1" in results and "negbio_test_macro_f1" in results
@@ -106,16 +89,8 @@ def test_ratescore_scores_through_an_exported_tagger(silver_dir, tmp_path):
     from radmetrics.training.export import export_run
     from radmetrics.training.rate_ner import iob
 
-    run_dir = iob.main(
-        [
-            *COMMON,
-            "--silver_dir",
-            str(silver_dir),
-            "--output_dir",
-            str(tmp_path / "run"),
-            *"--max_train_samples 3000 --max_steps 60 --max_seq_length 48".split(),
-        ]
-    )
+    options = "--max_train_samples 3000 --max_steps 60 --max_seq_length 48"
+    run_dir = iob.main(recipe_args(silver_dir, tmp_path / "run", options))
     export = export_run(run_dir, tmp_path / "export")
     refs = ["Small left pleural effusion. The heart is normal in size.", "No pneumothorax."]
     hyps = ["Small left pleural effusion. The heart is normal in size.", "."]  # no entity in the candidate
