@@ -24,7 +24,8 @@
 #   green-7b     the same throughput on a 7B-shaped Llama, 128 pairs at batch 64 (128 runs out of the H200's 140 GB),
 #                GREEN's two engines one after the other (generate; continuous batching), with their token agreement
 #   sft-phi-2    benchmarks/gpu/sft_throughput.py --shape phi-2: GREEN SFT tokens/s and MFU through the recipe's trainer,
-#                the config's options, then fused AdamW and Liger kernels (after Liger's loss check on a fixed batch)
+#                the config's options (4 rows a step), then fused AdamW, 8 rows a step and Liger kernels where Liger has
+#                them (its check on a fixed batch says; not for Phi)
 set -uo pipefail
 out="${1:?usage: bash benchmarks/gpu/gpu_benchmarks.sh OUT [STEP ...]}"
 shift
@@ -72,7 +73,7 @@ lookalikes_ready(REPO / 'checkpoints' / 'lookalikes_full')" ;;
     green-7b) run_step green-7b 200 benchmarks/results/green_scoring_throughput_7b.json \
                "$python" benchmarks/gpu/green_scoring_throughput.py --shape 7b --pairs 128 --batch-size 64 ;;
     sft-phi-2) run_step sft-phi-2 240 benchmarks/results/sft_throughput_phi-2.json \
-               "$python" benchmarks/gpu/sft_throughput.py --shape phi-2 ;;
+               "$python" benchmarks/gpu/sft_throughput.py --shape phi-2 --set per_device_train_batch_size=8 ;;
     *) echo "unknown step $step (green-distill lookalikes scoring radcliq green-small tests green-7b sft-phi-2)" >&2; exit 2 ;;
   esac
 done

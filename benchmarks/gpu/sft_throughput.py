@@ -99,7 +99,10 @@ VARIANTS = {
     "compiled": {"optim": "adamw_torch_fused", "use_liger_kernel": True, "torch_compile": True},
 }
 MEAN_DOCUMENT_TOKENS = 800  # about what the GREEN conversations measure with this tokeniser
-LIGER_LOSS_TOLERANCE = 2e-2  # relative: bf16 autocast, fused kernels against unfused ones
+# relative, bf16 autocast, fused kernels against unfused ones: the loss (random weights put it near ln V whatever the
+# hidden states, so the logits are compared too)
+LIGER_LOSS_TOLERANCE = 2e-2
+LIGER_LOGITS_TOLERANCE = 2e-2
 
 
 def recipe_options(shape: str) -> dict:
@@ -174,7 +177,7 @@ class StepClock:
 
         clock = self
         self.start = self.end = None
-        self.batches: list[list[int]] = []
+        self._masks: list[dict] = []  # read after the clock stops: reading them inside would wait for the GPU
 
         class Callback(TrainerCallback):
             def on_step_begin(self, args, state, control, **kwargs):
@@ -192,7 +195,7 @@ class StepClock:
 
         def counted(model, inputs, *rest, **options):
             if trainer.state.global_step >= warmup and model.training:
-                self.batches.append(document_lengths(inputs))
+                self._masks.append({k: inputs[k] for k in ("position_ids", "attention_mask") if k in inputs})
             return compute_loss(model, inputs, *rest, **options)
 
         trainer.compute_loss = counted
@@ -200,6 +203,11 @@ class StepClock:
     @property
     def seconds(self) -> float:
         return self.end - self.start
+
+    @property
+    def batches(self) -> list[list[int]]:
+        """Each timed micro-batch's document lengths."""
+        return [document_lengths(masks) for masks in self._masks]
 
 
 def document_lengths(inputs) -> list[int]:
@@ -234,42 +242,78 @@ def build_variant_trainer(args, name, overrides, conversations, tokenizer, workd
     return build_sft_trainer(model, tokenizer, training_args, conversations), config
 
 
-def fixed_batch_loss(trainer, batch) -> float:
+def fixed_batch_outputs(trainer, batch) -> tuple[float, object]:
+    """(TRL's loss, the logits) of `batch` in eval mode, under the bf16 autocast training uses (transformers 5's
+    Trainer leaves autocast to accelerate's wrapper, which only `train()` installs)."""
+    import contextlib
+
     import torch
 
-    trainer.model.eval()
-    with torch.no_grad(), trainer.autocast_smart_context_manager():
-        loss = float(trainer.compute_loss(trainer.model, batch))
-    trainer.model.train()
-    return loss
+    model = trainer.model.eval()
+    autocast = torch.autocast("cuda", torch.bfloat16) if trainer.args.bf16 else contextlib.nullcontext()
+    with torch.no_grad(), autocast:
+        loss = float(trainer.compute_loss(model, batch))
+        logits = model(**{k: v for k, v in batch.items() if k != "labels"}).logits.float()
+    model.train()
+    return loss, logits
 
 
-def liger_check(args, conversations, tokenizer, workdir, device) -> dict:
-    """Liger's kernels (Triton: GPU only) must leave the loss on a fixed batch as the recipe's model computes it."""
-    if device != "cuda":
+def liger_check(args) -> dict:
+    """Liger's kernels (Triton: GPU only), applied as the trainer applies them (TRL's kernel config), must leave the
+    loss and the logits of a fixed batch as the recipe's model computes them. Run in a process of its own
+    (`--liger-check`): Liger patches transformers' modules, not only the model, so the variants timed after it in
+    this process would carry its kernels whatever their options."""
+    import subprocess
+
+    if args.device != "cuda":
         return {"ok": False, "reason": "Liger's Triton kernels need a CUDA GPU"}
     if importlib.util.find_spec("liger_kernel") is None:
         return {"ok": False, "reason": "liger-kernel is not installed"}
+    command = [sys.executable, __file__, "--shape", args.shape, "--seq-len", str(args.seq_len), "--weights"]
+    command += [args.weights, "--attention", args.attention, "--liger-check"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        return {"ok": False, "reason": f"the check exited {done.returncode}: {done.stderr.strip()[-500:]}"}
+    return json.loads(lines[-1])
+
+
+def run_liger_check(args, conversations, tokenizer, workdir) -> dict:
+    """The check itself, in its own process."""
+    from liger_kernel.transformers.monkey_patch import MODEL_TYPE_TO_APPLY_LIGER_FN
     from transformers.integrations.liger import apply_liger_kernel
 
-    trainer, _ = build_variant_trainer(args, "liger_check", {}, conversations, tokenizer, workdir, device)
+    model_type = model_config(args.shape, len(tokenizer)).model_type
+    if model_type not in MODEL_TYPE_TO_APPLY_LIGER_FN:
+        return {"ok": False, "reason": f"Liger has no kernels for model type {model_type!r}"}
+    overrides = {"use_liger_kernel": True}
+    trainer, _ = build_variant_trainer(args, "liger_check", overrides, conversations, tokenizer, workdir, "cuda")
     batch = trainer._prepare_inputs(next(iter(trainer.get_train_dataloader())))
-    plain = fixed_batch_loss(trainer, batch)
-    try:
-        apply_liger_kernel(trainer.model, {})
-        fused = fixed_batch_loss(trainer, batch)
-    except Exception as exc:  # recorded in the results file, and the variant is timed without Liger
-        release(trainer)
-        return {"ok": False, "reason": f"{type(exc).__name__}: {exc}"}
-    ok = abs(fused - plain) <= LIGER_LOSS_TOLERANCE * abs(plain)
-    release(trainer)
-    return {"ok": ok, "loss_without": round(plain, 5), "loss_with": round(fused, 5), "tolerance": LIGER_LOSS_TOLERANCE}
+    plain_loss, plain_logits = fixed_batch_outputs(trainer, batch)
+    kernel_config = trainer.args.liger_kernel_config  # TRL's: its own loss, so no fused linear cross-entropy
+    apply_liger_kernel(trainer.model, kernel_config)
+    liger_loss, liger_logits = fixed_batch_outputs(trainer, batch)
+    logits_difference = float((liger_logits - plain_logits).norm() / plain_logits.norm())
+    ok = abs(liger_loss - plain_loss) <= LIGER_LOSS_TOLERANCE * abs(plain_loss)
+    ok = ok and logits_difference <= LIGER_LOGITS_TOLERANCE
+    return {
+        "ok": ok,
+        "kernel_config": kernel_config,
+        "loss_without": round(plain_loss, 5),
+        "loss_with": round(liger_loss, 5),
+        "logits_relative_difference": round(logits_difference, 5),
+        "tolerances": {"loss": LIGER_LOSS_TOLERANCE, "logits": LIGER_LOGITS_TOLERANCE},
+    }
 
 
-def release(*objects) -> None:
+def release(trainer) -> None:
+    """Free a variant's model, optimiser states and gradients before the next variant is built: the trainer sits in
+    reference cycles (the counting wrapper, TRL's patched forward), so dropping the name would not free them."""
     import torch
 
-    del objects
+    trainer.__dict__.pop("compute_loss", None)
+    trainer.accelerator.free_memory()
+    trainer.model = trainer.model_wrapped = trainer.optimizer = trainer.lr_scheduler = None
     gc.collect()
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
@@ -284,10 +328,9 @@ def time_variant(args, name, overrides, conversations, tokenizer, workdir, devic
         torch.cuda.reset_peak_memory_stats()
     try:
         output = trainer.train()
+        result = summarise(args, trainer.model, config, clock, device, overrides, output.training_loss)
     except torch.OutOfMemoryError:
-        release(trainer)
-        return {"options": overrides, "error": "out of GPU memory"}
-    result = summarise(args, trainer.model, config, clock, device, overrides, output.training_loss)
+        result = {"options": overrides, "error": "out of GPU memory"}
     release(trainer)
     return result
 
@@ -341,6 +384,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--out", type=Path, help="result JSON (default benchmarks/results/sft_throughput_<shape>.json)"
     )
+    parser.add_argument("--liger-check", action="store_true", help="only Liger's check, printed as JSON (a GPU)")
     return parser.parse_args(argv)
 
 
@@ -360,7 +404,8 @@ def main(argv=None) -> dict:
     import torch
 
     args = parse_args(argv)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    args.device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = args.device
     if device == "cpu" and args.shape != "tiny":
         sys.exit(
             f"sft_throughput: --shape {args.shape} needs a CUDA GPU; without one only --shape tiny runs (a smoke test)"
@@ -368,17 +413,22 @@ def main(argv=None) -> dict:
     extra = parse_overrides(args.set)
     # enough conversations for every step of the variant with the most rows a step, whether it packs them or not
     rows = max(options.get("per_device_train_batch_size", 1) for options in (recipe_options(args.shape), extra))
-    variants, checks = {}, {}
+    variants = {}
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
+        if args.liger_check:
+            conversations, tokenizer = green_conversations_for(workdir, rows * args.seq_len, args.seq_len)
+            check = run_liger_check(args, conversations, tokenizer, workdir)
+            print(json.dumps(check))
+            return check
+        wanted = any(dict(VARIANTS[name], **extra).get("use_liger_kernel") for name in args.variants)
+        checks = {"liger": liger_check(args)} if wanted else {}  # its own process, before any variant's model
         tokens = (args.warmup + args.steps) * rows * args.seq_len
         conversations, tokenizer = green_conversations_for(workdir, tokens, args.seq_len)
         for name in args.variants:
             overrides = dict(VARIANTS[name], **(extra if name != "recipe" else {}))
-            if overrides.get("use_liger_kernel"):
-                checks.setdefault("liger", liger_check(args, conversations, tokenizer, workdir, device))
-                if not checks["liger"]["ok"]:
-                    overrides["use_liger_kernel"] = False  # timed without it; the check says why
+            if overrides.get("use_liger_kernel") and not checks["liger"]["ok"]:
+                overrides["use_liger_kernel"] = False  # timed without it; the check says why
             variants[name] = time_variant(args, name, overrides, conversations, tokenizer, workdir, device)
     command = ["python", "benchmarks/gpu/sft_throughput.py", *(sys.argv[1:] if argv is None else argv)]
     name = device_name(device)

@@ -2,7 +2,10 @@
 attention over unpadded sequences, a finished answer's slot refilled at once, and a prompt prefix that several
 requests share (GREEN's instructions) cached once. The drop-in for `local.generate_sorted` behind GREEN's
 `engine="continuous"`: the same prompts, EOS and new-token budget, so its greedy answers are the padded path's
-(tests/inference/test_green_engines.py checks this in fp32 on CPU).
+(tests/inference/test_green_engines.py checks this in fp32 on CPU). In bf16 on a GPU the two run other attention
+kernels (paged; flash-attn when installed), so a near-tie can part them: benchmarks/gpu/green_scoring_throughput.py
+reports their agreement. Logits processors that continuous batching lacks (an export's `repetition_penalty`, say) are
+dropped by transformers with a warning.
 
 On a GPU transformers sizes the paged cache from free memory and decides on CUDA graphs itself. On a CPU its memory
 estimate is meant for a GPU, so the cache is sized here from the prompts.

@@ -53,6 +53,27 @@ def test_continuous_engine_answers_as_generate_on_a_tiny_llama(tiny_llama, batch
     assert len(set(padded)) > 1 and all(padded)  # answers that differ: a test that could fail
 
 
+def test_continuous_engine_stops_where_generate_stops(tiny_llama):
+    """A token the model writes mid-answer made its EOS: both engines stop there, and the answers stay equal."""
+    from radmetrics.inference.llm.local import render_prompt
+    from radmetrics.inference.metrics.green.generation import green_messages
+
+    model, tokenizer = tiny_llama
+    refs, hyps = varied_pairs(5)
+    full = both_engines(model, tokenizer, refs, hyps, 3, 24)[0]
+    text = render_prompt(tokenizer, green_messages(refs[0], hyps[0]))
+    prompt = tokenizer(text, add_special_tokens=False, return_tensors="pt")
+    generated = model.generate(**prompt, max_new_tokens=24, do_sample=False)
+    original = model.generation_config.eos_token_id
+    model.generation_config.eos_token_id = int(generated[0, prompt["input_ids"].shape[1] + 8])  # the 9th new token
+    try:
+        padded, continuous = both_engines(model, tokenizer, refs, hyps, 3, 24)
+    finally:
+        model.generation_config.eos_token_id = original
+    assert continuous == padded
+    assert len(padded[0]) < len(full[0])  # the first answer stopped early
+
+
 @pytest.mark.slow
 def test_continuous_engine_answers_as_generate_on_smollm2():
     from radmetrics.inference.loading.gguf import GGUF_PACKAGES, packaged_gguf

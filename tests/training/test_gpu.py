@@ -212,6 +212,11 @@ def test_sft_throughput_tiny_smoke_run(tmp_path):
         assert variant["mfu"] == pytest.approx(variant["achieved_tflops"] / 50, abs=1e-3)
     assert recipe["documents_per_step"] == 8 and efficient["documents_per_step"] > 2  # 2 rows, several conversations
     assert result["peak_source"] == "--peak-tflops" and "liger" in result["checks"]
+    import torch
+
+    if torch.cuda.is_available() and importlib.util.find_spec("liger_kernel") is not None:  # Liger knows Llama
+        assert result["checks"]["liger"]["ok"], result["checks"]["liger"]
+        assert efficient["options"]["use_liger_kernel"] is True
     assert result["command"].startswith("python benchmarks/gpu/sft_throughput.py --shape tiny")
 
 
