@@ -20,6 +20,15 @@ def machine() -> str:
     return f"{platform.machine()} ({platform.system()}), {os.cpu_count()} CPU cores, no GPU"
 
 
+def device_name() -> str:
+    """The device a GPU benchmark ran on: the CUDA GPU's name, else the CPU and its torch threads."""
+    import torch
+
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_name(0)
+    return f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
+
+
 def write_results(name: str, results: dict) -> Path:
     """RESULTS/name, written as indented JSON."""
     out = RESULTS / name

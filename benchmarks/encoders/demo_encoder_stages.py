@@ -5,7 +5,7 @@ models give the same digests.
     python benchmarks/encoders/demo_encoder_stages.py --out /tmp/stages_head
     # another commit's sources (a worktree linked in as the package radmetrics), with this tree's deterministic
     # WordPiece trainer put in for its own
-    git worktree add /tmp/base 2979653 && mkdir -p /tmp/pkgs/radmetrics
+    git worktree add /tmp/base OLD_COMMIT && mkdir -p /tmp/pkgs/radmetrics
     ln -s /tmp/base/{training,data_builders,inference} /tmp/pkgs/radmetrics/
     PYTHONPATH=/tmp/pkgs python benchmarks/encoders/demo_encoder_stages.py --out /tmp/base_stages \\
         --wordpiece-from training/tiny.py

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import shlex
 import sys
@@ -34,7 +33,7 @@ from pathlib import Path
 os.environ.setdefault("PYTORCH_ALLOC_CONF", "expandable_segments:True")
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))  # the shared helper `common`
-from common import decoder_shape  # noqa: E402
+from common import decoder_shape, device_name  # noqa: E402
 
 from radmetrics.data_builders.corpus.corpora import iu_xray_corpus  # noqa: E402
 from radmetrics.inference.llm.local import render_prompt  # noqa: E402
@@ -45,7 +44,7 @@ from radmetrics.inference.metrics.green.generation import (  # noqa: E402
     load_green_model,
 )
 
-TARGET_REPORTS_PER_S = 20  # issue 46's target for the 7B shape on one H100 or H200; the long-term goal is 40
+TARGET_REPORTS_PER_S = 20  # for the 7B shape on one H100 or H200; the long-term goal is 40
 
 
 def random_llama(shape: str):
@@ -197,14 +196,6 @@ def engine_comparison(engines: dict, answers: dict, tokenizer) -> dict:
         "target_reports_per_s": TARGET_REPORTS_PER_S,
         "target_met": fast >= TARGET_REPORTS_PER_S,
     }
-
-
-def device_name() -> str:
-    import torch
-
-    if torch.cuda.is_available():
-        return torch.cuda.get_device_name(0)
-    return f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
 
 
 if __name__ == "__main__":

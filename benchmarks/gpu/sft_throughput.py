@@ -30,7 +30,7 @@ heads of Q dimensions, T = --seq-len. By that convention attention is counted as
 recomputation is not counted (checkpointing lowers MFU). `mfu_document_attention` counts attention over each
 packed document's own length instead (12 L H Q sum(l^2) a step), the attention that packing computes.
 Peak: radmetrics.training.common.throughput's table from torch.cuda.get_device_name (NVIDIA datasheets, dense = half
-the sparsity figure; the same values as torchtitan's table), or --peak-tflops. Goals: issue 46's 35% MFU for the
+the sparsity figure; the same values as torchtitan's table), or --peak-tflops. Goals: 35% MFU for the
 phi-2 shape; the long-term goal is 45%.
 Writes benchmarks/results/sft_throughput_<shape>.json (or --out) with the device, command and figures.
 """
@@ -42,7 +42,6 @@ import gc
 import importlib.util
 import json
 import os
-import platform
 import shlex
 import sys
 import tempfile
@@ -53,12 +52,12 @@ from pathlib import Path
 os.environ.setdefault("PYTORCH_ALLOC_CONF", "expandable_segments:True")
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))  # the shared helper `common`
-from common import decoder_shape  # noqa: E402
+from common import decoder_shape, device_name  # noqa: E402
 
 from radmetrics.training.common import throughput  # noqa: E402
 
 MFU_GOAL = 0.45
-MFU_TARGET = 0.35  # issue 46's target for the phi-2 shape
+MFU_TARGET = 0.35  # the target for the phi-2 shape on one H100 or H200
 
 PHI_2_ROTARY_AND_MLP = dict(partial_rotary_factor=0.4, rope_theta=10000.0, hidden_act="gelu_new", resid_pdrop=0.1)
 MISTRAL_7B_ATTENTION = dict(rope_theta=10000.0, sliding_window=4096, rms_norm_eps=1e-5)
@@ -344,7 +343,7 @@ def summarise(args, model, config, clock: StepClock, device: str, overrides: dic
     document_flops = 6 * n_params * tokens + sum(
         throughput.document_attention_flops(config, lengths) for lengths in clock.batches
     )
-    peak = args.peak_tflops or (throughput.peak_tflops(device_name(device)) if device == "cuda" else None)
+    peak = args.peak_tflops or (throughput.peak_tflops(device_name()) if device == "cuda" else None)
 
     def mfu(flops: float) -> float | None:
         return round(flops / clock.seconds / (peak * 1e12), 4) if peak else None
@@ -431,7 +430,7 @@ def main(argv=None) -> dict:
                 overrides["use_liger_kernel"] = False  # timed without it; the check says why
             variants[name] = time_variant(args, name, overrides, conversations, tokenizer, workdir, device)
     command = ["python", "benchmarks/gpu/sft_throughput.py", *(sys.argv[1:] if argv is None else argv)]
-    name = device_name(device)
+    name = device_name()
     peak = args.peak_tflops or (throughput.peak_tflops(name) if device == "cuda" else None)
     best = max((v.get("mfu") or 0 for v in variants.values()), default=0)
     result = {
@@ -456,14 +455,6 @@ def main(argv=None) -> dict:
     out.write_text(json.dumps(result, indent=2), encoding="utf-8")
     print(json.dumps(result, indent=2))
     return result
-
-
-def device_name(device: str) -> str:
-    import torch
-
-    if device == "cuda":
-        return torch.cuda.get_device_name(0)
-    return f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
 
 
 def versions(*packages: str) -> dict:
