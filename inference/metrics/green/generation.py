@@ -54,7 +54,7 @@ def generate_green_responses(
     """GREEN analyses of every pair from a causal LM. Under `accelerate launch` (and `shard`), each process
     generates its share of the pairs and all processes receive every result, in input order. `engine`: "generate"
     (padded batches sorted by length through `model.generate`) or "continuous" (transformers' continuous batching,
-    `llm/continuous.py`), whose greedy answers are the same."""
+    `llm/continuous.py`), whose greedy answers are the same in fp32."""
     from accelerate import PartialState
 
     from ...llm.local import generate_sorted, render_prompt

@@ -12,8 +12,8 @@ Options: `parser` ("strict" default, or "reference": RadEval's, where a response
 `prompt` ("green", appendix A.1, "short" or "numbered": what a server hosting such an export must be sent; an export's
 own prompt is read from its manifest, and a different `prompt` is refused, as is any but "green" for a released model),
 `trust_remote_code` (released models whose tokenizer is repository code), `batch_size` (8), `engine` ("generate", or
-"continuous": transformers' continuous batching, the same greedy answers; radmetrics' exports), `max_new_tokens` (512,
-radmetrics' exports), `summary` (True), `encoder` (summary embeddings; bundled MiniLM).
+"continuous": transformers' continuous batching, the same greedy answers in fp32; radmetrics' exports),
+`max_new_tokens` (512, radmetrics' exports), `summary` (True), `encoder` (summary embeddings; bundled MiniLM).
 """
 
 from __future__ import annotations
