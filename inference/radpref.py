@@ -25,6 +25,9 @@ from pathlib import Path
 import numpy as np
 
 CANDIDATES = ("C1", "C2")
+SPLIT_SEED = 52  # the seed of the frozen split of the 50 cases: 30 to develop on, 20 touched once
+SPLIT_SIZES = {"develop": 30, "frozen": 20}
+SPLIT_FILE = "radpref_dev_split.json"
 SIGNIFICANT_LEVELS = ("urgent", "actionable_not_urgent")
 RATERS = ("user_1", "user_2", "user_3")
 
@@ -92,6 +95,32 @@ def load_radpref(folder: str | Path | None = None) -> list[Candidate]:
             labels = [annotations[case["id"]][name] for annotations in raters]
             candidates.append(Candidate(case["id"], name, case["ground_truth_report"], case[f"{name}_report"], labels))
     return candidates
+
+
+def draw_split(case_ids: list[str], seed: int = SPLIT_SEED) -> dict[str, list[str]]:
+    """The frozen split of radpref_dev's cases: a seeded permutation of the sorted case ids, the first 30 to develop
+    on (every rule, threshold, model and feature is chosen on them, inside case-level cross-validation where it is a
+    fitted value) and the last 20 touched once, at the end, for the final figures."""
+    order = np.random.default_rng(seed).permutation(sorted(case_ids))
+    develop = SPLIT_SIZES["develop"]
+    return {"develop": sorted(map(str, order[:develop])), "frozen": sorted(map(str, order[develop:]))}
+
+
+def load_split() -> dict[str, list[str]]:
+    """The committed split (resources/radpref_dev_split.json): {"develop": [30 case ids], "frozen": [20 case ids]}."""
+    path = Path(str(files("radmetrics.inference").joinpath("resources", SPLIT_FILE)))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {part: list(data[part]) for part in SPLIT_SIZES}
+
+
+def split_candidates(candidates: list[Candidate], part: str) -> list[Candidate]:
+    """The candidates of one part of the frozen split ("develop", "frozen" or "all"), in case order."""
+    if part == "all":
+        return list(candidates)
+    if part not in SPLIT_SIZES:
+        raise ValueError(f"radpref split part {part!r}: expected develop, frozen or all")
+    keep = set(load_split()[part])
+    return [c for c in candidates if c.case_id in keep]
 
 
 def case_index(candidates: list[Candidate]) -> np.ndarray:

@@ -173,3 +173,16 @@ def test_builder_pairs_annotated_by_the_semantic_teacher(tmp_path, iu_reports):
     ]
     assert len(records) == len(pairs) and all(r["teacher"] == "semantic_green" for r in records)
     assert all(parse_green_response(r["response"]).matched == r["counts"]["matched"] for r in records)
+
+
+def test_the_frozen_split_is_the_seeded_draw_and_covers_every_case_once():
+    """radpref_dev's frozen split (30 cases to develop on, 20 touched once) is the committed seeded draw."""
+    from radmetrics.inference.radpref import draw_split, load_radpref, load_split, split_candidates
+
+    candidates = load_radpref()
+    ids = sorted({c.case_id for c in candidates})
+    split = load_split()
+    assert split == draw_split(ids)
+    assert len(split["develop"]) == 30 and len(split["frozen"]) == 20
+    assert sorted(split["develop"] + split["frozen"]) == ids
+    assert len(split_candidates(candidates, "frozen")) == 40 and len(split_candidates(candidates, "all")) == 100
