@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .metrics.base import OptionError
 from .registry import build_metric, resolve
 from .stats import bootstrap_ci
 
@@ -115,6 +116,22 @@ class ScoreResult:
         return "\n".join(lines)
 
 
+def checked_options(metric_options: dict | None) -> dict[str, dict]:
+    """{metric: {option: value}} with every value checked against the metric's declaration and normalised (what the
+    signatures show); OptionError, one line, for an unknown metric, an option it lacks or a value it refuses."""
+    from .registry import metrics as registered
+
+    registry = registered()
+    checked = {}
+    for name, options in (metric_options or {}).items():
+        if name not in registry:
+            raise OptionError(f"options for an unknown metric {name!r}; known metrics: {', '.join(registry)}")
+        if not isinstance(options, dict):
+            raise OptionError(f"options for metric {name} must be a dict of option -> value, got {options!r}")
+        checked[name] = registry[name].check_options(options)
+    return checked
+
+
 class Scorer:
     """Scorer(metrics=[...], components={kind: path_or_hub_id})(references, candidates).
 
@@ -134,11 +151,15 @@ class Scorer:
         endpoint=None,
         llm_cache: str | Path | None = None,
     ):
-        self.metric_options = metric_options or {}
+        self.metric_options = checked_options(metric_options)
         self.specs = resolve(metrics, self.metric_options)
         self.components = dict(components or {})
         self.n_bootstrap, self.seed = n_bootstrap, seed
         self.endpoint, self.llm_cache = endpoint, llm_cache or default_llm_cache()
+        for spec in self.specs:
+            given = self.metric_options.get(spec.name, {})
+            defaults = {name: option.default for name, option in spec.declared_options().items()}
+            spec.check_setup({**defaults, **given}, self.components, endpoint)
         judged = [s.name for s in self.specs if s.judged_by_llm]
         if judged and endpoint is None:
             raise MissingComponentError(

@@ -47,6 +47,8 @@ def user_errors() -> tuple[type[Exception], ...]:
     from ..loading.checkpoint import CheckpointError
     from ..loading.hub import ModelLoadError
     from ..loading.released import ArtefactError
+    from ..metrics.base import OptionError
+    from ..ranking import SuiteError
     from ..registry import UnknownMetricError
     from ..report_io import ReportFileError
     from ..scorer import MissingComponentError, ScoringInputError
@@ -59,6 +61,8 @@ def user_errors() -> tuple[type[Exception], ...]:
         CheckpointError,
         ArtefactError,
         ModelLoadError,
+        OptionError,
+        SuiteError,
     )
 
 

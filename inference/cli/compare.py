@@ -66,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
     from ..report_io import pair_reports, read_reports
     from .score import id_fields
 
+    out = Path(args.out)
+    scorer = build_scorer(args, out, n_bootstrap=0)  # checks every option before any file or model loads
     (ref_id, ref_named), (hyp_id, hyp_named) = id_fields(args)
     refs, ref_ids = read_reports(args.refs, args.ref_field, ref_id, id_required=ref_named)
     _, system_a, ids = pair_reports(
@@ -81,10 +83,7 @@ def run(args: argparse.Namespace) -> int:
         ("references", "system B reports"),
     )
     ids = ids or [str(i) for i in range(len(refs))]
-    out = Path(args.out)
-    result = build_scorer(args, out, n_bootstrap=0)(
-        refs + refs, system_a + system_b, ids=[f"{i} (A)" for i in ids] + [f"{i} (B)" for i in ids]
-    )
+    result = scorer(refs + refs, system_a + system_b, ids=[f"{i} (A)" for i in ids] + [f"{i} (B)" for i in ids])
     n, name_a, name_b = len(refs), *args.names
     comparison = {key: compare_key(result, key, n, args) for key in result.summary}
     out.mkdir(parents=True, exist_ok=True)

@@ -28,11 +28,11 @@ DESCRIPTION = """Subcommands:
   fit-radcliq  refit RadCliQ-v1's constrained composite (negated weights non-negative, summing to 1) on a CSV with
                radgraph_radcliq, bertscore, chexbert_similarity, bleu2 and an error-count column; reports the
                cross-validated (held-out) tau of the refit next to the published constants'. Use the result with
-               `radmetrics score --radcliq-constants FILE`.
+               `radmetrics score --option radcliq.constants=FILE`.
   tune-ratescore  TPE (optuna) search of RaTEScore's 25 type-pair weights W and penalty p against human
                judgements (JSONL rows with reference_entities / candidate_entities ([[text, type], ...]) and a human
                column); reports the cross-validated (held-out) tau of the tuned matrix next to the bundled one's. Use
-               the matrix with `radmetrics score --ratescore-matrix FILE`.
+               the matrix with `radmetrics score --option ratescore.matrix=FILE`.
 
   radpref      agreement with three radiologists on RadPref's development half (bundled: 50 cases, 100 candidate
                reports): per score key, Kendall tau-b against the raters' mean error count with a 95% interval that
@@ -40,8 +40,14 @@ DESCRIPTION = """Subcommands:
                raters rate one candidate higher. Without --metrics, every metric the components allow; give exports
                with --components to add the learned metrics. Writes OUT/agreement.json and OUT/agreement.md.
 
-correlate, preference and radpref score with the same --metrics, --components, --option and --endpoint as `radmetrics \
-score`."""
+  ranking      the clinical ranking suite (bundled: 49 cases in 10 categories, each a reference and 2-4 candidates
+               best first): per score key, how often the metric orders two candidates as expected (pairwise accuracy,
+               a tie half) over all cases and per category, and the share of cases ordered exactly. --suite FILE runs
+               another suite (JSONL: id, category, reference, candidates best first). Writes OUT/ranking.json and
+               OUT/ranking.md.
+
+correlate, preference, radpref and ranking score with the same --metrics, --components, --option and --endpoint as \
+`radmetrics score`."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -88,6 +94,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     radpref.add_argument("--baseline", default="rougeL", help="the key every other key's tau-b is compared with")
     add_scoring_arguments(radpref)
     radpref.add_argument("--out", required=True)
+    ranking = sub.add_parser("ranking", help="how each metric orders candidates on the clinical ranking suite")
+    ranking.add_argument("--suite", help="a suite JSONL file (default: the bundled clinical ranking suite)")
+    add_scoring_arguments(ranking)
+    ranking.add_argument("--out", required=True)
     fit = sub.add_parser("fit-radcliq", help="refit the RadCliQ-v1 composite on human error counts (CVXPY)")
     fit.add_argument("--csv", required=True)
     fit.add_argument("--human-column", default="total_errors")
@@ -149,14 +159,15 @@ def correlate(args) -> int:
     from ..report_html import write_figures_report
     from ..stats import kendall_tau
 
+    out = Path(args.out)
+    scorer = build_scorer(args, out, n_bootstrap=0)  # checks every option before any file or model loads
     rows = _rows(args.csv, [args.reference_column, args.candidate_column, *args.human_columns])
     raters = {
         c: np.array(_numbers(rows, c, args.csv)) * (-1.0 if args.human_higher_is_better else 1.0)
         for c in args.human_columns
     }
     mean = np.mean(list(raters.values()), axis=0)
-    out = Path(args.out)
-    result = build_scorer(args, out, n_bootstrap=0)(
+    result = scorer(
         [r[args.reference_column] for r in rows],
         [r[args.candidate_column] for r in rows],
         ids=[f"row {n}" for n in range(2, len(rows) + 2)],
@@ -299,6 +310,8 @@ def preference(args) -> int:
     import numpy as np
 
     first, second = args.candidate_columns
+    out = Path(args.out)
+    scorer = build_scorer(args, out, n_bootstrap=0)  # checks every option before any file or model loads
     rows = _rows(args.csv, [args.reference_column, first, second, *args.preferred_columns])
     raters = {
         c: np.array([_preference(r[c], args.csv, n) for n, r in enumerate(rows, 2)]) for c in args.preferred_columns
@@ -307,8 +320,7 @@ def preference(args) -> int:
     ones, twos = (votes == 1).sum(0), (votes == 2).sum(0)
     majority = np.where(ones > twos, 1, np.where(twos > ones, 2, 0))
     refs = [r[args.reference_column] for r in rows]
-    out = Path(args.out)
-    result = build_scorer(args, out, n_bootstrap=0)(
+    result = scorer(
         refs + refs,
         [r[first] for r in rows] + [r[second] for r in rows],
         ids=[f"row {n} {c}" for c in (first, second) for n in range(2, len(rows) + 2)],
@@ -427,11 +439,11 @@ def radpref(args) -> int:
 
     from ..radpref import agreement, case_index, load_radpref, majority_preference
 
-    candidates = load_radpref(args.data)
     out = Path(args.out)
-    scorer = build_scorer(args, out, n_bootstrap=0)
+    scorer = build_scorer(args, out, n_bootstrap=0)  # checks every option before any file or model loads
     if args.metrics and args.baseline not in {k for spec in scorer.specs for k in spec.keys}:
         scorer = build_scorer(argparse.Namespace(**{**vars(args), "metrics": [*args.metrics, args.baseline]}), out, 0)
+    candidates = load_radpref(args.data)
     result = scorer(
         [c.reference for c in candidates],
         [c.text for c in candidates],
@@ -499,8 +511,39 @@ def agreement_table(report: dict) -> str:
     return "\n".join(lines)
 
 
+def ranking(args) -> int:
+    import platform
+
+    from ..ranking import load_suite, pairs, ranking_report, ranking_table
+    from ..signature import version
+
+    out = Path(args.out)
+    scorer = build_scorer(args, out, n_bootstrap=0)  # checks every option before any file or model loads
+    cases = load_suite(args.suite)
+    references, candidates, ids = pairs(cases)
+    result = scorer(references, candidates, ids=ids)
+    oriented = {}
+    for key in result.summary:
+        sign = 1.0 if result.higher_is_better[key] else -1.0
+        oriented[key] = [float("nan") if row[key] is None else sign * row[key] for row in result.per_sample]
+    report = {
+        "suite": str(args.suite or "bundled clinical ranking suite"),
+        "cases": len(cases),
+        "version": version(),
+        "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
+        "keys": ranking_report(cases, oriented),
+        "signatures": result.signatures,
+    }
+    _write(out, "ranking.json", report)
+    table = ranking_table(report["keys"])
+    (out / "ranking.md").write_text(table + "\n", encoding="utf-8")
+    print(table)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     commands = {
+        "ranking": ranking,
         "correlate": correlate,
         "preference": preference,
         "radpref": radpref,

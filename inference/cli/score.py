@@ -126,17 +126,13 @@ def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--trust-remote-code",
         action="store_true",
-        help="run code shipped in a released model's repository (GREEN-RadLlama2-7b's tokenizer)",
+        help=(
+            "for every metric that loads a model: run code shipped in a released model's repository (today only "
+            "GREEN-RadLlama2-7b's tokenizer needs it)"
+        ),
     )
-    parser.add_argument(
-        "--radcliq-constants", help="RadCliQ-v1 constants refitted by `meta-eval fit-radcliq` (its JSON)"
-    )
-    parser.add_argument(
-        "--ratescore-matrix", help="RaTEScore affinity matrix tuned by `meta-eval tune-ratescore` (its JSON)"
-    )
-    parser.add_argument(
-        "--bertscore-model", default="default", help="encoder for BERTScore (default: bundled all-MiniLM-L6-v2)"
-    )
+    for flag in REMOVED_FLAGS:  # kept only to say what replaced them
+        parser.add_argument(flag, dest=removed_dest(flag), help=argparse.SUPPRESS)
     parser.add_argument("--endpoint", help="LLM endpoint YAML for the LLM-judged metrics (see configs/llm/)")
     parser.add_argument(
         "--llm-cache",
@@ -171,7 +167,13 @@ def build_scorer(args: argparse.Namespace, out: Path, n_bootstrap: int | None = 
 def discover_components(entries: list[str]) -> dict[str, str]:
     """--components entries -> {component key: path or catalogue name}. An entry is an export, a directory of exports,
     a Hub id of an export, KIND=PATH / KIND=NAME (a released artefact, or an export of that kind), or `released`."""
-    from ..loading.checkpoint import MANIFEST_NAME, manifest_component, resolve_checkpoint
+    from ..loading.checkpoint import (
+        MANIFEST_NAME,
+        component_key,
+        component_kind,
+        manifest_component,
+        resolve_checkpoint,
+    )
     from ..loading.released import ARTEFACTS, DEFAULT_ARTEFACT, KINDS, fetch, identify
 
     found: dict[str, str] = {}
@@ -238,41 +240,46 @@ def refuse_run_directory(path: Path, entry: str) -> None:
             )
 
 
-# Converted releases serve the same metrics as their kind (a RadGraph DyGIE model is the `radgraph` component).
-_KEY_OF_COMPONENT = {"radgraph_dygie": "radgraph", "ratescore_pipeline": "rate_ner"}
+# Metric settings are --option METRIC.KEY=VALUE; these flags were removed, each naming its replacement.
+REMOVED_FLAGS = {
+    "--bertscore-model": "bertscore.model",
+    "--radcliq-constants": "radcliq.constants",
+    "--ratescore-matrix": "ratescore.matrix",
+}
 
 
-def component_key(component: str) -> str:
-    return _KEY_OF_COMPONENT.get(component, component)
-
-
-def component_kind(component: str) -> str:
-    key = component_key(component)
-    return "rate_ner" if key.startswith("rate_ner") else key
+def removed_dest(flag: str) -> str:
+    return "removed_" + flag.strip("-").replace("-", "_")
 
 
 def metric_options(args: argparse.Namespace) -> dict:
-    """--bertscore-model, --trust-remote-code and every --option METRIC.KEY=VALUE (VALUE read as YAML: true, 3, x)."""
+    """Every --option METRIC.KEY=VALUE (VALUE read as YAML: true, 3, x; the metric checks and normalises it), and
+    --trust-remote-code for every metric that has that option. OptionError (one line) for a bad or removed one."""
     import yaml
 
+    from ..metrics.base import OptionError
     from ..registry import REGISTRY
 
-    options: dict = {
-        "bertscore": {"model": args.bertscore_model},
-        "green": {"trust_remote_code": args.trust_remote_code},
-    }
-    if args.radcliq_constants:
-        options["radcliq"] = {"constants": args.radcliq_constants}
-    if args.ratescore_matrix:
-        options["ratescore"] = {"matrix": args.ratescore_matrix}
+    for flag, replacement in REMOVED_FLAGS.items():
+        if getattr(args, removed_dest(flag), None) is not None:
+            raise OptionError(f"{flag} was removed: use --option {replacement}=VALUE")
+    options: dict = {}
+    if args.trust_remote_code:
+        for name, spec in REGISTRY.items():
+            if "trust_remote_code" in spec.declared_options():
+                options[name] = {"trust_remote_code": True}
     for item in args.option:
-        name, _, value = item.partition("=")
-        metric, _, key = name.partition(".")
-        if not (metric and key and _):
-            raise SystemExit(f"radmetrics score: --option {item!r} is not METRIC.KEY=VALUE")
+        name, equals, value = item.partition("=")
+        metric, dot, key = name.partition(".")
+        if not (metric and key and dot and equals):
+            raise OptionError(f"--option {item!r} is not METRIC.KEY=VALUE (e.g. --option rougeL.use_stemmer=false)")
         if metric not in REGISTRY:
-            raise SystemExit(f"radmetrics score: --option {item!r}: unknown metric {metric!r}")
-        options.setdefault(metric, {})[key] = yaml.safe_load(value)
+            raise OptionError(f"--option {item!r}: unknown metric {metric!r}; `radmetrics score --list` names them")
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError:
+            parsed = value  # not YAML: the text as it is, which the metric's option checks
+        options.setdefault(metric, {})[key] = parsed
     return options
 
 
@@ -289,9 +296,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not (args.refs and args.hyps and args.out):
         raise SystemExit("radmetrics score: --refs, --hyps and --out are required")
-    refs, hyps, ids = read_pairs_from_args(args, args.hyps)
     out = Path(args.out)
-    scorer = build_scorer(args, out)
+    scorer = build_scorer(args, out)  # checks every option before any file or model loads
+    refs, hyps, ids = read_pairs_from_args(args, args.hyps)
     result = scorer(refs, hyps, ids=ids)
     baselines = None
     if args.baselines:
@@ -326,7 +333,7 @@ def describe_metric(spec) -> str:
         f"    reproduces: {spec.reference}",
     ]
     lines.extend(
-        f"    --option {spec.name}.{name}={option.default!r}: {option.help}"
+        f"    --option {spec.name}.{name}={option.default!r}: {option.help} [{option.allowed()}]"
         f"{'' if option.changes_values else ' (does not change values)'}"
         for name, option in spec.declared_options().items()
     )

@@ -183,3 +183,18 @@ def verify_files(directory: Path, files: dict[str, str]) -> None:
             raise CheckpointError(
                 f"{directory}: checksum of {rel} does not match the manifest (corrupted or modified)"
             )
+
+
+# Converted releases serve the same metrics as their kind (a RadGraph DyGIE model is the `radgraph` component).
+_KEY_OF_COMPONENT = {"radgraph_dygie": "radgraph", "ratescore_pipeline": "rate_ner"}
+
+
+def component_key(component: str) -> str:
+    """The component key a manifest's component is passed to the metrics under."""
+    return _KEY_OF_COMPONENT.get(component, component)
+
+
+def component_kind(component: str) -> str:
+    """The released-weights kind (`KIND=PATH`) a manifest's component belongs to."""
+    key = component_key(component)
+    return "rate_ner" if key.startswith("rate_ner") else key

@@ -17,8 +17,10 @@ and the values change (benchmarks/README.md measures how much), so it is never t
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -48,18 +50,138 @@ class MetricOutput:
         return float(np.mean(scored)) if len(scored) else float("nan")
 
 
+class OptionError(ValueError):
+    """A metric option that the metric does not have, or a value it does not allow: one line naming the metric, the
+    option, the value and what is allowed. Raised when a Scorer is built, before any model or file loads."""
+
+
+_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+_TYPES = (bool, int, float, str)
+
+
 @dataclass(frozen=True)
 class Option:
-    """A metric option: its default, whether a change of it can change the scores (score signatures pin those), and a
-    line of help for `radmetrics score --list`."""
+    """A metric option: its default, whether a change of it can change the scores (score signatures pin those), a line
+    of help for `radmetrics score --list`, and what values it allows.
+
+    `type` is bool, int, float or str; `choices` lists a str option's allowed values; `minimum` and `maximum` bound a
+    number (inclusive); `file` lets a str option name an existing file (alone, or beside its `choices`); a default of
+    None means "the metric's own choice", and None is then allowed. `check(value)` returns the value normalised ("true"
+    -> True, "0.50" -> 0.5, "FP32" -> "fp32"), which is what enters the signature, or raises OptionError."""
 
     default: Any = None
     changes_values: bool = True
     help: str = ""
     names_weights: bool = False  # the value names a model: a signature pins it by its checksum or commit
+    type: type | None = None
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    file: bool = False
+
+    def allowed(self) -> str:
+        """What the option allows, in words: `expected ...`."""
+        kind = self.kind()
+        if kind is bool:
+            text = "true or false"
+        elif self.choices:
+            text = "one of " + ", ".join(self.choices) + (" or an existing file" if self.file else "")
+        elif self.file:
+            text = "an existing file"
+        elif kind in (int, float):
+            noun = "an integer" if kind is int else "a number"
+            if self.minimum is not None and self.maximum is not None:
+                text = f"{noun} in [{_number(self.minimum)}, {_number(self.maximum)}]"
+            elif self.minimum is not None:
+                text = f"{noun} >= {_number(self.minimum)}"
+            elif self.maximum is not None:
+                text = f"{noun} <= {_number(self.maximum)}"
+            else:
+                text = noun
+        elif kind is str:
+            text = "a non-empty text"
+        else:
+            text = "any value"
+        return text + (" (or leave it unset)" if self.default is None else "")
+
+    def kind(self) -> type | None:
+        """The declared type; for an option declared without one (a plugin written before types), its default's."""
+        if self.type is not None:
+            return self.type
+        return type(self.default) if type(self.default) in _TYPES else None
+
+    def check(self, value: Any) -> Any:
+        """The value normalised, or OptionError(what is allowed) without the metric's and option's names. An option
+        with no type, declared or implied by its default, takes any value as it is."""
+        kind = self.kind()
+        if kind is None:
+            return value
+        if kind not in _TYPES:
+            raise OptionError(f"is declared with type {kind!r}, not bool, int, float or str")
+        if value is None:
+            if self.default is None:
+                return None
+            raise OptionError(f"expected {self.allowed()}")
+        converted = _convert(value, kind)
+        if converted is None:
+            raise OptionError(f"expected {self.allowed()}")
+        if kind in (int, float):
+            if (self.minimum is not None and converted < self.minimum) or (
+                self.maximum is not None and converted > self.maximum
+            ):
+                raise OptionError(f"expected {self.allowed()}")
+            return converted
+        if kind is str:
+            if not converted.strip():
+                raise OptionError(f"expected {self.allowed()}")
+            by_folded = {choice.lower(): choice for choice in self.choices}
+            if converted.lower() in by_folded:
+                return by_folded[converted.lower()]
+            if self.file and Path(converted).expanduser().is_file():
+                return converted
+            if self.choices or self.file:
+                raise OptionError(f"expected {self.allowed()}")
+        return converted
 
 
-PRECISION = Option("fp32", True, "fp32 (the reference's values) or bf16 (autocast, faster, values change)")
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _convert(value: Any, kind: type) -> Any:
+    """`value` as `kind`, or None where it is not one: a bool is neither an int nor a float here, a float with a
+    fraction is not an int, and text is read as the type it names ("true", "3", "0.50")."""
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+            return value.strip().lower() in _TRUE
+        return None
+    if isinstance(value, bool):
+        return None
+    if kind is str:
+        return str(value) if isinstance(value, (str, int, float)) else None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    if kind is int:
+        return int(value) if float(value).is_integer() else None
+    return float(value)
+
+
+PRECISION = Option(
+    "fp32",
+    True,
+    "fp32 (the reference's values) or bf16 (autocast, faster, values change)",
+    type=str,
+    choices=("fp32", "bf16"),
+)
 
 
 class Metric:
@@ -89,19 +211,10 @@ class Metric:
     runs_encoder: bool = False  # an encoder forward does the work: option `precision` applies
 
     RUN_OPTIONS = ("endpoint", "llm_cache", "progress")  # set by the Scorer, not by users
-    PRECISIONS = ("fp32", "bf16")
 
     def __init__(self, components: dict | None = None, upstream: dict | None = None, **options):
+        options = self.check_options(options)
         declared = self.declared_options()
-        unknown = sorted(set(options) - set(declared) - set(self.RUN_OPTIONS))
-        if unknown:
-            raise ValueError(
-                f"metric {self.name} has no option {', '.join(unknown)}; its options: {', '.join(declared) or 'none'}"
-            )
-        if options.get("precision", "fp32") not in self.PRECISIONS:
-            raise ValueError(
-                f"metric {self.name} option precision={options['precision']!r}: expected one of {self.PRECISIONS}"
-            )
         self.components = components or {}
         self.upstream = (
             upstream if upstream is not None else {}
@@ -113,6 +226,34 @@ class Metric:
     def declared_options(cls) -> dict[str, Option]:
         """The class's options, with `precision` for metrics that run an encoder."""
         return {**cls.options, **({"precision": PRECISION} if cls.runs_encoder else {})}
+
+    @classmethod
+    def check_options(cls, options: dict | None) -> dict:
+        """The given options, each checked against its declaration and normalised; OptionError (one line naming the
+        metric, the option, the value and what is allowed) for an option the metric lacks or a value it refuses."""
+        declared = cls.declared_options()
+        given = dict(options or {})
+        unknown = sorted(set(given) - set(declared) - set(cls.RUN_OPTIONS))
+        if unknown:
+            raise OptionError(
+                f"metric {cls.name} has no option {', '.join(unknown)}; its options: {', '.join(declared) or 'none'}"
+            )
+        checked = {}
+        for name, value in given.items():
+            if name in cls.RUN_OPTIONS:
+                checked[name] = value
+                continue
+            try:
+                checked[name] = declared[name].check(value)
+            except OptionError as exc:
+                shown = "(empty)" if value is None or value == "" else repr(value)
+                raise OptionError(f"metric {cls.name} option {name}={shown}: {exc}") from None
+        return checked
+
+    @classmethod
+    def check_setup(cls, options: dict, components: dict, endpoint) -> None:
+        """Checks that need more than one option (options with their defaults filled in, the components, the endpoint)
+        and no model: raise OptionError. The Scorer calls it when it is built, before anything loads."""
 
     @classmethod
     def replaced(cls, options: dict | None) -> set[str]:

@@ -115,7 +115,7 @@ class Bleu4Corpus(Metric):
 
 class RougeL(Metric):
     name = "rougeL"
-    options = {"use_stemmer": Option(True, True, "Porter stemming of both reports (RadEval's setting)")}
+    options = {"use_stemmer": Option(True, True, "Porter stemming of both reports (RadEval's setting)", type=bool)}
     keys = ("rougeL",)
     higher_is_better = {"rougeL": True}
     reference = "ROUGE-L F (rouge_score, use_stemmer=True as in RadEval)"

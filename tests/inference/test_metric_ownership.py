@@ -31,7 +31,7 @@ class ToyLength(Metric):
     higher_is_better = {"toy_length_ratio": True}
     reference = "a toy: word count ratio"
     citation = "@misc{toy, title={A toy metric}}"
-    options = {"scale": Option(1.0, True, "multiplies the ratio")}
+    options = {"scale": Option(1.0, True, "multiplies the ratio", type=float, minimum=0)}
 
     def compute(self, references, candidates):
         ratios = [self.options["scale"] * len(c.split()) / len(r.split()) for r, c in zip(references, candidates)]

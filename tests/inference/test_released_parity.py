@@ -300,6 +300,7 @@ def test_empty_candidates_score_as_the_reference_packages_score_them(released):
 
 
 def test_released_green_refuses_a_prompt_other_than_greens(released, pairs, monkeypatch):
+    from radmetrics.inference.metrics.base import OptionError
     from radmetrics.inference.metrics.green import released as released_green
     from radmetrics.inference.scorer import Scorer
 
@@ -307,14 +308,13 @@ def test_released_green_refuses_a_prompt_other_than_greens(released, pairs, monk
         raise AssertionError("the model loaded before the prompt was refused")
 
     monkeypatch.setattr(released_green.ReleasedGreen, "__init__", load)
-    scorer = Scorer(
-        ["green"],
-        {"green": base(released, "StanfordAIMI/GREEN-RadLlama2-7b")},
-        {"green": {"prompt": "short", "summary": False}},
-        n_bootstrap=0,
-    )
-    with pytest.raises(ValueError, match="released GREEN model, which reads GREEN's prompt only"):
-        scorer(*pairs)
+    with pytest.raises(OptionError, match="released GREEN model, which reads GREEN's prompt only"):
+        Scorer(  # refused when the Scorer is built, before any pair is read
+            ["green"],
+            {"green": base(released, "StanfordAIMI/GREEN-RadLlama2-7b")},
+            {"green": {"prompt": "short", "summary": False}},
+            n_bootstrap=0,
+        )
 
 
 def test_fineradscore_lines_and_prompt_reproduce_the_authors_code(pairs):
@@ -497,13 +497,10 @@ def test_weights_list_and_component_errors(capsys, tmp_path):
         main([*base_args, "--components", "labeler=x.pth"])
     with pytest.raises(SystemExit, match="radgraph-xl is a radgraph release, not chexbert"):
         main([*base_args, "--components", "chexbert=radgraph-xl"])
-    with pytest.raises(ValueError, match="metric radgraph has no option cse"):
-        main(
-            [
-                *base_args,
-                *("--metrics bleu2 radgraph --components radgraph=radgraph-xl --option radgraph.cse=x").split(),
-            ]
-        )
+    capsys.readouterr()
+    options = "--metrics bleu2 radgraph --components radgraph=radgraph-xl --option radgraph.cse=x".split()
+    assert main([*base_args, *options]) == 2
+    assert "metric radgraph has no option cse" in capsys.readouterr().err
 
 
 def test_released_artefact_missing_offline_names_the_file(monkeypatch, tmp_path):
@@ -535,8 +532,8 @@ def test_green_tokenizer_code_runs_only_when_trusted(released, tmp_path):
 
 
 def test_meta_eval_and_refits_run_for_every_component_metric(released, pairs, tmp_path):
-    """`meta-eval correlate --components ...` scores every component metric; `--radcliq-constants` and
-    `--ratescore-matrix` (what fit-radcliq and tune-ratescore write) change radcliq_v1 and ratescore."""
+    """`meta-eval correlate --components ...` scores every component metric; `--option radcliq.constants=FILE` and
+    `--option ratescore.matrix=FILE` (what fit-radcliq and tune-ratescore write) change radcliq_v1 and ratescore."""
     import csv
 
     references, candidates = (p[:12] for p in pairs)
@@ -619,7 +616,10 @@ def test_meta_eval_and_refits_run_for_every_component_metric(released, pairs, tm
     )
     (tmp_path / "matrix.json").write_text(json.dumps(matrix))
     refit = score(
-        "--radcliq-constants", str(tmp_path / "radcliq.json"), "--ratescore-matrix", str(tmp_path / "matrix.json")
+        "--option",
+        f"radcliq.constants={tmp_path / 'radcliq.json'}",
+        "--option",
+        f"ratescore.matrix={tmp_path / 'matrix.json'}",
     )
     assert refit["radcliq_v0"]["value"] == published["radcliq_v0"]["value"]
     assert refit["radcliq_v1"]["value"] != published["radcliq_v1"]["value"]

@@ -78,10 +78,11 @@ def test_radcliq_options_replace_the_metrics_they_stand_in_for():
     assert radcliq.missing_components({"chexbert": "c"}) == ["radgraph"]
     assert radcliq.missing_components({"chexbert": "c"}, options={"radgraph_model": "m"}) == []
     assert radcliq.missing_components({}, options={"radgraph_model": "m"}) == ["chexbert"]
-    RadCliQ = radcliq
+    components = {"chexbert": "c", "radgraph": "r"}
     with pytest.raises(ValueError, match="precision applies to its own models"):
-        RadCliQ(precision="bf16")  # nothing of its own to run in bf16
-    assert RadCliQ(precision="bf16", bertscore_model="m").options["precision"] == "bf16"
+        Scorer(["radcliq"], components, {"radcliq": {"precision": "bf16"}})  # nothing of its own to run in bf16
+    scorer = Scorer(["radcliq"], components, {"radcliq": {"precision": "bf16", "bertscore_model": "m"}})
+    assert scorer.metrics()[-1].options["precision"] == "bf16"
 
 
 def test_report_files(tmp_path):

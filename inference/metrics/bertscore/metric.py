@@ -35,21 +35,27 @@ class BertScore(Metric):
     runs_encoder = True
     options = {
         "model": Option(
-            "default", True, "a local directory, a Hub id, or default (the bundled all-MiniLM-L6-v2)", True
+            "default", True, "a local directory, a Hub id, or default (the bundled all-MiniLM-L6-v2)", True, type=str
         ),
-        "rescale_with_baseline": Option(True, True, "rescale F1 with the model's baseline"),
+        "rescale_with_baseline": Option(True, True, "rescale F1 with the model's baseline", type=bool),
         "baseline_path": Option(
-            None, True, "a baseline TSV (default: bert-score's for its models, radmetrics' for MiniLM)"
+            None,
+            True,
+            "a baseline TSV (default: bert-score's for its models, radmetrics' for MiniLM)",
+            type=str,
+            file=True,
         ),
         "num_layers": Option(
             None,
             True,
             f"the layer whose states are compared (default: {DEFAULT_LAYER} for MiniLM, "
             "else bert-score's for the model)",
+            type=int,
+            minimum=1,
         ),
-        "idf": Option(False, True, "idf weights from the call's references, as CXR-Report-Metric"),
-        "batch_size": Option(64, False, "sentences per forward"),
-        "device": Option(None, False, "torch device (default: bert-score's choice)"),
+        "idf": Option(False, True, "idf weights from the call's references, as CXR-Report-Metric", type=bool),
+        "batch_size": Option(64, False, "sentences per forward", type=int, minimum=1),
+        "device": Option(None, False, "torch device, e.g. cpu or cuda:1 (default: bert-score's choice)", type=str),
     }
     keys = ("bertscore",)
     higher_is_better = {"bertscore": True}

@@ -23,8 +23,12 @@ class CheXbert(Metric):
     name = "chexbert"
     runs_encoder = True
     options = {
-        "uncertain_as_positive": Option(True, True, "an uncertain label counts as positive (f1chexbert, RadEval)"),
-        "base_model": Option(None, False, "where a released model's config and tokenizer are (default: its Hub id)"),
+        "uncertain_as_positive": Option(
+            True, True, "an uncertain label counts as positive (f1chexbert, RadEval)", type=bool
+        ),
+        "base_model": Option(
+            None, False, "where a released model's config and tokenizer are (default: its Hub id)", type=str
+        ),
     }
     keys = (*F1_KEYS, *PR_KEYS, "chexbert_similarity")
     higher_is_better = dict.fromkeys((*F1_KEYS, *PR_KEYS, "chexbert_similarity"), True)

@@ -23,8 +23,12 @@ from .judge import (
 class FineRadScore(Metric):
     name = "fineradscore"
     options = {
-        "max_reprompts": Option(MAX_REPROMPTS, True, "re-asks after an unparsable answer (the paper's 5)"),
-        "layout": Option("gpt4", True, "the authors' chat layout: gpt4 or claude3"),
+        "max_reprompts": Option(
+            MAX_REPROMPTS, True, "re-asks after an unparsable answer (the paper's 5)", type=int, minimum=0
+        ),
+        "layout": Option(
+            "gpt4", True, "the authors' chat layout: gpt4 or claude3", type=str, choices=("gpt4", "claude3")
+        ),
     }
     keys = ("fineradscore_sum", "fineradscore_max")
     higher_is_better = {"fineradscore_sum": False, "fineradscore_max": False}

@@ -18,7 +18,7 @@ those own models under bfloat16 autocast, as the encoder metrics' option does; i
 
 from __future__ import annotations
 
-from ..base import Metric, MetricOutput, Option
+from ..base import Metric, MetricOutput, Option, OptionError
 
 # CXR-Report-Metric's BERTScorer (bert-score's default layer for distilroberta-base), on `bertscore_model`
 RADCLIQ_BERTSCORE = {"num_layers": 5, "idf": True, "rescale_with_baseline": True}
@@ -28,11 +28,19 @@ class RadCliQ(Metric):
     name = "radcliq"
     options = {
         "constants": Option(
-            None, True, "RadCliQ-v1 constants refitted by meta-eval fit-radcliq (default: the published)"
+            None,
+            True,
+            "RadCliQ-v1 constants refitted by meta-eval fit-radcliq, a JSON file (default: the published)",
+            type=str,
+            file=True,
         ),
-        "radgraph_model": Option(None, True, "a RadGraph model of RadCliQ's own for its RadGraph feature", True),
-        "radgraph_base_model": Option(None, False, "where radgraph_model's config and tokenizer are"),
-        "bertscore_model": Option(None, True, "a BERTScore model of RadCliQ's own (layer 5, idf, rescaled)", True),
+        "radgraph_model": Option(
+            None, True, "a RadGraph model of RadCliQ's own for its RadGraph feature", True, type=str
+        ),
+        "radgraph_base_model": Option(None, False, "where radgraph_model's config and tokenizer are", type=str),
+        "bertscore_model": Option(
+            None, True, "a BERTScore model of RadCliQ's own (layer 5, idf, rescaled)", True, type=str
+        ),
     }
     keys = ("radcliq_v0", "radcliq_v1")
     higher_is_better = {"radcliq_v0": False, "radcliq_v1": False}
@@ -45,14 +53,16 @@ generation},
     replaced_by_options = (("radgraph_model", "radgraph"), ("bertscore_model", "bertscore"))
     runs_encoder = True  # its own models only (radgraph_model, bertscore_model): option `precision` applies to them
 
-    def __init__(self, components=None, upstream=None, **options):
-        super().__init__(components, upstream, **options)
-        if options.get("precision", "fp32") != "fp32" and not (
-            options.get("radgraph_model") or options.get("bertscore_model")
-        ):
-            raise ValueError(
-                "radcliq option precision applies to its own models (radgraph_model, bertscore_model), which are "
-                "not set: set precision on the metrics whose keys it combines (radgraph, bertscore, chexbert)"
+    @classmethod
+    def check_setup(cls, options, components, endpoint):
+        if options["precision"] != "fp32" and not (options["radgraph_model"] or options["bertscore_model"]):
+            raise OptionError(
+                "metric radcliq option precision applies to its own models (radgraph_model, bertscore_model), which "
+                "are not set: set precision on the metrics whose keys it combines (radgraph, bertscore, chexbert)"
+            )
+        if options["radgraph_base_model"] and not options["radgraph_model"]:
+            raise OptionError(
+                "metric radcliq option radgraph_base_model is the base model of radgraph_model: set radgraph_model too"
             )
 
     def compute(self, references, candidates):
@@ -75,10 +85,6 @@ generation},
         from ..bertscore.metric import BertScore
         from ..radgraph.metric import RadGraph
 
-        if self.options["radgraph_base_model"] and not self.options["radgraph_model"]:
-            raise ValueError(
-                "radcliq option radgraph_base_model is the base model of radgraph_model: set radgraph_model too"
-            )
         features = {}
         if self.options["radgraph_model"]:
             radgraph = RadGraph(

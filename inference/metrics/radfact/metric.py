@@ -35,8 +35,10 @@ def _key(kind: str, part: str) -> str:
 class RadFact(Metric):
     name = "radfact"
     options = {
-        "max_reprompts": Option(3, True, "re-asks after an unparsable answer"),
-        "nli_shots": Option(None, True, "few-shot entailment examples (default: all of RadFact's)"),
+        "max_reprompts": Option(3, True, "re-asks after an unparsable answer", type=int, minimum=0),
+        "nli_shots": Option(
+            None, True, "few-shot entailment examples (default: all of RadFact's)", type=int, minimum=0
+        ),
     }
     keys = tuple(_key(kind, part) for kind in KINDS for part in ("precision", "recall", "f1"))
     higher_is_better = dict.fromkeys(keys, True)

@@ -36,9 +36,15 @@ class RadGraph(Metric):
     runs_encoder = True
     options = {
         "case": Option(
-            "insensitive", True, "entity text comparison: insensitive, reference (radgraph 0.1.18) or sensitive"
+            "insensitive",
+            True,
+            "entity text comparison: insensitive, reference (radgraph 0.1.18) or sensitive",
+            type=str,
+            choices=("insensitive", "reference", "sensitive"),
         ),
-        "base_model": Option(None, False, "where a released model's config and tokenizer are (default: its Hub id)"),
+        "base_model": Option(
+            None, False, "where a released model's config and tokenizer are (default: its Hub id)", type=str
+        ),
     }
     keys = (*LEVEL_KEYS, "radgraph_radcliq", *PR_KEYS)
     higher_is_better = dict.fromkeys(keys, True)

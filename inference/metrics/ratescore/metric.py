@@ -11,21 +11,50 @@ radmetrics' exports), `ner` ("iob" or "span": which of radmetrics' exports tags 
 
 from __future__ import annotations
 
-from ..base import Metric, MetricOutput, Option
+from ..base import Metric, MetricOutput, Option, OptionError
 
 
 class RaTEScore(Metric):
     name = "ratescore"
     runs_encoder = True
     options = {
-        "ner": Option(None, True, "iob or span: which of radmetrics' exports tags entities (default: iob when given)"),
-        "encoder": Option(
-            None, True, "entity encoder (default: BioLORD-2023-C for rate_ner, the bundled MiniLM for exports)", True
+        "ner": Option(
+            None,
+            True,
+            "iob or span: which of radmetrics' exports tags entities (default: iob when given)",
+            type=str,
+            choices=("iob", "span"),
         ),
-        "pooling": Option("mean", True, "mean or cls pooling of entity embeddings (radmetrics' exports)"),
-        "matrix": Option("long", True, "affinity matrix: long, short, or a JSON from meta-eval tune-ratescore"),
-        "neg_weight": Option(None, True, "weight of negated entities (default: the matrix's)"),
-        "empty_reports": Option("pairwise", True, "how a report with no entities scores with the released models"),
+        "encoder": Option(
+            None,
+            True,
+            "entity encoder (default: BioLORD-2023-C for rate_ner, the bundled MiniLM for exports)",
+            True,
+            type=str,
+        ),
+        "pooling": Option(
+            "mean",
+            True,
+            "mean or cls pooling of entity embeddings (radmetrics' exports)",
+            type=str,
+            choices=("mean", "cls"),
+        ),
+        "matrix": Option(
+            "long",
+            True,
+            "affinity matrix: long, short, or a JSON from meta-eval tune-ratescore",
+            type=str,
+            choices=("long", "short"),
+            file=True,
+        ),
+        "neg_weight": Option(None, True, "weight of negated entities (default: the matrix's)", type=float),
+        "empty_reports": Option(
+            "pairwise",
+            True,
+            "how a report with no entities scores with the released models: pairwise or reference (ratescore 0.6.0)",
+            type=str,
+            choices=("pairwise", "reference"),
+        ),
     }
     keys = ("ratescore",)
     higher_is_better = {"ratescore": True}
@@ -45,16 +74,21 @@ booktitle={EMNLP}, year={2024}}"""
 
     requires_components = ("rate_ner|rate_ner_iob|rate_ner_span",)
 
+    @classmethod
+    def check_setup(cls, options, components, endpoint):
+        kind = options["ner"]
+        if kind is not None and f"rate_ner_{kind}" not in components:
+            raise OptionError(
+                f"metric ratescore option ner={kind!r} needs the rate_ner_{kind} component: pass its export with "
+                "--components, or leave ner unset"
+            )
+
     def _tagger(self):
         """The IOB tagger when given (the reference's decoder is IOB), else the span model; option `ner`
         ("iob" or "span") picks one when both are given."""
         from .taggers import RateNerSpanTagger, RateNerTagger
 
         kind = self.options["ner"] or ("iob" if "rate_ner_iob" in self.components else "span")
-        if kind not in ("iob", "span"):
-            raise ValueError(f"ratescore option ner={kind!r}: expected 'iob' or 'span'")
-        if f"rate_ner_{kind}" not in self.components:
-            raise KeyError(f"ratescore option ner={kind!r} needs the rate_ner_{kind} component")
         if kind == "iob":
             return RateNerTagger(self.components["rate_ner_iob"])
         return RateNerSpanTagger.from_export(self.components["rate_ner_span"])

@@ -22,10 +22,17 @@ class SemanticGreen(Metric):
     name = PREFIX
     options = {
         "threshold": Option(
-            THRESHOLD, True, "the cosine below which two statements do not match (chosen on RadPref dev)"
+            THRESHOLD,
+            True,
+            "the cosine below which two statements do not match (chosen on RadPref dev)",
+            type=float,
+            minimum=0,
+            maximum=1,
         ),
-        "encoder": Option("default", True, "the sentence encoder (default: the bundled all-MiniLM-L6-v2)", True),
-        "batch_size": Option(64, False, "statements per encoder forward"),
+        "encoder": Option(
+            "default", True, "the sentence encoder (default: the bundled all-MiniLM-L6-v2)", True, type=str
+        ),
+        "batch_size": Option(64, False, "statements per encoder forward", type=int, minimum=1),
     }
     keys = (
         PREFIX,
