@@ -30,6 +30,7 @@ SPLIT_SIZES = {"develop": 30, "frozen": 20}
 SPLIT_FILE = "radpref_dev_split.json"
 SIGNIFICANT_LEVELS = ("urgent", "actionable_not_urgent")
 RATERS = ("user_1", "user_2", "user_3")
+CONTEXT_FIELDS = ("Indication", "Comparison", "PatientAge", "PatientSex", "StudyDescription")
 
 
 def default_folder() -> Path:
@@ -45,6 +46,9 @@ class Candidate:
     reference: str
     text: str
     labels: list[dict] = field(default_factory=list)  # per rater: finding_errors, missing_findings, rating
+    reference_findings: list[str] = field(default_factory=list)  # RadPref's ground_truth_findings
+    findings: list[str] = field(default_factory=list)  # RadPref's C*_findings, indexed by finding_errors
+    context: dict = field(default_factory=dict)  # Indication, Comparison, PatientAge, PatientSex, StudyDescription
 
     def errors(self, rater: int) -> int:
         label = self.labels[rater]
@@ -93,7 +97,18 @@ def load_radpref(folder: str | Path | None = None) -> list[Candidate]:
     for case in cases:
         for name in CANDIDATES:
             labels = [annotations[case["id"]][name] for annotations in raters]
-            candidates.append(Candidate(case["id"], name, case["ground_truth_report"], case[f"{name}_report"], labels))
+            candidates.append(
+                Candidate(
+                    case["id"],
+                    name,
+                    case["ground_truth_report"],
+                    case[f"{name}_report"],
+                    labels,
+                    list(case.get("ground_truth_findings") or []),
+                    list(case.get(f"{name}_findings") or []),
+                    {k: case[k] for k in CONTEXT_FIELDS if k in case},
+                )
+            )
     return candidates
 
 

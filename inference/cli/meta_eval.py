@@ -40,6 +40,13 @@ DESCRIPTION = """Subcommands:
                raters rate one candidate higher. Without --metrics, every metric the components allow; give exports
                with --components to add the learned metrics. Writes OUT/agreement.json and OUT/agreement.md.
 
+  findings     where semantic_green loses agreement on RadPref, stage by stage, on one part of its frozen split
+               (--part develop, 30 cases; frozen, 20 cases touched once at the end; or all): the extractor's findings
+               against RadPref's listed findings (precision, recall, F1, one to one at MiniLM cosine >= 0.6); the judge
+               given the listed findings (false and missing findings against the raters' majority, F1 and kappa,
+               beside each pair of raters); and report-level tau-b on the full reports, on the extracted findings and
+               on the listed findings, with case-bootstrap intervals and paired differences. --extractor rules is
+               today's statement filter. Writes OUT/findings_agreement.json.
   ranking      the clinical ranking suite (bundled: 49 cases in 10 categories, each a reference and 2-4 candidates
                best first): per score key, how often the metric orders two candidates as expected (pairwise accuracy,
                a tie half) over all cases and per category, and the share of cases ordered exactly. --suite FILE runs
@@ -94,6 +101,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     radpref.add_argument("--baseline", default="rougeL", help="the key every other key's tau-b is compared with")
     add_scoring_arguments(radpref)
     radpref.add_argument("--out", required=True)
+    findings = sub.add_parser("findings", help="finding-level agreement with RadPref's raters, stage by stage")
+    findings.add_argument(
+        "--part", choices=["develop", "frozen", "all"], default="develop", help="the part of the frozen split"
+    )
+    findings.add_argument(
+        "--extractor",
+        default="rules",
+        choices=["rules"],
+        help="the findings extractor (rules: today's statement filter)",
+    )
+    findings.add_argument("--bootstrap", type=int, default=1000, help="case bootstrap resamples for the intervals")
+    findings.add_argument("--seed", type=int, default=0)
+    findings.add_argument("--out", required=True)
     ranking = sub.add_parser("ranking", help="how each metric orders candidates on the clinical ranking suite")
     ranking.add_argument("--suite", help="a suite JSONL file (default: the bundled clinical ranking suite)")
     add_scoring_arguments(ranking)
@@ -511,6 +531,60 @@ def agreement_table(report: dict) -> str:
     return "\n".join(lines)
 
 
+def findings(args) -> int:
+    import platform
+
+    from ..findings_agreement import findings_agreement, todays_findings
+    from ..metrics.semantic_green.teacher import SemanticTeacher
+    from ..models.text_encoder import TextEncoder
+    from ..radpref import load_radpref, split_candidates
+    from ..signature import version
+
+    out = Path(args.out)
+    candidates = split_candidates(load_radpref(), args.part)
+    encoder = TextEncoder("default")
+    report = findings_agreement(
+        candidates,
+        SemanticTeacher(encoder),
+        encoder,
+        lambda texts: [todays_findings(t) for t in texts],
+        args.bootstrap,
+        args.seed,
+    )
+    report = {
+        "part": args.part,
+        "extractor": args.extractor,
+        "version": version(),
+        "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
+        "command": f"radmetrics meta-eval findings --part {args.part} --extractor {args.extractor}",
+        **report,
+    }
+    _write(out, "findings_agreement.json", report)
+    print(findings_table(report))
+    return 0
+
+
+def findings_table(report: dict) -> str:
+    extraction, judge, taus = report["extraction"], report["judge_on_listed_findings"], report["report_tau_b"]
+    lines = [
+        f"RadPref {report['part']} ({report['cases']} cases), extractor {report['extractor']}",
+        f"extraction: precision {extraction['precision']:.3f}, recall {extraction['recall']:.3f}, "
+        f"F1 {extraction['f1']:.3f} ({extraction['recovered']} of {extraction['listed']} listed findings)",
+    ]
+    for kind in ("false", "missing"):
+        entry = judge[kind]["judge_vs_majority"]
+        raters = [r["f1"] for r in judge[kind]["raters"].values()]
+        lines.append(
+            f"judge on listed findings, {kind}: F1 {entry['f1']:.3f}, kappa {entry['kappa']:.3f} "
+            f"(rater vs rater F1 {min(raters):.3f}-{max(raters):.3f})"
+        )
+    for way, entry in taus.items():
+        versus = next((v for k, v in entry.items() if k.startswith("vs_")), None)
+        extra = f", {versus['difference']:+.3f} {_interval(versus['ci95'])} vs full reports" if versus else ""
+        lines.append(f"tau-b on {way.replace('_', ' ')}: {entry['tau_b']:.3f} {_interval(entry['ci95'])}{extra}")
+    return "\n".join(lines)
+
+
 def ranking(args) -> int:
     import platform
 
@@ -543,6 +617,7 @@ def ranking(args) -> int:
 
 def run(args: argparse.Namespace) -> int:
     commands = {
+        "findings": findings,
         "ranking": ranking,
         "correlate": correlate,
         "preference": preference,

@@ -269,7 +269,13 @@ class SemanticTeacher:
     def __call__(
         self, references: Sequence[str], candidates: Sequence[str], progress: bool = False
     ) -> list[Annotation]:
-        split = [(statements(r), statements(c)) for r, c in zip(references, candidates)]
+        return self.annotate_lists([statements(r) for r in references], [statements(c) for c in candidates], progress)
+
+    def annotate_lists(
+        self, references: Sequence[list[str]], candidates: Sequence[list[str]], progress: bool = False
+    ) -> list[Annotation]:
+        """The annotations of pairs given as lists of statements (or of findings) rather than as reports."""
+        split = [(list(r), list(c)) for r, c in zip(references, candidates)]
         vectors = self.embeddings([s for ref, cand in split for s in ref + cand], progress)
         width = next(iter(vectors.values())).shape[0] if vectors else 0
 

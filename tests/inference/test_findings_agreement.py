@@ -1,0 +1,78 @@
+"""Finding-level agreement with RadPref's raters (radmetrics.inference.findings_agreement)."""
+
+import numpy as np
+import pytest
+
+from radmetrics.inference.findings_agreement import (
+    binary_agreement,
+    extraction_scores,
+    findings_agreement,
+    judged_errors,
+    rater_errors,
+    todays_findings,
+)
+from radmetrics.inference.metrics.semantic_green.teacher import SemanticTeacher
+from radmetrics.inference.radpref import load_radpref, split_candidates
+
+
+class WordEncoder:
+    """Bag-of-words vectors, normalised: equal texts have cosine 1, texts without a shared word 0."""
+
+    def encode(self, texts, batch_size=64, progress=False, desc=""):
+        vectors = np.zeros((len(texts), 512), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                vectors[row, sum(map(ord, word)) % 512] += 1.0
+        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+
+
+def test_binary_agreement_f1_and_kappa():
+    assert binary_agreement([True, False, True, False], [True, False, True, False])["kappa"] == 1.0
+    entry = binary_agreement([True, True, False, False], [True, False, False, False])
+    assert entry["f1"] == pytest.approx(2 / 3) and entry["kappa"] == pytest.approx(0.5)
+
+
+def test_rater_and_judge_errors_by_index():
+    label = {
+        "finding_errors": {"1": {"error_type": "false"}, "2": {"error_type": "attribute"}},
+        "missing_findings": {"0": {}},
+    }
+    assert rater_errors(label) == ({1}, {0})
+    teacher = SemanticTeacher(WordEncoder())
+    annotation = teacher.annotate_lists(
+        [["left pleural effusion", "cardiomegaly"]], [["left pleural effusion", "rib fracture"]]
+    )[0]
+    assert judged_errors(annotation) == ({1}, {1})
+
+
+def test_extraction_counts_one_to_one_recoveries():
+    scores = extraction_scores(
+        [["small left effusion", "small left effusion"]], [["small left effusion"]], WordEncoder()
+    )
+    assert (scores["recovered"], scores["precision"], scores["recall"]) == (1, 0.5, 1.0)
+
+
+def test_todays_filter_keeps_abnormal_statements():
+    assert todays_findings("Heart size is normal. Small left pleural effusion. No pneumothorax.") == [
+        "Small left pleural effusion"
+    ]
+
+
+def test_the_listed_findings_give_the_judge_its_best_case():
+    """On RadPref's develop part (4 cases here), the stages' report has every part, and a judge given a candidate's
+    own findings as the reference finds no error."""
+    candidates = split_candidates(load_radpref(), "develop")[:8]
+    encoder = WordEncoder()
+    teacher = SemanticTeacher(encoder)
+    report = findings_agreement(candidates, teacher, encoder, lambda texts: [todays_findings(t) for t in texts], 50)
+    assert report["cases"] == 4 and set(report["report_tau_b"]) == {
+        "full_reports",
+        "extracted_findings",
+        "listed_findings",
+    }
+    assert report["extraction"]["listed"] == sum(len(c.findings) for c in candidates) + sum(
+        len(c.reference_findings) for c in candidates[::2]
+    )
+    assert 0 <= report["judge_on_listed_findings"]["false"]["judge_vs_majority"]["f1"] <= 1
+    same = teacher.annotate_lists([c.findings for c in candidates], [c.findings for c in candidates])
+    assert all(judged_errors(a) == (set(), set()) for a in same)
