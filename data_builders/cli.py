@@ -28,6 +28,9 @@ DESCRIPTION = """Build data for the recipes. Subcommands:
            RadGraph-style entities and relations (DyGIE JSONL); card with label distributions and
            agreement with real gold (NegBio labels; radgraph annotations, in-sample for the RadGraph lexicon)
 
+  findings silver labels for the findings extractor: every statement and clause of the IU X-ray reports, a finding
+           or not by its alignment with NLM's manual MeSH codes of that report (never RadPref); split by text
+
 Examples: radmetrics data corpus --kind iu_xray --out outputs/corpus
           radmetrics data pairs --out outputs/pairs --per-heuristic 2000
           radmetrics data silver --out outputs/silver --labelers chexpert rate_ner radgraph
@@ -159,6 +162,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     silver.add_argument("--sentence-splitter", default="robust", choices=["robust", "fineradscore"])
     silver.add_argument("--out", required=True, help="output directory")
+    findings = sub.add_parser("findings", help="silver finding labels of statements and clauses (IU X-ray MeSH codes)")
+    findings.add_argument(
+        "--corpus-csv", help="an IU X-ray CSV with uid, MeSH, findings, impression (default: bundled)"
+    )
+    findings.add_argument("--max-reports", type=int, help="the first N reports only")
+    findings.add_argument(
+        "--positive-at", type=float, default=0.5, help="cosine with a MeSH code that makes a finding"
+    )
+    findings.add_argument("--negative-below", type=float, default=0.35, help="cosine under which it is not one")
+    findings.add_argument("--out", required=True, help="output directory")
 
 
 def load_corpus_from_args(args: argparse.Namespace):
@@ -245,6 +258,14 @@ def run(args: argparse.Namespace) -> int:
         stats = write_silver(reports, splits, args.out, args.labelers, corpus_provenance(args), args.sentence_splitter)
         print(json.dumps({name: s["records_per_split"] for name, s in stats["labelers"].items()}, indent=2))
         print(f"dataset card: {args.out}/README.md")
+    elif args.data_command == "findings":
+        from radmetrics.inference.models.text_encoder import TextEncoder
+
+        from .findings import FindingsSilverArguments, build_findings_silver
+
+        options = FindingsSilverArguments(args.corpus_csv, args.max_reports, args.positive_at, args.negative_below)
+        splits = build_findings_silver(options, TextEncoder("default"), args.out)
+        print(json.dumps({name: len(rows) for name, rows in splits.items()}, indent=2))
     return 0
 
 

@@ -15,6 +15,7 @@ RECIPES: dict[str, str] = {
     "radgraph/train": "radmetrics.training.radgraph.train",
     "chexbert/finetune": "radmetrics.training.chexbert.finetune",
     "chexbert/gold": "radmetrics.training.chexbert.gold",
+    "findings/classifier": "radmetrics.training.findings.classifier",
     "green/pretrain": "radmetrics.training.green.pretrain",
     "green/sft": "radmetrics.training.green.sft",
 }

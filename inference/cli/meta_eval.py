@@ -45,8 +45,9 @@ DESCRIPTION = """Subcommands:
                against RadPref's listed findings (precision, recall, F1, one to one at MiniLM cosine >= 0.6); the judge
                given the listed findings (false and missing findings against the raters' majority, F1 and kappa,
                beside each pair of raters); and report-level tau-b on the full reports, on the extracted findings and
-               on the listed findings, with case-bootstrap intervals and paired differences. --extractor rules is
-               today's statement filter. Writes OUT/findings_agreement.json.
+               on the listed findings, with case-bootstrap intervals and paired differences. --extractor trained (the
+               shipped findings extractor, the default), an export or run directory, or rules (the statement filter).
+               Writes OUT/findings_agreement.json.
   ranking      the clinical ranking suite (bundled: 49 cases in 10 categories, each a reference and 2-4 candidates
                best first): per score key, how often the metric orders two candidates as expected (pairwise accuracy,
                a tie half) over all cases and per category, and the share of cases ordered exactly. --suite FILE runs
@@ -107,9 +108,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     findings.add_argument(
         "--extractor",
-        default="rules",
-        choices=["rules"],
-        help="the findings extractor (rules: today's statement filter)",
+        default="trained",
+        help=(
+            "the findings extractor: trained (the shipped export), an export or a findings/classifier run directory, "
+            "or rules (the statement filter semantic_green used before it)"
+        ),
     )
     findings.add_argument("--bootstrap", type=int, default=1000, help="case bootstrap resamples for the intervals")
     findings.add_argument("--seed", type=int, default=0)
@@ -534,23 +537,17 @@ def agreement_table(report: dict) -> str:
 def findings(args) -> int:
     import platform
 
-    from ..findings_agreement import findings_agreement, todays_findings
+    from ..findings.agreement import findings_agreement
     from ..metrics.semantic_green.teacher import SemanticTeacher
     from ..models.text_encoder import TextEncoder
     from ..radpref import load_radpref, split_candidates
     from ..signature import version
 
     out = Path(args.out)
-    candidates = split_candidates(load_radpref(), args.part)
     encoder = TextEncoder("default")
-    report = findings_agreement(
-        candidates,
-        SemanticTeacher(encoder),
-        encoder,
-        lambda texts: [todays_findings(t) for t in texts],
-        args.bootstrap,
-        args.seed,
-    )
+    extract = findings_extractor(args.extractor, encoder)  # checked before the data loads
+    candidates = split_candidates(load_radpref(), args.part)
+    report = findings_agreement(candidates, SemanticTeacher(encoder), encoder, extract, args.bootstrap, args.seed)
     report = {
         "part": args.part,
         "extractor": args.extractor,
@@ -562,6 +559,22 @@ def findings(args) -> int:
     _write(out, "findings_agreement.json", report)
     print(findings_table(report))
     return 0
+
+
+def findings_extractor(name: str, encoder):
+    """reports -> findings lists for --extractor: rules, trained (the shipped export), an export, or a
+    findings/classifier run directory (its final/ head)."""
+    from ..findings.agreement import todays_findings
+    from ..findings.extractor import FindingsExtractor, FindingsHead
+
+    if name == "rules":
+        return lambda texts: [todays_findings(t) for t in texts]
+    if name == "trained":
+        return FindingsExtractor.from_export(None, encoder)
+    path = Path(name)
+    if (path / "final" / "findings_head.json").is_file():
+        return FindingsExtractor(FindingsHead.load(path / "final"), encoder)
+    return FindingsExtractor.from_export(path, encoder)
 
 
 def findings_table(report: dict) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# The findings extractor's input features after the sentence embedding (inference/findings/extractor.py).
+FINDINGS_RULE_FEATURES = ("is_normal", "names_abnormality", "is_comparison")
 RATE_ENTITY_TYPES = ("ABNORMALITY", "NON-ABNORMALITY", "DISEASE", "NON-DISEASE", "ANATOMY")
 
 # CheXbert's condition order (Smit et al. 2020; stanfordmlgroup/CheXbert `CONDITIONS`).
@@ -114,6 +116,13 @@ COMPONENTS: dict[str, Component] = {
             "the released RaTEScore models: a RaTE-NER token classifier (ner/) and its entity encoder (encoder/),"
             " converted",
             allowed_labels={"labels": iob_labels(RATE_ENTITY_TYPES)},
+        ),
+        Component(
+            "findings_extractor",
+            1,
+            "findings extractor: a logistic head over the bundled MiniLM's statement embedding and rule features, "
+            "deciding which statements and clauses of a report are findings",
+            {"labels": ["other", "finding"], "features": ["embedding", *FINDINGS_RULE_FEATURES]},
         ),
         Component(
             "green",

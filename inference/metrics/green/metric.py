@@ -119,7 +119,7 @@ Notation},
         from .generation import trained_prompt
 
         engine, prompt = options["engine"], options["prompt"]
-        if engine == "generate" and prompt in (None, "green"):
+        if engine == "generate" and prompt is None:
             return
         if "green" not in components:
             if engine != "generate" and endpoint is not None:
@@ -136,10 +136,12 @@ Notation},
                     "reference does (padded batches, a 2,048-token limit shared by prompt and answer): leave engine "
                     "unset"
                 )
-            raise OptionError(
-                f"metric green option prompt={prompt!r}: {path} is a released GREEN model, which reads GREEN's "
-                "prompt only: leave prompt unset"
-            )
+            if prompt not in (None, "green"):
+                raise OptionError(
+                    f"metric green option prompt={prompt!r}: {path} is a released GREEN model, which reads GREEN's "
+                    "prompt only: leave prompt unset"
+                )
+            return
         trained = trained_prompt(load_manifest(path, "green")[1])
         if prompt not in (None, trained):
             raise OptionError(

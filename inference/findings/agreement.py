@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .radpref import Candidate, _percentiles, _tau, case_index, case_resamples
+from ..radpref import Candidate, _percentiles, _tau, case_index, case_resamples
 
 RECOVERED_AT = 0.6
 COUNTED = ("a", "b")  # GREEN's false and missing finding categories, what RadPref's raters count
@@ -29,8 +29,8 @@ COUNTED = ("a", "b")  # GREEN's false and missing finding categories, what RadPr
 def todays_findings(report: str) -> list[str]:
     """Today's statement filter: the report's statements that are not normal and name an abnormality (the semantic
     teacher's significance rule), each taken as one finding."""
-    from .metrics.semantic_green import rules
-    from .sentences import statements
+    from ..metrics.semantic_green import rules
+    from ..sentences import statements
 
     return [s for s in statements(report) if rules.is_significant_alone(s)]
 

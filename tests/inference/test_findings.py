@@ -1,9 +1,9 @@
-"""Finding-level agreement with RadPref's raters (radmetrics.inference.findings_agreement)."""
+"""Finding-level agreement with RadPref's raters (radmetrics.inference.findings.agreement)."""
 
 import numpy as np
 import pytest
 
-from radmetrics.inference.findings_agreement import (
+from radmetrics.inference.findings.agreement import (
     binary_agreement,
     extraction_scores,
     findings_agreement,
@@ -76,3 +76,36 @@ def test_the_listed_findings_give_the_judge_its_best_case():
     assert 0 <= report["judge_on_listed_findings"]["false"]["judge_vs_majority"]["f1"] <= 1
     same = teacher.annotate_lists([c.findings for c in candidates], [c.findings for c in candidates])
     assert all(judged_errors(a) == (set(), set()) for a in same)
+
+
+def test_clauses_split_at_coordinations_and_interpretations():
+    from radmetrics.inference.findings.extractor import clauses
+
+    assert clauses("Left lower lobe consolidation versus atelectasis") == [
+        "Left lower lobe consolidation",
+        "atelectasis",
+    ]
+    assert clauses("Opacity at the left base, consistent with pneumonia") == ["Opacity at the left base", "pneumonia"]
+    assert clauses("Cardiomegaly") == ["Cardiomegaly"]
+
+
+def test_extractor_keeps_statements_and_splits_on_two_finding_clauses(tmp_path):
+    """A hand-made head (probability from word cues): a statement over its threshold is kept whole unless two of its
+    clauses pass theirs; saved and loaded, the head decides the same."""
+    from radmetrics.inference.findings.extractor import FindingsExtractor, FindingsHead
+
+    class CueEncoder:
+        def encode(self, texts, batch_size=64, progress=False, desc=""):
+            return np.array(
+                [[float(any(w in t.lower() for w in ("effusion", "atelectasis", "consolidation")))] for t in texts]
+            )
+
+    weight = np.array([8.0, 0.0, 0.0, 0.0], dtype=np.float32)  # the cue, then the three rule features
+    head = FindingsHead(weight, -4.0, "default", 0.5, 0.5)
+    head.save(tmp_path)
+    loaded = FindingsHead.load(tmp_path)
+    assert np.allclose(loaded.weight, weight) and loaded.bias == -4.0
+    extractor = FindingsExtractor(loaded, CueEncoder())
+    found = extractor(["Heart size normal. Small left effusion and left basilar atelectasis. Left consolidation."])
+    assert found == [["Small left effusion", "left basilar atelectasis", "Left consolidation"]]
+    assert extractor(["No acute disease."]) == [[]]

@@ -1,0 +1,157 @@
+"""The findings extractor: a report's abnormal findings, one per item, as RadPref's radiologists list them.
+
+Candidates come from rules, decisions from trained weights. A report is split into statements (`sentences.statements`)
+and each statement into clauses at coordinations and commas (`clauses`). A logistic head over the bundled MiniLM's
+sentence embedding plus three rule features (the statement is normal, names an abnormality, compares with a prior
+study; `features`) gives each candidate the probability that it is a finding. That head is what the recipe
+`findings/classifier` trains, on silver labels from the IU X-ray corpus: each report's statements and clauses aligned
+with NLM's manual MeSH codes of that report (data_builders/findings.py).
+
+A statement is a finding when its probability reaches `statement_threshold`; it is then replaced by its clauses when
+at least two of them reach `clause_threshold` (one sentence naming several findings gives several), else kept whole.
+Normal and negated statements, technique and patient details fall below the threshold; devices and comparisons with
+a prior study are kept when the head keeps them. The two thresholds are the recipe's config values, chosen on
+radpref_dev's 30 development cases.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..loading.components import FINDINGS_RULE_FEATURES as RULE_FEATURES
+
+HEAD_FILE = "findings_head.json"
+WEIGHTS_FILE = "model.safetensors"
+COMPONENT = "findings_extractor"
+
+# Where a statement splits into clauses: commas, semicolons, coordinations, and the phrases that join a finding to its
+# interpretation ("opacity, consistent with pneumonia").
+_CLAUSE_BREAK = re.compile(
+    r",|;|\b(?:versus|vs\.?|or|and|with|which|while|whereas|indicated by|suggestive of|consistent with|"
+    r"compatible with|concerning for|likely representing|representing)\b",
+    re.I,
+)
+
+
+def clauses(statement: str) -> list[str]:
+    """The statement's clauses, each with at least one word, in order."""
+    return [part.strip(" ,;") for part in _CLAUSE_BREAK.split(statement) if part and part.strip(" ,;")]
+
+
+def rule_features(text: str) -> list[float]:
+    from ..metrics.semantic_green import rules
+
+    return [float(rules.is_normal(text)), float(rules.names_abnormality(text)), float(rules.is_comparison(text))]
+
+
+def features(texts: Sequence[str], encoder, batch_size: int = 64, progress: bool = False) -> np.ndarray:
+    """One row per text: its sentence embedding, then the rule features."""
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    embedded = encoder.encode(list(texts), batch_size=batch_size, progress=progress, desc="findings")
+    rules_ = np.array([rule_features(t) for t in texts], dtype=np.float32)
+    return np.concatenate([np.asarray(embedded, dtype=np.float32), rules_], axis=1)
+
+
+@dataclass
+class FindingsHead:
+    """The trained logistic head and the extraction thresholds."""
+
+    weight: np.ndarray
+    bias: float
+    encoder: str = "default"
+    statement_threshold: float = 0.5
+    clause_threshold: float = 0.5
+
+    def probability(self, rows: np.ndarray) -> np.ndarray:
+        if rows.size == 0:
+            return np.zeros(0)
+        return 1.0 / (1.0 + np.exp(-(rows @ self.weight + self.bias)))
+
+    def save(self, directory: str | Path, extra: dict | None = None) -> None:
+        from safetensors.numpy import save_file
+
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        save_file(
+            {"weight": self.weight.astype(np.float32), "bias": np.array([self.bias], dtype=np.float32)},
+            str(directory / WEIGHTS_FILE),
+        )
+        config = {
+            "encoder": self.encoder,
+            "features": ["embedding", *RULE_FEATURES],
+            "statement_threshold": self.statement_threshold,
+            "clause_threshold": self.clause_threshold,
+            **(extra or {}),
+        }
+        (directory / HEAD_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, directory: str | Path) -> FindingsHead:
+        from safetensors.numpy import load_file
+
+        directory = Path(directory)
+        config = json.loads((directory / HEAD_FILE).read_text(encoding="utf-8"))
+        tensors = load_file(str(directory / WEIGHTS_FILE))
+        return cls(
+            tensors["weight"].astype(np.float32),
+            float(tensors["bias"][0]),
+            config.get("encoder", "default"),
+            float(config["statement_threshold"]),
+            float(config["clause_threshold"]),
+        )
+
+
+def shipped_extractor() -> Path:
+    """The export that ships with radmetrics (resources/findings_extractor/: its manifest names the command that
+    trained it)."""
+    from importlib.resources import files
+
+    return Path(str(files("radmetrics.inference").joinpath("resources", "findings_extractor")))
+
+
+class FindingsExtractor:
+    """`FindingsExtractor.from_export(path)(reports) -> [[finding, ...], ...]`."""
+
+    def __init__(self, head: FindingsHead, encoder=None, batch_size: int = 64):
+        from ..models.text_encoder import TextEncoder
+
+        self.head = head
+        self.encoder = encoder if encoder is not None else TextEncoder(head.encoder)
+        self.batch_size = batch_size
+
+    @classmethod
+    def from_export(cls, path: str | Path | None = None, encoder=None, batch_size: int = 64) -> FindingsExtractor:
+        """An export of the findings_extractor component (its manifest checked), or the shipped one."""
+        from ..loading.checkpoint import load_manifest
+
+        directory, _ = load_manifest(path or shipped_extractor(), COMPONENT)
+        return cls(FindingsHead.load(directory), encoder, batch_size)
+
+    def probabilities(self, texts: Sequence[str], progress: bool = False) -> dict[str, float]:
+        distinct = sorted(set(texts), key=len)
+        values = self.head.probability(features(distinct, self.encoder, self.batch_size, progress))
+        return dict(zip(distinct, map(float, values)))
+
+    def __call__(self, reports: Sequence[str], progress: bool = False) -> list[list[str]]:
+        from ..sentences import statements
+
+        split = [[(s, clauses(s)) for s in statements(report)] for report in reports]
+        texts = [t for report in split for s, parts in report for t in (s, *parts)]
+        probability = self.probabilities(texts, progress)
+        found = []
+        for report in split:
+            items = []
+            for statement, parts in report:
+                if probability[statement] < self.head.statement_threshold:
+                    continue
+                kept = [p for p in parts if probability[p] >= self.head.clause_threshold]
+                items.extend(kept if len(kept) >= 2 else [statement])
+            found.append(items)
+        return found
