@@ -70,7 +70,7 @@ def split_robust(text: str) -> list[str]:
     sentences: list[str] = []
     for block in text.split("\n"):
         start = 0
-        for match in re.finditer(r"[.!?](?=\s+|$)", block):
+        for match in re.finditer(r"[.!?](?=\s+|$)|[。！？]", block):  # CJK full stops need no space after them
             end = match.end()
             chunk = block[start:end].strip()
             if not chunk:
@@ -83,7 +83,33 @@ def split_robust(text: str) -> list[str]:
         tail = block[start:].strip()
         if tail:
             sentences.append(tail)
-    return [s for s in sentences if re.search(r"[A-Za-z0-9]", s)]
+    return [s for s in sentences if re.search(r"\w", s)]  # a letter or digit of any script
+
+
+# Abbreviations radiologists write, read as their words before findings are extracted and judged.
+_ABBREVIATIONS = {
+    r"lt": "left",
+    r"rt": "right",
+    r"b/l": "bilateral",
+    r"ptx": "pneumothorax",
+    r"ett": "endotracheal tube",
+    r"ngt": "nasogastric tube",
+    r"ogt": "orogastric tube",
+    r"ij": "internal jugular",
+    r"picc": "peripherally inserted central catheter",
+    r"cxr": "chest radiograph",
+}
+_ABBREVIATION = re.compile(
+    r"(?<![\w/])("
+    + "|".join(re.escape(a) for a in sorted(_ABBREVIATIONS, key=len, reverse=True))
+    + r")(?:\.(?=\s+(?-i:[a-z])))?(?![\w/])",  # "Lt. lower lobe": the period goes with the word
+    re.I,
+)
+
+
+def expand_abbreviations(text: str) -> str:
+    """ "Lt pleural effusion" -> "left pleural effusion", "b/l" -> "bilateral", "PTX", "ETT", "NGT", ... as words."""
+    return _ABBREVIATION.sub(lambda match: _ABBREVIATIONS[match.group(1).lower()], text)
 
 
 def split_sentences(text: str, method: str = "robust") -> list[str]:
@@ -111,4 +137,4 @@ def sentences_with_owner(reports) -> tuple[list[list[str]], list[int]]:
 def statements(report: str) -> list[str]:
     """A report's sentences without their full stops, empty ones dropped: what the semantic GREEN teacher matches and
     what GREEN's numbered prompt numbers (R1, R2, ... and C1, C2, ...), so that both count the same statements."""
-    return [s for s in (sentence.strip().rstrip(".").strip() for sentence in split_sentences(report)) if s]
+    return [s for s in (sentence.strip().rstrip(".。").strip() for sentence in split_sentences(report)) if s]

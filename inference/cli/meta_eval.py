@@ -538,6 +538,7 @@ def findings(args) -> int:
     import platform
 
     from ..findings.agreement import findings_agreement
+    from ..metrics.semantic_green.metric import SemanticGreen
     from ..metrics.semantic_green.teacher import SemanticTeacher
     from ..models.text_encoder import TextEncoder
     from ..radpref import load_radpref, split_candidates
@@ -547,7 +548,16 @@ def findings(args) -> int:
     encoder = TextEncoder("default")
     extract = findings_extractor(args.extractor, encoder)  # checked before the data loads
     candidates = split_candidates(load_radpref(), args.part)
-    report = findings_agreement(candidates, SemanticTeacher(encoder), encoder, extract, args.bootstrap, args.seed)
+    findings_rules = SemanticGreen(findings="extractor").teacher(encoder).rules  # the judge semantic_green runs
+    report = findings_agreement(
+        candidates,
+        SemanticTeacher(encoder),
+        SemanticTeacher(encoder, findings_rules),
+        encoder,
+        extract,
+        args.bootstrap,
+        args.seed,
+    )
     report = {
         "part": args.part,
         "extractor": args.extractor,
@@ -593,7 +603,7 @@ def findings_table(report: dict) -> str:
         )
     for way, entry in taus.items():
         versus = next((v for k, v in entry.items() if k.startswith("vs_")), None)
-        extra = f", {versus['difference']:+.3f} {_interval(versus['ci95'])} vs full reports" if versus else ""
+        extra = f", {versus['difference']:+.3f} {_interval(versus['ci95'])} vs statements" if versus else ""
         lines.append(f"tau-b on {way.replace('_', ' ')}: {entry['tau_b']:.3f} {_interval(entry['ci95'])}{extra}")
     return "\n".join(lines)
 

@@ -9,9 +9,11 @@ candidate finding, a false finding (`error_type: false`) and, per reference find
 - **the judge alone**, given the listed findings: the semantic teacher matches the two lists, and an unmatched (or
   polarity-flipped) candidate finding is judged false, an unmatched reference finding missing; against the raters'
   majority (2 of 3) by F1 and Cohen's kappa, beside each pair of raters (the ceiling);
-- **report level**: Kendall tau-b of minus the teacher's count of (a)+(b) errors against minus the raters' mean error
-  count, three ways: on the full reports (`semantic_green` as it runs), on the extracted findings, on the listed
-  findings; each with its case bootstrap interval and the paired difference against the full reports.
+- **report level**: Kendall tau-b of minus the significant error count against minus the raters' mean error count,
+  three ways: every statement of the full reports judged (`semantic_green findings=statements`, as it ran before
+  findings-first), the extracted findings judged (`semantic_green` as it runs now, abbreviations expanded first),
+  the listed findings judged by the same judge; each with its case bootstrap interval and the paired difference
+  against the statements.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ import numpy as np
 from ..radpref import Candidate, _percentiles, _tau, case_index, case_resamples
 
 RECOVERED_AT = 0.6
-COUNTED = ("a", "b")  # GREEN's false and missing finding categories, what RadPref's raters count
 
 
 def todays_findings(report: str) -> list[str]:
@@ -119,11 +120,6 @@ def judge_agreement(candidates: list[Candidate], annotations: list) -> dict:
     return report
 
 
-def error_counts(annotations: list) -> np.ndarray:
-    """Per pair, the teacher's count of (a)+(b) errors."""
-    return np.array([sum(e.category in COUNTED for e in a.errors) for a in annotations], dtype=float)
-
-
 def tau_three_ways(
     candidates: list[Candidate], counts: dict[str, np.ndarray], baseline: str, n_resamples: int, seed: int
 ) -> dict:
@@ -146,16 +142,21 @@ def tau_three_ways(
 
 def findings_agreement(
     candidates: list[Candidate],
-    teacher,
+    statement_teacher,
+    findings_teacher,
     encoder,
     extract: Callable[[list[str]], list[list[str]]],
     n_resamples: int = 1000,
     seed: int = 0,
 ) -> dict:
-    """Extraction, the judge alone and report-level tau-b three ways (module docstring), for one extractor."""
+    """Extraction, the judge alone and report-level tau-b (module docstring), for one extractor. `statement_teacher`
+    judges every statement (semantic_green before findings-first), `findings_teacher` judges findings lists as
+    semantic_green does now; reports are read with their abbreviations expanded, as semantic_green reads them."""
+    from ..sentences import expand_abbreviations
+
     references = list(dict.fromkeys((c.case_id, c.reference) for c in candidates))
     texts = [r for _, r in references] + [c.text for c in candidates]
-    extracted = extract(texts)
+    extracted = extract([expand_abbreviations(t) for t in texts])
     by_reference = dict(zip(references, extracted[: len(references)]))
     extracted_refs = [by_reference[(c.case_id, c.reference)] for c in candidates]
     extracted_cands = extracted[len(references) :]
@@ -165,18 +166,25 @@ def findings_agreement(
         [listed_refs[r] for r in references] + [c.findings for c in candidates],
         encoder,
     )
-    on_lists = teacher.annotate_lists([c.reference_findings for c in candidates], [c.findings for c in candidates])
-    on_extracted = teacher.annotate_lists(extracted_refs, extracted_cands)
-    full = teacher([c.reference for c in candidates], [c.text for c in candidates])
+    on_lists = findings_teacher.annotate_lists(
+        [c.reference_findings for c in candidates], [c.findings for c in candidates]
+    )
+    on_extracted = findings_teacher.annotate_lists(extracted_refs, extracted_cands)
+    full = statement_teacher([c.reference for c in candidates], [c.text for c in candidates])
     counts = {
-        "full_reports": np.array([sum(a.significant) for a in full], dtype=float),
-        "extracted_findings": error_counts(on_extracted),
-        "listed_findings": error_counts(on_lists),
+        "statements": significant_counts(full),
+        "extracted_findings": significant_counts(on_extracted),
+        "listed_findings": significant_counts(on_lists),
     }
     return {
         "extraction": extraction,
         "judge_on_listed_findings": judge_agreement(candidates, on_lists),
-        "report_tau_b": tau_three_ways(candidates, counts, "full_reports", n_resamples, seed),
+        "report_tau_b": tau_three_ways(candidates, counts, "statements", n_resamples, seed),
         "candidates": len(candidates),
         "cases": len({c.case_id for c in candidates}),
     }
+
+
+def significant_counts(annotations: list) -> np.ndarray:
+    """Per pair, the significant error count (semantic_green_significant_errors)."""
+    return np.array([sum(a.significant) for a in annotations], dtype=float)

@@ -9,6 +9,7 @@ with NLM's manual MeSH codes of that report (data_builders/findings.py).
 
 A statement is a finding when its probability reaches `statement_threshold`; it is then replaced by its clauses when
 at least two of them reach `clause_threshold` (one sentence naming several findings gives several), else kept whole.
+A statement without a Latin letter (another script) is kept whole: the head was trained on English reports.
 Normal and negated statements, technique and patient details fall below the threshold; devices and comparisons with
 a prior study are kept when the head keeps them. The two thresholds are the recipe's config values, chosen on
 radpref_dev's 30 development cases.
@@ -116,6 +117,28 @@ def shipped_extractor() -> Path:
     return Path(str(files("radmetrics.inference").joinpath("resources", "findings_extractor")))
 
 
+class MemoEncoder:
+    """An encoder that embeds each distinct text once for as long as it lives (the extractor and the judge of one
+    scoring call see the same statements)."""
+
+    def __init__(self, encoder):
+        self.encoder, self.known = encoder, {}
+
+    def encode(self, texts, batch_size: int = 64, progress: bool = False, desc: str = "embedding") -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self.known))
+        if missing:
+            self.known.update(zip(missing, self.encoder.encode(missing, batch_size, progress, desc)))
+        return np.stack([self.known[t] for t in texts]) if len(texts) else np.zeros((0, 0), dtype=np.float32)
+
+
+def latin(text: str) -> bool:
+    """Whether the text has a Latin letter: the extractor's head was trained on English reports only."""
+    return bool(_LATIN.search(text))
+
+
+_LATIN = re.compile(r"[A-Za-z]")
+
+
 class FindingsExtractor:
     """`FindingsExtractor.from_export(path)(reports) -> [[finding, ...], ...]`."""
 
@@ -142,16 +165,19 @@ class FindingsExtractor:
     def __call__(self, reports: Sequence[str], progress: bool = False) -> list[list[str]]:
         from ..sentences import statements
 
-        split = [[(s, clauses(s)) for s in statements(report)] for report in reports]
-        texts = [t for report in split for s, parts in report for t in (s, *parts)]
-        probability = self.probabilities(texts, progress)
+        split = [statements(report) for report in reports]
+        probability = self.probabilities([s for report in split for s in report if latin(s)], progress)
+        kept = {s for s, p in probability.items() if p >= self.head.statement_threshold}
+        parts = {s: clauses(s) for s in kept}  # only a statement that is a finding is split: half the embedding
+        probability.update(self.probabilities([c for items in parts.values() if len(items) >= 2 for c in items]))
         found = []
         for report in split:
             items = []
-            for statement, parts in report:
-                if probability[statement] < self.head.statement_threshold:
-                    continue
-                kept = [p for p in parts if probability[p] >= self.head.clause_threshold]
-                items.extend(kept if len(kept) >= 2 else [statement])
+            for statement in report:
+                if not latin(statement):  # a script the head never saw: kept whole, judged by the matcher alone
+                    items.append(statement)
+                elif statement in kept:
+                    passing = [c for c in parts[statement] if probability[c] >= self.head.clause_threshold]
+                    items.extend(passing if len(passing) >= 2 else [statement])
             found.append(items)
         return found

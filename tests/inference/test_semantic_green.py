@@ -99,8 +99,11 @@ def test_any_candidate_is_scored_not_refused():
 
 def test_threshold_is_an_option_that_changes_values():
     references, candidates = ["Heart size is normal. Lungs are clear."], ["The cardiac silhouette is unremarkable."]
-    loose = SemanticGreen(threshold=0.2)(references, candidates).per_sample["semantic_green_matched_findings"]
-    strict = SemanticGreen(threshold=0.95)(references, candidates).per_sample["semantic_green_matched_findings"]
+    every = {"findings": "statements"}  # normal statements are findings of no one: match every statement
+    loose = SemanticGreen(threshold=0.2, **every)(references, candidates).per_sample["semantic_green_matched_findings"]
+    strict = SemanticGreen(threshold=0.95, **every)(references, candidates).per_sample[
+        "semantic_green_matched_findings"
+    ]
     assert loose == [1.0] and strict == [0.0]
     assert SemanticGreen.declared_options()["threshold"].changes_values
     assert Rules().threshold == SemanticGreen.options["threshold"].default
@@ -121,13 +124,15 @@ def test_the_reward_and_the_page_run_it(tmp_path):
 
 
 def test_radpref_agreement_reproduces_the_committed_results(tmp_path):
-    """The agreement command, for the metrics that need no training, gives exactly the committed figures."""
+    """The agreement command, for the metrics that need no training, gives exactly the committed figures (recorded
+    with every statement matched, as semantic_green ran before findings-first: findings=statements)."""
     from radmetrics.inference.cli import main
 
     committed = json.loads(
         (Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "agreement_radpref_dev.json").read_text()
     )
-    assert main([*"meta-eval radpref --metrics semantic_green rougeL --out".split(), str(tmp_path)]) == 0
+    options = "--option semantic_green.findings=statements".split()
+    assert main([*"meta-eval radpref --metrics semantic_green rougeL --out".split(), str(tmp_path), *options]) == 0
     fresh = json.loads((tmp_path / "agreement.json").read_text())
     assert set(fresh["keys"]) <= set(committed["keys"]), "a key the committed results lack: rerun meta-eval radpref"
     for key, entry in fresh["keys"].items():
@@ -186,3 +191,65 @@ def test_the_frozen_split_is_the_seeded_draw_and_covers_every_case_once():
     assert len(split["develop"]) == 30 and len(split["frozen"]) == 20
     assert sorted(split["develop"] + split["frozen"]) == ids
     assert len(split_candidates(candidates, "frozen")) == 40 and len(split_candidates(candidates, "all")) == 100
+
+
+def findings_first(references, candidates):
+    return Scorer(["semantic_green"], n_bootstrap=0)(references, candidates)
+
+
+def test_no_flags_judge_the_shipped_extractors_findings_and_the_signature_names_it():
+    result = findings_first(
+        ["Heart size is normal. Small left pleural effusion."], ["Small left pleural effusion. No pneumothorax."]
+    )
+    signature = result.signatures["semantic_green"]
+    assert "findings:extractor" in signature and "extractor:" in signature
+    detail = result.details["semantic_green"][0]
+    assert detail["reference_statements"] == ["Small left pleural effusion"] == detail["candidate_statements"]
+    assert result.per_sample[0]["semantic_green"] == 1.0
+    old = Scorer(["semantic_green"], metric_options={"semantic_green": {"findings": "statements"}}, n_bootstrap=0)
+    assert "findings:statements" in old.signatures()["semantic_green"]
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        "左侧少量胸腔积液。右肺清晰。",
+        "Небольшой левосторонний плевральный выпот. Сердце в норме.",
+        "انصباب جنبي أيسر صغير.",
+    ],
+)
+def test_identical_reports_in_any_script_score_1(report):
+    assert findings_first([report], [report]).per_sample[0]["semantic_green"] == 1.0
+
+
+def test_a_chinese_report_without_one_sentence_misses_one_finding():
+    row = findings_first(["左侧少量胸腔积液。右肺下叶肺炎。"], ["左侧少量胸腔积液。"]).per_sample[0]
+    assert row["semantic_green_significant_errors"] == 1.0 and row["semantic_green_matched_findings"] == 1.0
+
+
+def test_a_normal_report_against_a_normal_report_scores_1():
+    row = findings_first(["No acute cardiopulmonary process."], ["Heart size is normal. The lungs are clear."])
+    assert row.per_sample[0]["semantic_green"] == 1.0 and row.per_sample[0]["semantic_green_significant_errors"] == 0
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate", "category"),
+    [
+        ("Lt pleural effusion.", "Rt pleural effusion.", "c"),
+        ("Increased right pleural effusion.", "Decreased right pleural effusion.", "e"),
+        ("New left lower lobe consolidation.", "Improving left lower lobe consolidation.", "e"),
+    ],
+)
+def test_abbreviations_and_reversed_changes_are_significant_errors(reference, candidate, category):
+    result = findings_first([reference], [candidate])
+    errors = result.details["semantic_green"][0]["errors"]
+    assert result.per_sample[0]["semantic_green"] < 1.0
+    assert [(e["category"], e["significant"]) for e in errors] == [(category, True)]
+
+
+def test_abbreviations_read_as_words():
+    from radmetrics.inference.sentences import expand_abbreviations
+
+    assert expand_abbreviations("Lt. lower lobe. b/l opacities. PTX. ETT and NGT in place.") == (
+        "left lower lobe. bilateral opacities. pneumothorax. endotracheal tube and nasogastric tube in place."
+    )

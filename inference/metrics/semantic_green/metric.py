@@ -1,13 +1,24 @@
-"""The semantic GREEN teacher as a metric: GREEN's score and counts (Ostmeier et al. 2024, section 3.2) from sentence
-matching and word rules (teacher.py), with no LLM and no trained model.
+"""The semantic GREEN teacher as a metric: GREEN's score and counts (Ostmeier et al. 2024, section 3.2) from the
+findings of both reports, matched one to one by sentence embeddings and judged by word rules (teacher.py); no LLM.
 
-Keys mirror GREEN's: `semantic_green` (matched / (matched + significant errors), 0 when nothing matched), and the
-per-pair counts of significant errors, insignificant errors and matched findings; `semantic_green_precision` and
-`_recall` are the matched findings over the candidate's and over the reference's statements (0 for a report with none).
-The per-pair detail lists both
-reports' statements, which matched which (with the cosine), and every error with its category, significance and
-reason; report.html shows them. On RadPref's development half, minus the significant error count agrees with three
-radiologists at Kendall tau-b 0.731 (ROUGE-L: 0.447); `radmetrics meta-eval radpref` measures it.
+Option `findings` says what is matched:
+- `extractor` (the default): each report's findings as the findings extractor lists them (inference/findings/: a
+  head radmetrics trains over the bundled MiniLM; the shipped export, or a `findings_extractor` export given with
+  --components; the signature names which). Abbreviations are read as words first ("Lt" left, "PTX" pneumothorax,
+  "ETT" endotracheal tube); a statement in a script the extractor was not trained on (no Latin letter) is kept as a
+  finding, and is significant when unmatched unless it is normal; a matched pair whose interval change words disagree
+  ("increased" against "decreased") is a significant (e) error. The judge's rules are otherwise the statements' (an
+  unmatched finding is significant when it names an abnormality): on radpref_dev's 30 development cases that gives
+  tau-b 0.749, against 0.724 for "every unmatched finding that is not normal";
+- `statements`: every statement of both reports, as before findings-first (5ad656f's values on every report in Latin
+  script): an unmatched statement is significant only when it names an abnormality in the entity lexicon.
+
+Keys mirror GREEN's: `semantic_green` (matched / (matched + significant errors), 0 when nothing matched, 1 when neither
+report has a finding), and the per-pair counts of significant errors, insignificant errors and matched findings;
+`semantic_green_precision` and `_recall` are the matched findings over the candidate's and over the reference's
+findings (0 for a report with none). The per-pair detail lists both reports' findings, which matched which (with the
+cosine), and every error with its category, significance and reason; report.html shows them.
+`radmetrics meta-eval radpref` and `meta-eval findings` measure agreement with RadPref's radiologists.
 """
 
 from __future__ import annotations
@@ -33,6 +44,13 @@ class SemanticGreen(Metric):
             "default", True, "the sentence encoder (default: the bundled all-MiniLM-L6-v2)", True, type=str
         ),
         "batch_size": Option(64, False, "statements per encoder forward", type=int, minimum=1),
+        "findings": Option(
+            "extractor",
+            True,
+            "extractor (the findings the trained findings extractor lists) or statements (every statement, as before)",
+            type=str,
+            choices=("extractor", "statements"),
+        ),
     }
     keys = (
         PREFIX,
@@ -59,14 +77,51 @@ Notation},
   author={Ostmeier, Sophie and others}, booktitle={Findings of EMNLP}, year={2024}}"""
     runs_encoder = True
 
-    def teacher(self) -> SemanticTeacher:
+    def encoder(self):
         from ...models.text_encoder import TextEncoder
 
-        encoder = self.loaded("encoder", lambda: TextEncoder(self.options["encoder"]), self.options["encoder"])
-        return SemanticTeacher(encoder, Rules(threshold=float(self.options["threshold"])), self.options["batch_size"])
+        return self.loaded("encoder", lambda: TextEncoder(self.options["encoder"]), self.options["encoder"])
+
+    def teacher(self, encoder=None) -> SemanticTeacher:
+        findings = self.options["findings"] == "extractor"
+        rules_ = Rules(
+            threshold=float(self.options["threshold"]), interval_change=findings, other_scripts_significant=findings
+        )
+        return SemanticTeacher(encoder or self.encoder(), rules_, self.options["batch_size"])
+
+    def extractor_path(self) -> str:
+        from ...findings.extractor import shipped_extractor
+
+        return str(self.components.get("findings_extractor") or shipped_extractor())
+
+    def signature_parts(self) -> list[str]:
+        from ...signature import fingerprint
+
+        parts = super().signature_parts()
+        if self.options["findings"] == "extractor":
+            parts.append(f"extractor:{fingerprint(self.extractor_path())}")
+        return parts
 
     def compute(self, references, candidates):
-        annotations = self.teacher()(references, candidates, progress=self.options.get("progress", False))
+        progress = self.options.get("progress", False)
+        if self.options["findings"] == "statements":
+            annotations = self.teacher()(references, candidates, progress=progress)
+        else:
+            from ...findings.extractor import COMPONENT, FindingsExtractor, FindingsHead, MemoEncoder
+            from ...loading.checkpoint import load_manifest
+            from ...models.text_encoder import TextEncoder
+            from ...sentences import expand_abbreviations
+
+            path = self.extractor_path()
+            head = self.loaded("extractor", lambda: FindingsHead.load(load_manifest(path, COMPONENT)[0]), path)
+            encoder = MemoEncoder(self.encoder())  # the extractor and the teacher embed each text once
+            if head.encoder != self.options["encoder"]:  # the head reads its own encoder's embeddings
+                own = self.loaded("extractor_encoder", lambda: TextEncoder(head.encoder), head.encoder)
+                extractor = FindingsExtractor(head, MemoEncoder(own), self.options["batch_size"])
+            else:
+                extractor = FindingsExtractor(head, encoder, self.options["batch_size"])
+            found = extractor([expand_abbreviations(t) for t in [*references, *candidates]], progress=progress)
+            annotations = self.teacher(encoder).annotate_lists(found[: len(references)], found[len(references) :])
         values = {
             PREFIX: [a.score for a in annotations],
             f"{PREFIX}_significant_errors": [float(sum(a.significant)) for a in annotations],

@@ -98,6 +98,41 @@ _COMPARISON = re.compile(
 )
 
 
+# Interval change words by direction: two matched findings whose directions differ ("increased" against "decreased",
+# "new" against "improved", "stable" against "enlarging") disagree on the change since the prior study.
+CHANGE_DIRECTIONS = {
+    "increased": "up",
+    "increase": "up",
+    "increasing": "up",
+    "enlarging": "up",
+    "worse": "up",
+    "worsened": "up",
+    "worsening": "up",
+    "progressed": "up",
+    "progression": "up",
+    "progressive": "up",
+    "new": "up",
+    "newly": "up",
+    "developing": "up",
+    "decreased": "down",
+    "decrease": "down",
+    "decreasing": "down",
+    "improved": "down",
+    "improving": "down",
+    "improvement": "down",
+    "smaller": "down",
+    "resolving": "down",
+    "diminished": "down",
+    "stable": "same",
+    "unchanged": "same",
+    "persistent": "same",
+}
+
+
+def change_directions(statement: str) -> frozenset[str]:
+    return frozenset(CHANGE_DIRECTIONS[w] for w in _words(statement) if w in CHANGE_DIRECTIONS)
+
+
 def is_normal(statement: str) -> bool:
     return bool(_NORMAL.search(statement))
 

@@ -18,6 +18,7 @@ The rules and the threshold were chosen on RadPref's development half (rules.py,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -45,6 +46,9 @@ class Rules:
     location: bool = True
     severity: bool = True
     unmatched_normal_significant: bool = False
+    interval_change: bool = False  # a matched pair whose change words disagree is a significant (e) error
+    # an unmatched statement with no Latin letter (a script the lexicon cannot read) is significant unless normal
+    other_scripts_significant: bool = False
 
 
 @dataclass
@@ -98,7 +102,10 @@ class Annotation:
 
     @property
     def score(self) -> float:
-        """GREEN's score (section 3.2): matched / (matched + significant errors), 0 when nothing matched."""
+        """GREEN's score (section 3.2): matched / (matched + significant errors), 0 when nothing matched; 1 when
+        neither side has a statement (or finding) to match: a normal report against a normal report."""
+        if not self.reference_statements and not self.candidate_statements:
+            return 1.0
         return self.matched / (self.matched + sum(self.significant)) if self.matched else 0.0
 
     def to_dict(self) -> dict:
@@ -187,6 +194,8 @@ def unmatched_error(statement: str, index: int, side: str, rules_: Rules) -> Tea
         significant, reason = rules_.unmatched_normal_significant, "a normal statement"
     elif rules_.significance == "cue" or rules.names_abnormality(statement):
         significant, reason = True, "an abnormal finding"
+    elif rules_.other_scripts_significant and not re.search(r"[A-Za-z]", statement):
+        significant, reason = True, "a finding in a script the lexicon cannot read"
     else:
         significant, reason = False, "a statement that names no abnormality"
     on_candidate = side == "candidate"
@@ -218,6 +227,16 @@ def pair_error(reference: str, candidate: str, r: int, c: int, rules_: Rules) ->
         if ref_places and cand_places and ref_places != cand_places:
             return TeacherError(
                 "c", True, c, r, f"location {'/'.join(sorted(cand_places))} instead of {'/'.join(sorted(ref_places))}"
+            )
+    if rules_.interval_change:
+        ref_change, cand_change = rules.change_directions(reference), rules.change_directions(candidate)
+        if ref_change and cand_change and ref_change != cand_change:
+            return TeacherError(
+                "e",
+                True,
+                c,
+                r,
+                f"interval change {'/'.join(sorted(cand_change))} instead of {'/'.join(sorted(ref_change))}",
             )
     if rules_.severity:
         ref_levels, cand_levels = rules.severities(reference), rules.severities(candidate)
