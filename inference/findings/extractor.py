@@ -34,14 +34,37 @@ COMPONENT = "findings_extractor"
 # Where a statement splits into clauses: commas, semicolons, coordinations, and the phrases that join a finding to its
 # interpretation ("opacity, consistent with pneumonia").
 _CLAUSE_BREAK = re.compile(
-    r",|;|\b(?:versus|vs\.?|or|and|with|which|while|whereas|indicated by|suggestive of|consistent with|"
-    r"compatible with|concerning for|likely representing|representing)\b",
+    r",|;|\b(?:versus|vs\.?|or|and|with|which|while|whereas|but|although|as well as|indicated by|"
+    r"suggestive (?:of|for)|consistent with|compatible with|concerning for|favou?rs?|favou?ring|likely representing|"
+    r"representing|"
+    r"could (?:indicate|represent)|may represent|obscuring)\b",
+    re.I,
+)
+# What a finding is not: the patient's details, the study's technique and limits (dropped whatever the head says).
+_NOT_A_FINDING = re.compile(
+    r"\b(?:the patient is|year-old|years? old|portable|view|views|rotated|rotation|exposure|overexposure|"
+    r"limit(?:ed|ing|ation)|excluded|history of|recommend\w*|correlat\w*|follow-up|normally|well[- ]aerated|"
+    r"well[- ]expanded)\b",
+    re.I,
+)
+# Words that introduce a finding without being part of it ("The chest X-ray shows", "There is also evidence of").
+_LEAD_IN = re.compile(
+    r"^(?:(?:the )?(?:chest )?(?:x-ray|radiograph|study|image|film|examination)s? (?:shows?|demonstrates?|reveals?)"
+    r"(?: evidence of)? |there (?:is|are) (?:also )?(?:evidence of )?|(?:also |again )?(?:seen|noted) (?:is|are) )",
     re.I,
 )
 
 
+def finding_text(text: str) -> str:
+    """A finding without the words that introduce it: "There is also evidence of cardiomegaly" -> "cardiomegaly"."""
+    stripped = _LEAD_IN.sub("", text).strip()
+    return stripped[:1].upper() + stripped[1:] if stripped and text[:1].isupper() else stripped or text
+
+
 def clauses(statement: str) -> list[str]:
-    """The statement's clauses, each with at least one word, in order."""
+    """The statement's clauses, each with at least one word, in order. (Joining qualifying clauses to the one before
+    and giving a bare clause the place of the one before raised extraction F1 on radpref_dev's development cases
+    from 0.797 to 0.802 and lowered tau-b from 0.739 to 0.714: not kept.)"""
     return [part.strip(" ,;") for part in _CLAUSE_BREAK.split(statement) if part and part.strip(" ,;")]
 
 
@@ -176,8 +199,9 @@ class FindingsExtractor:
             for statement in report:
                 if not latin(statement):  # a script the head never saw: kept whole, judged by the matcher alone
                     items.append(statement)
-                elif statement in kept:
-                    passing = [c for c in parts[statement] if probability[c] >= self.head.clause_threshold]
-                    items.extend(passing if len(passing) >= 2 else [statement])
+                elif statement in kept and not _NOT_A_FINDING.search(statement):
+                    pieces = parts[statement] if len(parts[statement]) >= 2 else []
+                    passing = [c for c in pieces if probability[c] >= self.head.clause_threshold]
+                    items.extend(finding_text(t) for t in (passing if len(passing) >= 2 else [statement]))
             found.append(items)
         return found

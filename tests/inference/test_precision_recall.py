@@ -78,12 +78,14 @@ def test_radgraph_precision_and_recall_per_level(monkeypatch):
 def test_semantic_teacher_precision_and_recall():
     from radmetrics.inference.scorer import Scorer
 
-    result = Scorer(["semantic_green"], n_bootstrap=0)(
-        ["Heart size is normal. Lungs are clear. Small left pleural effusion."],
-        ["Heart size is normal. Lungs are clear."],
+    references = ["Heart size is normal. Lungs are clear. Small left pleural effusion. Mild cardiomegaly."]
+    candidates = ["Heart size is normal. Lungs are clear. Mild cardiomegaly."]
+    every = Scorer(["semantic_green"], {}, {"semantic_green": {"findings": "statements"}}, n_bootstrap=0)
+    row = every(references, candidates).per_sample[0]  # every statement: 3 of 4 matched
+    assert row["semantic_green_matched_findings"] == 3
+    assert row["semantic_green_precision"] == pytest.approx(3 / 3) and row["semantic_green_recall"] == pytest.approx(
+        3 / 4
     )
-    row = result.per_sample[0]
-    assert row["semantic_green_matched_findings"] == 2
-    assert row["semantic_green_precision"] == pytest.approx(2 / 2) and row["semantic_green_recall"] == pytest.approx(
-        2 / 3
-    )
+    row = Scorer(["semantic_green"], n_bootstrap=0)(references, candidates).per_sample[0]  # the findings: 1 of 2
+    assert row["semantic_green_matched_findings"] == 1
+    assert row["semantic_green_precision"] == 1.0 and row["semantic_green_recall"] == pytest.approx(1 / 2)
