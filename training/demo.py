@@ -176,6 +176,26 @@ def stage_chexbert(out: Path, state: dict) -> str:
     )
 
 
+def stage_findings(out: Path, state: dict) -> str:
+    """The findings extractor (tiny config: the head on 150 IU X-ray reports' silver labels), exported; semantic_green
+    in the score stage judges the findings this export lists."""
+    from radmetrics.training.common.run_dir import read_eval_results
+    from radmetrics.training.export import export_run
+    from radmetrics.training.recipes import load_recipe
+
+    config = CONFIGS / "findings" / "classifier" / "tiny.yaml"
+    run_dir = load_recipe("findings/classifier").main(
+        ["--config", str(config), "--output_dir", str(out / "runs" / "findings")]
+    )
+    export = export_run(run_dir, out / "exports" / "findings_extractor")
+    state.setdefault("components", {})["findings_extractor"] = str(export)
+    results = read_eval_results(run_dir)
+    return (
+        f"silver test F1 of the finding class {results['test_f1_finding']:.3f} (statement rule "
+        f"{results['test_rule_baseline_f1_finding']:.3f}, {results['test_records']} candidates); exported"
+    )
+
+
 def stage_green(out: Path, state: dict) -> str:
     """GREEN SFT of SmolLM2-135M-Instruct (the small recipe: from the Hub cache, else its packaged GGUF) on the demo's
     semantic-teacher pairs, cut short (DEMO_GREEN_*): the pipeline runs end to end from a pretrained LLM, and the row
@@ -345,6 +365,7 @@ def stages() -> list[Stage]:
         Stage(f"train+export: RaTE-NER span, PURE ({ENCODER_SCALES['rate_ner/span']})", stage_rate_ner_span),
         Stage(f"train+export: CheXbert-style labeler ({ENCODER_SCALES['chexbert/finetune']})", stage_chexbert),
         Stage(f"train+export: RadGraph-style extractor ({ENCODER_SCALES['radgraph/train']})", stage_radgraph),
+        Stage("train+export: findings extractor (tiny: 150 reports' MeSH-aligned silver labels)", stage_findings),
         Stage(
             f"train+export: GREEN (SmolLM2-135M-Instruct, small recipe cut short: {DEMO_GREEN_TRAIN_PAIRS} pairs)",
             stage_green,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 from pathlib import Path
 
 from ..json_io import dumps
@@ -113,6 +114,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "the findings extractor: trained (the shipped export), an export or a findings/classifier run directory, "
             "or rules (the statement filter semantic_green used before it)"
         ),
+    )
+    findings.add_argument(
+        "--grid",
+        nargs="+",
+        metavar="STATEMENT,CLAUSE",
+        help="also measure a trained extractor at these threshold pairs (how the shipped thresholds were chosen)",
     )
     findings.add_argument("--bootstrap", type=int, default=1000, help="case bootstrap resamples for the intervals")
     findings.add_argument("--seed", type=int, default=0)
@@ -558,13 +565,34 @@ def findings(args) -> int:
         args.bootstrap,
         args.seed,
     )
+    grid = []
+    for item in args.grid or []:
+        if not hasattr(extract, "head"):
+            raise SystemExit("radmetrics meta-eval findings: --grid needs a trained extractor, not rules")
+        extract.head.statement_threshold, extract.head.clause_threshold = (float(v) for v in item.split(","))
+        point = findings_agreement(
+            candidates, SemanticTeacher(encoder), SemanticTeacher(encoder, findings_rules), encoder, extract, 0
+        )
+        grid.append(
+            {
+                "statement_threshold": extract.head.statement_threshold,
+                "clause_threshold": extract.head.clause_threshold,
+                "extraction_f1": point["extraction"]["f1"],
+                "extraction_precision": point["extraction"]["precision"],
+                "extraction_recall": point["extraction"]["recall"],
+                "tau_b_extracted_findings": point["report_tau_b"]["extracted_findings"]["tau_b"],
+            }
+        )
+        print(json.dumps(grid[-1]))
     report = {
         "part": args.part,
         "extractor": args.extractor,
         "version": version(),
         "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
-        "command": f"radmetrics meta-eval findings --part {args.part} --extractor {args.extractor}",
+        "command": f"radmetrics meta-eval findings --part {args.part} --extractor {args.extractor}"
+        + (f" --grid {' '.join(args.grid)}" if args.grid else ""),
         **report,
+        **({"threshold_grid": grid} if grid else {}),
     }
     _write(out, "findings_agreement.json", report)
     print(findings_table(report))

@@ -45,7 +45,7 @@ class FindingsHeadArguments:
     max_train_samples: int | None = field(default=None, metadata={"help": "the first N training records only"})
     regularisation: float = field(default=1.0, metadata={"help": "inverse L2 strength C of the logistic head"})
     statement_threshold: float = field(
-        default=0.6, metadata={"help": "probability from which a statement is a finding"}
+        default=0.5, metadata={"help": "probability from which a statement is a finding"}
     )
     clause_threshold: float = field(
         default=0.9, metadata={"help": "probability from which a clause is one (two or more split the statement)"}

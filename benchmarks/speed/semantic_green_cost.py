@@ -1,0 +1,116 @@
+"""What findings-first costs: `radmetrics score --metrics semantic_green` on N pairs of bundled IU X-ray reports (the
+workload of scoring_speed_vs_radeval.benchmark_pairs), as whole processes, for this tree and optionally for another
+checkout of radmetrics (e.g. 5ad656f, before findings-first) run with the same environment.
+
+    python benchmarks/speed/semantic_green_cost.py --pairs 10000 --out /tmp/cost [--base-tree /tmp/base5ad] [--runs 3]
+
+Each run is one process: wall seconds and its peak resident memory (getrusage of the child). With --base-tree, the
+two trees alternate run by run (A B A B ...), so a drifting machine slows both alike, and the ratio is taken pair by
+pair. The other tree is imported through a folder that maps `radmetrics.{inference,training,data_builders}` to its
+folders, put first on PYTHONPATH; its console script's subcommands resolve there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]  # scoring_speed_vs_radeval beside it, common one folder up
+
+
+def shim(tree: Path, work: Path) -> Path:
+    """A folder whose `radmetrics` package is the other tree's three folders."""
+    folder = work / "shim" / "radmetrics"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("inference", "training", "data_builders"):
+        link = folder / name
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(tree.resolve() / name)
+    return folder.parent
+
+
+def one_run(pairs_file: Path, out: Path, options: list[str], pythonpath: Path | None) -> dict:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = f"{pythonpath}{os.pathsep}{env.get('PYTHONPATH', '')}"
+    command = [
+        sys.executable,
+        "-m",
+        "radmetrics.inference.cli",
+        "score",
+        *f"--refs {pairs_file} --ref-field ref --hyps {pairs_file} --hyp-field hyp".split(),
+        *"--metrics semantic_green --bootstrap 0".split(),
+        *options,
+        "--out",
+        str(out),
+    ]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    summary = json.loads((out / "summary.json").read_text())
+    return {
+        "seconds": seconds,
+        "peak_rss_mib_at_least": max(peak, before) / 1024,
+        "semantic_green": summary["semantic_green"]["value"],
+        "signature": summary["semantic_green"].get("signature"),
+    }
+
+
+def main() -> None:
+    from common import machine, write_results
+    from scoring_speed_vs_radeval import benchmark_pairs
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pairs", type=int, default=10000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--out", type=Path, required=True, help="work folder (pairs file, score outputs)")
+    parser.add_argument("--base-tree", type=Path, help="another radmetrics checkout to time against")
+    parser.add_argument("--option", action="append", default=[], help="--option for this tree's runs")
+    parser.add_argument("--results", help="name of the results file in benchmarks/results (default: printed only)")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    pairs_file = args.out / f"pairs_{args.pairs}.json"
+    pairs_file.write_text(json.dumps(benchmark_pairs(args.pairs)), encoding="utf-8")
+    sides = {"this tree": (None, [o for item in args.option for o in ("--option", item)])}
+    if args.base_tree:
+        sides["base tree"] = (shim(args.base_tree, args.out), [])
+    runs: dict[str, list[dict]] = {name: [] for name in sides}
+    for n in range(args.runs):
+        for name, (pythonpath, options) in sides.items():
+            runs[name].append(one_run(pairs_file, args.out / f"{name.replace(' ', '_')}_{n}", options, pythonpath))
+            print(name, n, json.dumps(runs[name][-1]), flush=True)
+    report = {
+        "machine": machine(),
+        "command": " ".join(sys.argv),
+        "pairs": args.pairs,
+        "sides": {
+            name: {
+                "median_seconds": statistics.median(r["seconds"] for r in rows),
+                "runs": rows,
+            }
+            for name, rows in runs.items()
+        },
+    }
+    if args.base_tree:
+        ratios = [a["seconds"] / b["seconds"] for a, b in zip(runs["this tree"], runs["base tree"])]
+        report["ratio_this_over_base"] = {"median": statistics.median(ratios), "pairwise": ratios}
+    print(json.dumps({k: v for k, v in report.items() if k != "sides"}, indent=2))
+    if args.results:
+        write_results(args.results, report)
+
+
+if __name__ == "__main__":
+    main()
