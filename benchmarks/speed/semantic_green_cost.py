@@ -82,8 +82,8 @@ def main() -> None:
     parser.add_argument("--results", help="name of the results file in benchmarks/results (default: printed only)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    pairs_file = args.out / f"pairs_{args.pairs}.json"
-    pairs_file.write_text(json.dumps(benchmark_pairs(args.pairs)), encoding="utf-8")
+    pairs_file = args.out / f"pairs_{args.pairs}.jsonl"
+    pairs_file.write_text("".join(json.dumps(p) + "\n" for p in benchmark_pairs(args.pairs)), encoding="utf-8")
     sides = {"this tree": (None, [o for item in args.option for o in ("--option", item)])}
     if args.base_tree:
         sides["base tree"] = (shim(args.base_tree, args.out), [])
