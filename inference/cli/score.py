@@ -25,7 +25,7 @@ Components: radmetrics exports (a directory with radmetrics.json, a directory of
 authors' released weights as KIND=PATH or KIND=NAME (KIND: chexbert, radgraph, rate_ner, green; NAME from
 `radmetrics weights list`), or `released` for every kind's default release (from the Hugging Face cache or the Hub).
 
-Examples: radmetrics score --refs refs.txt --hyps hyps.txt --metrics bleu2 rougeL bertscore --out scores/
+Examples: radmetrics score --refs refs.txt --hyps hyps.txt --metrics bleu2 rougeL semantic_green --out scores/
           radmetrics score --refs refs.txt --hyps hyps.txt --components released --out scores/
           radmetrics score --refs refs.txt --hyps hyps.txt --components chexbert=chexbert.pth \
 radgraph=radgraph-xl.tar.gz --out scores/

@@ -50,6 +50,12 @@ class FindingsHeadArguments:
     clause_threshold: float = field(
         default=0.9, metadata={"help": "probability from which a clause is one (two or more split the statement)"}
     )
+    radpref_develop: bool = field(
+        default=True,
+        metadata={
+            "help": "measure extraction on radpref_dev's 30 development cases (never the 20 frozen ones) for the card"
+        },
+    )
 
 
 ARGUMENT_TYPES = (FindingsHeadArguments, FindingsSilverArguments, TrainingArguments)
@@ -116,6 +122,23 @@ def evaluate(head: FindingsHead, split: list[dict], rows: np.ndarray, name: str)
     }
 
 
+def radpref_develop_extraction(head: FindingsHead, encoder) -> dict:
+    """Extraction precision, recall and F1 against RadPref's listed findings on the development part of radpref_dev's
+    frozen split (meta-eval findings' measure), for the card. The frozen part is never read here."""
+    from radmetrics.inference.findings.agreement import extraction_scores
+    from radmetrics.inference.findings.extractor import FindingsExtractor
+    from radmetrics.inference.radpref import load_radpref, split_candidates
+    from radmetrics.inference.sentences import expand_abbreviations
+
+    candidates = split_candidates(load_radpref(), "develop")
+    references = {c.case_id: (c.reference, c.reference_findings) for c in candidates}
+    texts = [r for r, _ in references.values()] + [c.text for c in candidates]
+    listed = [f for _, f in references.values()] + [c.findings for c in candidates]
+    found = FindingsExtractor(head, encoder)([expand_abbreviations(t) for t in texts])
+    scores = extraction_scores(found, listed, encoder)
+    return {f"radpref_develop_extraction_{k}": scores[k] for k in ("precision", "recall", "f1", "listed")}
+
+
 def main(argv: list[str] | None = None) -> Path:
     from sklearn.linear_model import LogisticRegression
 
@@ -168,6 +191,8 @@ def main(argv: list[str] | None = None) -> Path:
     results = {"train_records": len(train)}
     for name in ("validation", "test"):
         results.update(evaluate(head, silver[name], rows(silver[name]), name))
+    if head_args.radpref_develop:
+        results.update(radpref_develop_extraction(head, encoder))
     head.save(final, {"recipe": RECIPE})
     write_eval_results(run_dir, results)
     mark_complete(final)
