@@ -51,6 +51,7 @@ class FaultServer:
         self.requests = 0
         self.injected: Counter = Counter()
         self.answered: Counter = Counter()  # request key -> 200 answers sent
+        self.bodies: list[dict] = []  # every request body, for tests of the request settings
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -84,6 +85,7 @@ class FaultServer:
         key = self.key(messages)
         with self._lock:
             self.requests += 1
+            self.bodies.append(body)
             first = key not in self.planned
             if first:
                 reprompt = (

@@ -1,0 +1,172 @@
+"""CRIMSON (inference/metrics/crimson): the reference's prompt, parser and score (crimson-score 0.2.0), without the
+reference package, and the metric through a scripted OpenAI-compatible judge."""
+
+import hashlib
+import json
+
+import pytest
+from llm_fault_server import FaultServer
+
+from radmetrics.inference.metrics.crimson.metric import REFERENCE_REQUEST, evaluate_answer
+from radmetrics.inference.metrics.crimson.parse import CrimsonParseError, parse_crimson_answer
+from radmetrics.inference.metrics.crimson.prompt import crimson_messages, user_prompt
+from radmetrics.inference.metrics.crimson.score import crimson_score
+from radmetrics.inference.scorer import Scorer
+
+REFERENCE = "Cardiomegaly. Small bilateral pleural effusions."
+CANDIDATE = "Normal heart size. Small left pleural effusion."
+CONTEXT = {"Age": "82", "Indication": "Routine preoperative evaluation"}
+
+
+@pytest.mark.parametrize(
+    ("reference", "context", "guidelines", "sha256"),
+    [
+        # sha256 of CRIMSON.prompt_parts.build_prompt(...) as crimson-score 0.2.0 assembles it
+        (REFERENCE, CONTEXT, False, "216a10920243e01968ab1dad7dfba125a78ad57a5446ac09038fe01681981fb9"),
+        (REFERENCE, CONTEXT, True, "8fdc0cf176b13b1dc5d341e17fb3aa640a5508d59b0d1c1708810c4b8ec99424"),
+        (["Cardiomegaly.", "Small effusion."], None, True, None),
+    ],
+)
+def test_the_prompt_is_the_references(reference, context, guidelines, sha256):
+    prompt = user_prompt(reference, CANDIDATE, context, guidelines)
+    if sha256:
+        assert hashlib.sha256(prompt.encode()).hexdigest() == sha256
+    else:
+        assert "Reference Findings (Ground Truth):\nCardiomegaly. Small effusion.\n" in prompt
+        assert "Context guidelines" not in prompt  # only with a context
+    assert "{{\"reference_findings\"" not in prompt and prompt.count("{{") == 9  # literal, never formatted
+    system = crimson_messages(reference, CANDIDATE)[0]
+    assert system == {
+        "role": "system",
+        "content": "You are an expert radiology evaluator that assesses the accuracy of radiology reports.",
+    }
+
+
+def evaluation(references, predictions, matched=(), false=(), missing=(), attributes=()):
+    return {
+        "reference_findings": [{"id": i, "finding": i, "clinical_significance": s} for i, s in references],
+        "predicted_findings": [{"id": i, "finding": i, "clinical_significance": s} for i, s in predictions],
+        "matched_findings": [{"ref_id": r, "pred_id": p} for r, p in matched],
+        "errors": {
+            "false_findings": list(false),
+            "missing_findings": list(missing),
+            "attribute_errors": [
+                {"ref_id": r, "pred_id": p, "severity": s, "error_types": ["location"]} for r, p, s in attributes
+            ],
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        (evaluation([("R1", "urgent")], [("P1", "urgent")], [("R1", "P1")]), 1.0),
+        (evaluation([], []), 1.0),
+        (evaluation([("R1", "urgent")], [], missing=["R1"]), 0.0),  # a normal template
+        (evaluation([], [("P1", "urgent")], false=["P1"]), -0.5),
+        (evaluation([], [("P1", "benign_expected")], false=["P1"]), 1.0),
+        (
+            evaluation(
+                [("R1", "urgent")], [("P1", "urgent")], [("R1", "P1")], attributes=[("R1", "P1", "significant")]
+            ),
+            0.6667,
+        ),
+        (
+            evaluation(
+                [("R1", "urgent")], [("P1", "urgent")], [("R1", "P1")], attributes=[("R1", "P1", "negligible")]
+            ),
+            1.0,
+        ),
+        (evaluation([("R1", "urgent")], [("P1", "urgent")], [("R1", "P1")], attributes=[("R1", "P1", "odd")]), 0.8),
+        (evaluation([("R1", "actionable_not_urgent")], [("P1", "x"), ("P2", "x")], [("R1", "P1"), ("R1", "P2")]), 1.0),
+        (
+            evaluation(
+                [("R1", "actionable_not_urgent"), ("R2", "urgent")],
+                [("P1", "x"), ("P2", "urgent"), ("P3", "urgent")],
+                [("R1", "P1")],
+                false=["P2", "P3"],
+                missing=["R2"],
+            ),
+            -0.6,
+        ),
+        (evaluation([("R1", "urgent")], [("P1", "urgent")], false=["P1", "P1"], missing=["R1"]), -0.6667),
+    ],
+)
+def test_the_score_follows_the_references_formula(case, expected):
+    assert crimson_score(case)["crimson_score"] == expected
+
+
+def test_counts_and_weighted_counts():
+    scored = crimson_score(
+        evaluation(
+            [("R1", "urgent"), ("R2", "actionable_not_urgent")],
+            [("P1", "urgent"), ("P2", "not_actionable_not_urgent")],
+            [("R1", "P1")],
+            false=["P2"],
+            missing=["R2"],
+            attributes=[("R1", "P1", "significant")],
+        )
+    )
+    assert scored["error_counts"]["false_findings"] == 1 and scored["error_counts"]["location_errors"] == 1
+    assert scored["weighted_error_counts"] == {
+        "false_findings": 0.25,
+        "missing_findings": 0.5,
+        "attribute_errors": 0.5,
+    }
+    assert scored["matched_findings"] == 1
+
+
+@pytest.mark.parametrize(
+    ("answer", "check"),
+    [
+        ('{"a": "patient\u2019s"}', lambda v: v == {"a": "patient\\'s"}),  # the reference's literal backslash
+        ('{"e": "size 3, large"}', lambda v: v == {"e": 'size 3, "large'}),  # its missing-quote rule on a value
+        ('{"a": 1, "a": 2}', lambda v: v == {"a": 1}),  # the first of a repeated key
+        ('{"ids": ["P1","P2","P3","P4"], "x": "bad \\L"}', lambda v: v["ids"] == ["P1", "P2", "P3", "P4"]),
+        ('{"x": "he said "no" today"}', lambda v: v == {"x": 'he said "no" today'}),
+    ],
+)
+def test_the_parser_repairs_as_the_reference_does(answer, check):
+    assert check(parse_crimson_answer(answer))
+
+
+@pytest.mark.parametrize(
+    "answer", ['```json\n{"a": 1}\n```', 'Here it is: {"a": 1}', '{"a": [1, 2,]}', '{"reference_findings": [', ""]
+)
+def test_what_the_reference_cannot_read_is_refused(answer):
+    with pytest.raises(CrimsonParseError):
+        parse_crimson_answer(answer)
+
+
+def test_an_evaluation_the_reference_cannot_score_is_refused():
+    with pytest.raises(CrimsonParseError, match="cannot be scored"):
+        evaluate_answer('{"reference_findings": [{"finding": "x"}]}')  # no id: the reference raises KeyError
+
+
+def scripted_judge(messages):
+    prompt = messages[-1]["content"]
+    if "Predicted Findings (Candidate):\nGarbled" in prompt:
+        return "The findings match."  # prose: unreadable
+    if "Predicted Findings (Candidate):\nSmall left pleural effusion." in prompt:
+        return json.dumps(
+            evaluation([("R1", "actionable_not_urgent")], [("P1", "actionable_not_urgent")], [("R1", "P1")])
+        )
+    return json.dumps(evaluation([("R1", "actionable_not_urgent")], [], missing=["R1"]))
+
+
+def test_the_metric_scores_through_an_endpoint_and_counts_what_it_cannot_read(tmp_path):
+    endpoint = tmp_path / "judge.yaml"
+    with FaultServer(responder=scripted_judge) as server:
+        endpoint.write_text(f"model: judge\nbase_url: {server.url}\napi_key_env: null\ntimeout_s: 5\n")
+        result = Scorer(["crimson"], endpoint=str(endpoint), llm_cache=tmp_path / "cache.sqlite", n_bootstrap=0)(
+            ["Small left pleural effusion."] * 3,
+            ["Small left pleural effusion.", "No acute disease.", "Garbled"],
+        )
+        bodies = list(server.bodies)
+    rows = result.per_sample
+    assert [r["crimson"] for r in rows] == [1.0, 0.0, None]
+    assert rows[1]["crimson_missing_findings"] == 1 and rows[1]["crimson_weighted_missing_findings"] == 0.5
+    assert result.summary["crimson"]["not_scored"] == 1 and "error" in result.details["crimson"][2]
+    assert all({k: b[k] for k in REFERENCE_REQUEST} == REFERENCE_REQUEST and "max_tokens" not in b for b in bodies)
+    assert "Specific guidelines for attribute error severity" in bodies[0]["messages"][1]["content"]
+    assert "guidelines:True" in result.signatures["crimson"] and "judge:judge" in result.signatures["crimson"]
