@@ -69,8 +69,9 @@ class SemanticGreen(Metric):
         f"{PREFIX}_recall": True,
     }
     reference = (
-        "GREEN's categories and score (Ostmeier et al. 2024, sections 3.1-3.2) by radmetrics' semantic teacher: "
-        "one-to-one sentence matching and word rules chosen on RadPref's development half"
+        "GREEN's categories and score (Ostmeier et al. 2024, sections 3.1-3.2) by radmetrics' semantic teacher over "
+        "each report's findings as radmetrics' findings extractor lists them (findings=statements: every statement): "
+        "one-to-one sentence matching and word rules chosen on RadPref's development cases"
     )
     citation = """@inproceedings{ostmeier2024green, title={GREEN: Generative Radiology Report Evaluation and Error \
 Notation},
