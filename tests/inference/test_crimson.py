@@ -34,7 +34,7 @@ def test_the_prompt_is_the_references(reference, context, guidelines, sha256):
     else:
         assert "Reference Findings (Ground Truth):\nCardiomegaly. Small effusion.\n" in prompt
         assert "Context guidelines" not in prompt  # only with a context
-    assert "{{\"reference_findings\"" not in prompt and prompt.count("{{") == 9  # literal, never formatted
+    assert '{{"reference_findings"' not in prompt and prompt.count("{{") == 9  # literal, never formatted
     system = crimson_messages(reference, CANDIDATE)[0]
     assert system == {
         "role": "system",
