@@ -3,6 +3,7 @@ reference package, and the metric through a scripted OpenAI-compatible judge."""
 
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 from llm_fault_server import FaultServer
@@ -170,3 +171,38 @@ def test_the_metric_scores_through_an_endpoint_and_counts_what_it_cannot_read(tm
     assert all({k: b[k] for k in REFERENCE_REQUEST} == REFERENCE_REQUEST and "max_tokens" not in b for b in bodies)
     assert "Specific guidelines for attribute error severity" in bodies[0]["messages"][1]["content"]
     assert "guidelines:True" in result.signatures["crimson"] and "judge:judge" in result.signatures["crimson"]
+
+
+def test_scripted_answers_give_the_references_scores_refusals_and_requests(tmp_path):
+    """crimson-score 0.2.0, run on 34 scripted answers through its OpenAI path (tests/parity/make_crimson_fixture.py),
+    and radmetrics' crimson through the same judge: the same score or the same refusal for every pair, the same
+    messages and request settings for every request."""
+    from parity.crimson_judge import judge, pairs, request_record
+    from parity.reports import fingerprint
+
+    fixture = json.loads(
+        (Path(__file__).resolve().parents[1] / "data" / "crimson" / "reference_endpoint.json").read_text()
+    )
+    references, candidates = pairs()
+    assert fixture["inputs"] == {"references": fingerprint(references), "candidates": fingerprint(candidates)}
+    endpoint = tmp_path / "judge.yaml"
+    with FaultServer(responder=judge()) as server:
+        endpoint.write_text(f"model: judge\nbase_url: {server.url}\napi_key_env: null\ntimeout_s: 5\n")
+        result = Scorer(["crimson"], endpoint=str(endpoint), llm_cache=tmp_path / "cache.sqlite", n_bootstrap=0)(
+            references, candidates
+        )
+        ours = {r["candidate"]: r for r in map(request_record, server.bodies)}
+    theirs = {r["candidate"]: r for r in fixture["requests"]}
+    assert ours == theirs
+    refused = 0
+    for row, expected in zip(result.per_sample, fixture["results"]):
+        if "refused" in expected:
+            refused += 1
+            assert row["crimson"] is None, (row, expected)
+            continue
+        assert row["crimson"] == expected["crimson_score"]
+        for key, value in expected["weighted_error_counts"].items():
+            assert row[f"crimson_weighted_{key}"] == pytest.approx(value)
+        for key in ("false_findings", "missing_findings", "attribute_errors"):
+            assert row[f"crimson_{key}"] == expected["error_counts"][key]
+    assert refused == result.summary["crimson"]["not_scored"] >= 5
