@@ -8,17 +8,10 @@ from __future__ import annotations
 
 import json
 
-LEVELS = ("urgent", "actionable_not_urgent", "not_actionable_not_urgent", "benign_expected")
-TYPES = (
-    "location",
-    "severity",
-    "descriptor",
-    "measurement",
-    "certainty",
-    "unspecific",
-    "overinterpretation",
-    "temporal",
-)
+from radmetrics.inference.metrics.crimson.score import ERROR_TYPES as TYPES
+from radmetrics.inference.metrics.crimson.score import SIGNIFICANCE_WEIGHTS
+
+LEVELS = tuple(SIGNIFICANCE_WEIGHTS)  # urgent, actionable_not_urgent, not_actionable_not_urgent, benign_expected
 
 
 def finding(i: str, text: str, significance: str) -> dict:
