@@ -195,6 +195,26 @@ def read_reports(
     return reports, _ids(ids, path, where)
 
 
+def read_columns(path: str | Path, fields: list[str]) -> list[dict]:
+    """Each record's `fields` of a CSV, JSONL or JSON file of objects, in file order (the patient context of each
+    reference: `radmetrics score --context-fields`); ReportFileError naming the file and a field it lacks."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        rows = list(csv.DictReader(io.StringIO(_read_text(path), newline="")))
+    elif suffix == ".jsonl":
+        rows = [record for _, record in read_jsonl_records(path)]
+    elif suffix == ".json":
+        rows = json.loads(_read_text(path))
+    else:
+        raise ReportFileError(f"{path}: context fields need a CSV, JSONL or JSON file of records, not {suffix!r}")
+    for n, row in enumerate(rows, 1):
+        missing = [f for f in fields if not isinstance(row, dict) or f not in row]
+        if missing:
+            raise ReportFileError(f"{path}: record {n} has no field {missing[0]!r} (--context-fields)")
+    return [{f: row[f] for f in fields} for row in rows]
+
+
 def pair_reports(
     references: list,
     ref_ids: list[str] | None,

@@ -62,6 +62,17 @@ def validate_reports(
     return ids
 
 
+def validate_context(context: Sequence, ids: list[str]) -> list[dict | None]:
+    """Each pair's context as a dict (or None), or a ScoringInputError naming the pair."""
+    context = list(context)
+    if len(context) != len(ids):
+        raise ScoringInputError(f"{len(context)} contexts for {len(ids)} pairs; give one per pair (or None)")
+    for pair_id, value in zip(ids, context):
+        if value is not None and not isinstance(value, dict):
+            raise ScoringInputError(f"pair {pair_id}: the context is {type(value).__name__}, not a dict of fields")
+    return context
+
+
 def is_empty_report(value) -> bool:
     return isinstance(value, str) and not value.strip()
 
@@ -178,15 +189,23 @@ class Scorer:
             )
 
     def __call__(
-        self, references: Sequence[str], candidates: Sequence[str], ids: Sequence | None = None
+        self,
+        references: Sequence[str],
+        candidates: Sequence[str],
+        ids: Sequence | None = None,
+        context: Sequence[dict | None] | None = None,
     ) -> ScoreResult:
+        """`context`: each pair's patient context ({field: value}, e.g. age and indication) for the metrics that take
+        one (CRIMSON); the others ignore it."""
         ids = validate_reports(references, candidates, ids, grounded_ok=all(s.accepts_grounded for s in self.specs))
+        if context is not None:
+            context = validate_context(context, ids)
         outputs, docs, directions = {}, {}, {}
         empty = sum(is_empty_report(c) for c in candidates)
         metrics = self.metrics(outputs)
         signatures = self.signatures(metrics)
         for spec, metric in zip(self.specs, metrics):
-            outputs[spec.name] = metric(list(references), list(candidates))
+            outputs[spec.name] = metric(list(references), list(candidates), context=context)
             docs[spec.name] = metric.reference
             directions.update({key: metric.higher_is_better[key] for key in spec.keys})
         summary, rows, warnings = {}, [{"id": i} for i in ids], []

@@ -478,6 +478,8 @@ def radpref(args) -> int:
         [c.reference for c in candidates],
         [c.text for c in candidates],
         ids=[f"{c.case_id} {c.name}" for c in candidates],
+        # for the metrics that read a patient context (CRIMSON), named as CRIMSON's README names them
+        context=[{"Age": c.context.get("PatientAge"), "Indication": c.context.get("Indication")} for c in candidates],
     )
     scores = {}
     for key in result.summary:

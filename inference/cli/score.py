@@ -54,6 +54,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the normal template baseline's report (default: 'No acute cardiopulmonary process.')",
     )
     parser.add_argument(
+        "--context-fields",
+        nargs="+",
+        default=[],
+        metavar="COLUMN[=NAME]",
+        help=(
+            "columns of the references file (CSV/JSONL/JSON) that give each pair's patient context to the metrics "
+            "that read one (CRIMSON), e.g. PatientAge=Age Indication"
+        ),
+    )
+    parser.add_argument(
         "--signature-only",
         action="store_true",
         help="print each score key's signature (everything that changes its value) without scoring",
@@ -299,7 +309,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     scorer = build_scorer(args, out)  # checks every option before any file or model loads
     refs, hyps, ids = read_pairs_from_args(args, args.hyps)
-    result = scorer(refs, hyps, ids=ids)
+    result = scorer(refs, hyps, ids=ids, context=context_from_args(args))
     baselines = None
     if args.baselines:
         from ..baselines import DEFAULT_TEMPLATE, BaselineError, score_baselines
@@ -323,6 +333,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"radmetrics score: warning: {warning}", file=sys.stderr)
     print_llm_totals(result)
     return 0
+
+
+def context_from_args(args: argparse.Namespace) -> list[dict] | None:
+    """Each reference's context from --context-fields COLUMN[=NAME] (the prompt names the field NAME), or None."""
+    if not args.context_fields:
+        return None
+    from ..report_io import read_columns
+
+    names = dict(item.partition("=")[::2] for item in args.context_fields)
+    rows = read_columns(args.refs, list(names))
+    return [{(names[column] or column): value for column, value in row.items()} for row in rows]
 
 
 def describe_metric(spec) -> str:

@@ -209,6 +209,8 @@ class Metric:
     # neither the dependency metric nor the component kind of that name is needed (RadCliQ's radgraph_model)
     replaced_by_options: tuple[tuple[str, str], ...] = ()
     runs_encoder: bool = False  # an encoder forward does the work: option `precision` applies
+    # compute(references, candidates, context=...) takes each pair's patient context ({field: value}; CRIMSON)
+    accepts_context: bool = False
 
     RUN_OPTIONS = ("endpoint", "llm_cache", "progress")  # set by the Scorer, not by users
 
@@ -361,9 +363,14 @@ class Metric:
             stack.enter_context(torch.autocast(device, dtype=torch.bfloat16))
         return stack
 
-    def __call__(self, references: Sequence[str], candidates: Sequence[str]) -> MetricOutput:
+    def __call__(
+        self, references: Sequence[str], candidates: Sequence[str], context: Sequence[dict] | None = None
+    ) -> MetricOutput:
         with self._precision():
-            out = self.compute(references, candidates)
+            if self.accepts_context:
+                out = self.compute(references, candidates, context=context)
+            else:
+                out = self.compute(references, candidates)
         for key in self.keys:
             if len(out.per_sample.get(key, ())) != len(references):
                 raise RuntimeError(

@@ -206,3 +206,54 @@ def test_scripted_answers_give_the_references_scores_refusals_and_requests(tmp_p
         for key in ("false_findings", "missing_findings", "attribute_errors"):
             assert row[f"crimson_{key}"] == expected["error_counts"][key]
     assert refused == result.summary["crimson"]["not_scored"] >= 5
+
+
+def test_each_pairs_context_enters_its_prompt_from_python_and_from_a_csv(tmp_path, capsys):
+    from cli_args import score_args
+
+    from radmetrics.inference.cli import main
+    from radmetrics.inference.scorer import ScoringInputError
+
+    endpoint = tmp_path / "judge.yaml"
+    answer = json.dumps(evaluation([], []))
+    with FaultServer(responder=lambda messages: answer) as server:
+        endpoint.write_text(f"model: judge\nbase_url: {server.url}\napi_key_env: null\ntimeout_s: 5\n")
+        scorer = Scorer(["crimson"], endpoint=str(endpoint), llm_cache=tmp_path / "cache.sqlite", n_bootstrap=0)
+        scorer(["Effusion."], ["Effusion."], context=[CONTEXT])
+        with pytest.raises(ScoringInputError, match="1 contexts for 2 pairs"):
+            scorer(["a", "b"], ["a", "b"], context=[CONTEXT])
+        (tmp_path / "refs.csv").write_text("id,report,PatientAge,Indication\ns1,Effusion.,071Y,Dyspnea\n")
+        (tmp_path / "hyps.csv").write_text("id,report\ns1,No effusion.\n")
+        judge = [
+            "--metrics",
+            "crimson",
+            "--endpoint",
+            str(endpoint),
+            "--context-fields",
+            "PatientAge=Age",
+            "Indication",
+        ]
+        assert main(score_args(tmp_path / "refs.csv", tmp_path / "hyps.csv", tmp_path / "out", *judge)) == 0
+        prompts = [body["messages"][1]["content"] for body in server.bodies]
+    assert "Patient Context:\n    Age: 82\n    Indication: Routine preoperative evaluation\n" in prompts[0]
+    assert "Context guidelines:" in prompts[0]  # the guidelines keep their context section
+    assert "Patient Context:\n    Age: 071Y\n    Indication: Dyspnea\n" in prompts[-1]
+    capsys.readouterr()
+    (tmp_path / "refs.txt").write_text("Effusion.\n")
+    (tmp_path / "hyps.txt").write_text("Effusion.\n")
+    args = score_args(tmp_path / "refs.txt", tmp_path / "hyps.txt", tmp_path / "out2", *judge)
+    assert main(args) == 2 and "context fields need a CSV" in capsys.readouterr().err
+
+
+def test_meta_eval_radpref_runs_crimson_with_radprefs_context(tmp_path):
+    from radmetrics.inference.cli import main
+
+    endpoint = tmp_path / "judge.yaml"
+    with FaultServer(responder=scripted_judge) as server:
+        endpoint.write_text(f"model: judge\nbase_url: {server.url}\napi_key_env: null\ntimeout_s: 5\n")
+        args = ["meta-eval", "radpref", "--metrics", "crimson", "rougeL", "--endpoint", str(endpoint)]
+        assert main([*args, "--bootstrap", "20", "--out", str(tmp_path / "out")]) == 0
+        prompts = [body["messages"][1]["content"] for body in server.bodies]
+    report = json.loads((tmp_path / "out" / "agreement.json").read_text())
+    assert {"crimson", "crimson_weighted_missing_findings"} <= set(report["keys"])
+    assert len(prompts) == 100 and all("Patient Context:\n    Age: " in p and "    Indication: " in p for p in prompts)

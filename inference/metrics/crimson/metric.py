@@ -2,7 +2,9 @@
 clinical significance, matches them and names the false, missing and attribute errors; the score weighs them by
 significance into (-1, 1], 0 being no better than a normal template (score.py). Prompt: prompt.py; parser: parse.py.
 
-Judged through radmetrics' LLM engine with `--endpoint` (an OpenAI-compatible server of the released
+Each pair's patient context (`Scorer(...)(references, candidates, context=[{field: value}, ...])`, or
+`radmetrics score --context-fields COLUMN[=NAME] ...` from the references file) enters the prompt as the reference
+puts it there. Judged through radmetrics' LLM engine with `--endpoint` (an OpenAI-compatible server of the released
 `rajpurkarlab/medgemma-4b-it-crimson`, or an API model as the reference's OpenAI option), cached and resumable as the
 other judges. An answer the reference cannot parse or score leaves the pair unscored and counted, never a default.
 Options: `guidelines` (true: the reference's prompt with its three guideline sections, as it prompts an API model;
@@ -72,6 +74,7 @@ class Crimson(Metric):
 Report Evaluation},
   author={Rajpurkar Lab}, year={2026}, howpublished={\\url{https://github.com/rajpurkarlab/CRIMSON}}}"""
     judged_by_llm = True
+    accepts_context = True
 
     @classmethod
     def display_detail(cls, detail):
@@ -101,15 +104,17 @@ Report Evaluation},
             "tables": [table("findings", ["report", "id", "finding", "clinical significance", "error"], rows)],
         }
 
-    def compute(self, references, candidates):
+    def compute(self, references, candidates, context=None):
         from ...llm.engine import LLMTask
 
         engine = self.llm_engine(self.options["max_reprompts"])
         if self.options["request"] == "reference":
             engine.generation = dict(REFERENCE_REQUEST)
+        contexts = context if context is not None else [None] * len(references)
+        guidelines = self.options["guidelines"]
         tasks = [
-            LLMTask(f"crimson-{i}", crimson_messages(r, c, guidelines=self.options["guidelines"]), evaluate_answer)
-            for i, (r, c) in enumerate(zip(references, candidates))
+            LLMTask(f"crimson-{i}", crimson_messages(r, c, patient, guidelines), evaluate_answer)
+            for i, (r, c, patient) in enumerate(zip(references, candidates, contexts))
         ]
         values = {key: [] for key in self.keys}
         details = []
