@@ -83,7 +83,7 @@ def split_robust(text: str) -> list[str]:
         tail = block[start:].strip()
         if tail:
             sentences.append(tail)
-    return [s for s in sentences if re.search(r"\w", s)]  # a letter or digit of any script
+    return [s for s in sentences if re.search(r"[^\W_]", s)]  # a letter or digit of any script ("___" is none)
 
 
 # Abbreviations radiologists write, read as their words before findings are extracted and judged.
@@ -99,10 +99,18 @@ _ABBREVIATIONS = {
     r"picc": "peripherally inserted central catheter",
     r"cxr": "chest radiograph",
 }
+# Words that continue a phrase after an abbreviation's period ("Rt. lower lobe"); before any other word the period
+# ends the sentence ("on the rt. no ptx.").
+_CONTINUATIONS = (
+    r"(?:lower|upper|middle|mid|lung|lungs|lobe|base|bases|apex|side|sided|hemithorax|hemidiaphragm|pleural|chest|"
+    r"internal|subclavian|basilar|perihilar|costophrenic|line|catheter|tube)"
+)
 _ABBREVIATION = re.compile(
     r"(?<![\w/])("
     + "|".join(re.escape(a) for a in sorted(_ABBREVIATIONS, key=len, reverse=True))
-    + r")(?:\.(?=\s+(?-i:[a-z])))?(?![\w/])",  # "Lt. lower lobe": the period goes with the word
+    + r")(?:\.(?=\s+"
+    + _CONTINUATIONS
+    + r"\b))?(?![\w/])",  # "Lt. lower lobe": the period goes with the word
     re.I,
 )
 

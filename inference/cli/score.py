@@ -285,10 +285,14 @@ def metric_options(args: argparse.Namespace) -> dict:
             raise OptionError(f"--option {item!r} is not METRIC.KEY=VALUE (e.g. --option rougeL.use_stemmer=false)")
         if metric not in REGISTRY:
             raise OptionError(f"--option {item!r}: unknown metric {metric!r}; `radmetrics score --list` names them")
-        try:
-            parsed = yaml.safe_load(value)
-        except yaml.YAMLError:
-            parsed = value  # not YAML: the text as it is, which the metric's option checks
+        declared = REGISTRY[metric].declared_options().get(key)
+        if declared is not None and declared.kind() is str:
+            parsed = value  # a text option takes the text as typed (YAML would read "0123" or "no" as other values)
+        else:
+            try:
+                parsed = yaml.safe_load(value)
+            except yaml.YAMLError:
+                parsed = value  # not YAML: the text as it is, which the metric's option checks
         options.setdefault(metric, {})[key] = parsed
     return options
 

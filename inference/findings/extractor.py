@@ -159,7 +159,13 @@ def latin(text: str) -> bool:
     return bool(_LATIN.search(text))
 
 
+def other_script(text: str) -> bool:
+    """Whether the text has letters, none of them Latin (Chinese, Cyrillic, Arabic ...); "___" or "2." has none."""
+    return not latin(text) and bool(_LETTER.search(text))
+
+
 _LATIN = re.compile(r"[A-Za-z]")
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 class FindingsExtractor:
@@ -197,7 +203,7 @@ class FindingsExtractor:
         for report in split:
             items = []
             for statement in report:
-                if not latin(statement):  # a script the head never saw: kept whole, judged by the matcher alone
+                if other_script(statement):  # a script the head never saw: kept whole, judged by the matcher alone
                     items.append(statement)
                 elif statement in kept and not _NOT_A_FINDING.search(statement):
                     pieces = parts[statement] if len(parts[statement]) >= 2 else []

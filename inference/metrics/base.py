@@ -138,7 +138,7 @@ class Option:
             if converted.lower() in by_folded:
                 return by_folded[converted.lower()]
             if self.file and Path(converted).expanduser().is_file():
-                return converted
+                return str(Path(converted).expanduser())
             if self.choices or self.file:
                 raise OptionError(f"expected {self.allowed()}")
         return converted
@@ -223,6 +223,7 @@ class Metric:
         )  # MetricOutputs of metrics computed earlier in the run
         self.given_options = dict(options)
         self.options = {**{name: option.default for name, option in declared.items()}, **options}
+        type(self).check_setup(self.options, self.components, self.options.get("endpoint"))
 
     @classmethod
     def declared_options(cls) -> dict[str, Option]:

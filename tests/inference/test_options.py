@@ -191,3 +191,17 @@ def test_the_console_script_prints_no_traceback(tmp_path):
     assert done.stderr.strip().splitlines() == [
         "radmetrics score: error: metric semantic_green option threshold='abc': expected a number in [0, 1]"
     ]
+
+
+def test_text_options_take_the_text_as_typed_and_files_are_expanded(tmp_path, monkeypatch):
+    from argparse import Namespace
+
+    from radmetrics.inference.cli.score import metric_options
+
+    args = Namespace(trust_remote_code=False, option=["bertscore.model=0123", "semantic_green.threshold=0.50"])
+    args.__dict__.update({f"removed_{f}": None for f in ("bertscore_model", "radcliq_constants", "ratescore_matrix")})
+    assert metric_options(args) == {"bertscore": {"model": "0123"}, "semantic_green": {"threshold": 0.5}}
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "m.json").write_text("{}")
+    option = Option("long", type=str, choices=("long", "short"), file=True)
+    assert option.check("~/m.json") == str(tmp_path / "m.json")

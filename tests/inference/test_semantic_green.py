@@ -253,3 +253,21 @@ def test_abbreviations_read_as_words():
     assert expand_abbreviations("Lt. lower lobe. b/l opacities. PTX. ETT and NGT in place.") == (
         "left lower lobe. bilateral opacities. pneumothorax. endotracheal tube and nasogastric tube in place."
     )
+
+
+def test_placeholders_are_no_finding_and_agreeing_change_words_are_no_error():
+    """MIMIC's "___" is neither a statement nor another script; a candidate that keeps one of the reference's change
+    words agrees on the change."""
+    row = findings_first(["Heart normal. Lungs clear. ___."], ["Heart normal. Lungs clear."]).per_sample[0]
+    assert row["semantic_green"] == 1.0 and row["semantic_green_significant_errors"] == 0
+    result = findings_first(["Persistent but decreased left pleural effusion."], ["Decreased left pleural effusion."])
+    assert not [e for e in result.details["semantic_green"][0]["errors"] if e["category"] == "e"]
+
+
+def test_an_abbreviation_before_a_new_sentence_keeps_its_full_stop():
+    from radmetrics.inference.sentences import expand_abbreviations, statements
+
+    assert statements(expand_abbreviations("small effusion on the rt. no ptx.")) == [
+        "small effusion on the right",
+        "no pneumothorax",
+    ]

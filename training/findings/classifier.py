@@ -81,8 +81,16 @@ class CachedEncoder:
                 self._encoder = TextEncoder(self.name)
             self.known.update(zip(missing, self._encoder.encode(missing, batch_size, progress, desc)))
             ordered = sorted(self.known)
-            np.savez(self.cache, texts=json.dumps(ordered), vectors=np.stack([self.known[t] for t in ordered]))
+            scratch = self.cache.with_name(f"{self.cache.stem}.tmp.npz")
+            np.savez(scratch, texts=json.dumps(ordered), vectors=np.stack([self.known[t] for t in ordered]))
+            scratch.replace(self.cache)  # atomic: a crash leaves the old cache or the new one
         return np.stack([self.known[t] for t in texts]) if len(texts) else np.zeros((0, 0), dtype=np.float32)
+
+
+def hash_text(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def scores(predicted: np.ndarray, gold: np.ndarray, prefix: str) -> dict:
@@ -150,7 +158,10 @@ def main(argv: list[str] | None = None) -> Path:
         logger.info("%s is complete; nothing to train (delete it or use a new output_dir to train again)", final)
         return run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
-    encoder = CachedEncoder(head_args.encoder, run_dir / "embeddings.npz")
+    cache_name = (
+        "embeddings.npz" if head_args.encoder == "default" else f"embeddings_{hash_text(head_args.encoder)}.npz"
+    )
+    encoder = CachedEncoder(head_args.encoder, run_dir / cache_name)  # one cache per encoder
     if head_args.silver_dir:
         silver = load_findings_silver(head_args.silver_dir)
         silver_source = head_args.silver_dir

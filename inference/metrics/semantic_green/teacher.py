@@ -194,7 +194,11 @@ def unmatched_error(statement: str, index: int, side: str, rules_: Rules) -> Tea
         significant, reason = rules_.unmatched_normal_significant, "a normal statement"
     elif rules_.significance == "cue" or rules.names_abnormality(statement):
         significant, reason = True, "an abnormal finding"
-    elif rules_.other_scripts_significant and not re.search(r"[A-Za-z]", statement):
+    elif (
+        rules_.other_scripts_significant
+        and not re.search(r"[A-Za-z]", statement)
+        and re.search(r"[^\W\d_]", statement)
+    ):
         significant, reason = True, "a finding in a script the lexicon cannot read"
     else:
         significant, reason = False, "a statement that names no abnormality"
@@ -230,7 +234,7 @@ def pair_error(reference: str, candidate: str, r: int, c: int, rules_: Rules) ->
             )
     if rules_.interval_change:
         ref_change, cand_change = rules.change_directions(reference), rules.change_directions(candidate)
-        if ref_change and cand_change and ref_change != cand_change:
+        if ref_change and cand_change and not ref_change & cand_change:
             return TeacherError(
                 "e",
                 True,
