@@ -12,6 +12,7 @@ import numpy as np
 
 from .metrics.base import OptionError
 from .registry import build_metric, resolve
+from .registry import metrics as registered_metrics
 from .stats import bootstrap_ci
 
 
@@ -130,9 +131,7 @@ class ScoreResult:
 def checked_options(metric_options: dict | None) -> dict[str, dict]:
     """{metric: {option: value}} with every value checked against the metric's declaration and normalised (what the
     signatures show); OptionError, one line, for an unknown metric, an option it lacks or a value it refuses."""
-    from .registry import metrics as registered
-
-    registry = registered()
+    registry = registered_metrics()
     checked = {}
     for name, options in (metric_options or {}).items():
         if name not in registry:

@@ -27,7 +27,7 @@ import numpy as np
 from transformers import TrainingArguments
 
 from radmetrics.data_builders.findings import FindingsSilverArguments, build_findings_silver, load_findings_silver
-from radmetrics.inference.findings.extractor import COMPONENT, FindingsHead, features, rule_features
+from radmetrics.inference.findings.extractor import COMPONENT, FindingsHead, MemoEncoder, features
 
 from ..common.logs import configure_logging, logger
 from ..common.run_dir import is_complete, mark_complete, write_eval_results, write_run_manifest
@@ -61,30 +61,31 @@ class FindingsHeadArguments:
 ARGUMENT_TYPES = (FindingsHeadArguments, FindingsSilverArguments, TrainingArguments)
 
 
-class CachedEncoder:
-    """A sentence encoder whose vectors are kept in RUN_DIR/embeddings.npz: the silver labelling and the head's
-    features embed each text once, and a rerun embeds nothing already there."""
+class CachedEncoder(MemoEncoder):
+    """The extractor's memo encoder, its vectors also kept in a file of the run directory: the silver labelling and
+    the head's features embed each text once, and a rerun embeds nothing already there. The sentence encoder loads
+    only when a text is missing."""
 
     def __init__(self, encoder_name: str, cache: Path):
-        self.name, self.cache, self._encoder = encoder_name, cache, None
-        self.known: dict[str, np.ndarray] = {}
+        super().__init__(None)
+        self.name, self.cache = encoder_name, cache
         if cache.is_file():
             stored = np.load(cache, allow_pickle=False)
             self.known = dict(zip(json.loads(str(stored["texts"])), stored["vectors"]))
 
     def encode(self, texts, batch_size: int = 64, progress: bool = False, desc: str = "embedding") -> np.ndarray:
-        missing = sorted(set(texts) - set(self.known))
-        if missing:
-            if self._encoder is None:
-                from radmetrics.inference.models.text_encoder import TextEncoder
+        before = len(self.known)
+        if self.encoder is None and any(t not in self.known for t in texts):
+            from radmetrics.inference.models.text_encoder import TextEncoder
 
-                self._encoder = TextEncoder(self.name)
-            self.known.update(zip(missing, self._encoder.encode(missing, batch_size, progress, desc)))
+            self.encoder = TextEncoder(self.name)
+        vectors = super().encode(texts, batch_size, progress, desc)
+        if len(self.known) > before:
             ordered = sorted(self.known)
             scratch = self.cache.with_name(f"{self.cache.stem}.tmp.npz")
             np.savez(scratch, texts=json.dumps(ordered), vectors=np.stack([self.known[t] for t in ordered]))
             scratch.replace(self.cache)  # atomic: a crash leaves the old cache or the new one
-        return np.stack([self.known[t] for t in texts]) if len(texts) else np.zeros((0, 0), dtype=np.float32)
+        return vectors
 
 
 def hash_text(text: str) -> str:
@@ -121,7 +122,8 @@ def evaluate(head: FindingsHead, split: list[dict], rows: np.ndarray, name: str)
         [head.statement_threshold if r["kind"] == "statement" else head.clause_threshold for r in split]
     )
     predicted = head.probability(rows) >= thresholds if len(split) else np.zeros(0, dtype=bool)
-    rule = np.array([bool(f[0] == 0 and f[1] == 1) for f in (rule_features(r["text"]) for r in split)], dtype=bool)
+    normal, abnormal = rows[:, -3], rows[:, -2]  # the rule features (is_normal, names_abnormality, is_comparison)
+    rule = (normal == 0) & (abnormal == 1) if len(split) else np.zeros(0, dtype=bool)
     return {
         **scores(predicted, gold, f"{name}_"),
         **{f"{name}_rule_baseline_f1_finding": scores(rule, gold, "")["f1_finding"]},

@@ -8,9 +8,8 @@ Option `findings` says what is matched:
   "ETT" endotracheal tube); a statement in a script the extractor was not trained on (no Latin letter) is kept as a
   finding, and is significant when unmatched unless it is normal; a matched pair whose interval change words disagree
   ("increased" against "decreased") is a significant (e) error. The judge's rules are otherwise the statements' (an
-  unmatched finding is significant when it names an abnormality): on radpref_dev's 30 development cases that gives
-  tau-b 0.749, against 0.724 for "every unmatched finding that is not normal";
-- `statements`: every statement of both reports, as before findings-first (5ad656f's values on every report in Latin
+  unmatched finding is significant when it names an abnormality; chosen on radpref_dev's 30 development cases);
+- `statements`: every statement of both reports, as before findings-first (the same values on every report in Latin
   script): an unmatched statement is significant only when it names an abnormality in the entity lexicon.
 
 Keys mirror GREEN's: `semantic_green` (matched / (matched + significant errors), 0 when nothing matched, 1 when neither
