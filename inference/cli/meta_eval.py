@@ -547,6 +547,7 @@ def findings(args) -> int:
     import platform
 
     from ..findings.agreement import findings_agreement
+    from ..loading.checkpoint import CheckpointError
     from ..metrics.semantic_green.metric import SemanticGreen
     from ..metrics.semantic_green.teacher import SemanticTeacher
     from ..models.text_encoder import TextEncoder
@@ -554,8 +555,18 @@ def findings(args) -> int:
     from ..signature import version
 
     out = Path(args.out)
+    if args.extractor not in ("rules", "trained") and not Path(args.extractor).exists():
+        raise CheckpointError(f"--extractor {args.extractor}: no such export or run directory (or: trained, rules)")
+    try:
+        grid = [tuple(float(v) for v in item.split(",")) for item in args.grid or []]
+    except ValueError:
+        raise SystemExit("radmetrics meta-eval findings: --grid takes STATEMENT,CLAUSE pairs, e.g. 0.5,0.9") from None
+    if any(len(pair) != 2 for pair in grid):
+        raise SystemExit("radmetrics meta-eval findings: --grid takes STATEMENT,CLAUSE pairs, e.g. 0.5,0.9")
+    if grid and args.extractor == "rules":
+        raise SystemExit("radmetrics meta-eval findings: --grid needs a trained extractor, not rules")
     encoder = TextEncoder("default")
-    extract = findings_extractor(args.extractor, encoder)  # checked before the data loads
+    extract = findings_extractor(args.extractor, encoder)
     candidates = split_candidates(load_radpref(), args.part)
     findings_rules = SemanticGreen(findings="extractor").teacher(encoder).rules  # the judge semantic_green runs
     report = findings_agreement(
@@ -567,15 +578,13 @@ def findings(args) -> int:
         args.bootstrap,
         args.seed,
     )
-    grid = []
-    for item in args.grid or []:
-        if not hasattr(extract, "head"):
-            raise SystemExit("radmetrics meta-eval findings: --grid needs a trained extractor, not rules")
-        extract.head.statement_threshold, extract.head.clause_threshold = (float(v) for v in item.split(","))
+    points = []
+    for statement_threshold, clause_threshold in grid:
+        extract.head.statement_threshold, extract.head.clause_threshold = statement_threshold, clause_threshold
         point = findings_agreement(
             candidates, SemanticTeacher(encoder), SemanticTeacher(encoder, findings_rules), encoder, extract, 0
         )
-        grid.append(
+        points.append(
             {
                 "statement_threshold": extract.head.statement_threshold,
                 "clause_threshold": extract.head.clause_threshold,
@@ -585,7 +594,7 @@ def findings(args) -> int:
                 "tau_b_extracted_findings": point["report_tau_b"]["extracted_findings"]["tau_b"],
             }
         )
-        print(json.dumps(grid[-1]))
+        print(json.dumps(points[-1]))
     report = {
         "part": args.part,
         "extractor": args.extractor,
@@ -594,7 +603,7 @@ def findings(args) -> int:
         "command": f"radmetrics meta-eval findings --part {args.part} --extractor {args.extractor}"
         + (f" --grid {' '.join(args.grid)}" if args.grid else ""),
         **report,
-        **({"threshold_grid": grid} if grid else {}),
+        **({"threshold_grid": points} if points else {}),
     }
     _write(out, "findings_agreement.json", report)
     print(findings_table(report))

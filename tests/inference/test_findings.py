@@ -107,3 +107,15 @@ def test_extractor_keeps_statements_and_splits_on_two_finding_clauses(tmp_path):
     found = extractor(["Heart size normal. Small left effusion and left basilar atelectasis. Left consolidation."])
     assert found == [["Small left effusion", "left basilar atelectasis", "Left consolidation"]]
     assert extractor(["No acute disease."]) == [[]]
+
+
+def test_findings_command_refuses_a_missing_extractor_before_loading(tmp_path, capsys, monkeypatch):
+    from radmetrics.inference.cli import main
+    from radmetrics.inference.models import text_encoder
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("the encoder loaded before the extractor was checked")
+
+    monkeypatch.setattr(text_encoder.TextEncoder, "__init__", no_load)
+    args = ["meta-eval", "findings", "--extractor", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]
+    assert main(args) == 2 and "no such export" in capsys.readouterr().err
