@@ -170,11 +170,23 @@ class Scorer:
             given = self.metric_options.get(spec.name, {})
             defaults = {name: option.default for name, option in spec.declared_options().items()}
             spec.check_setup({**defaults, **given}, self.components, endpoint)
-        judged = [s.name for s in self.specs if s.judged_by_llm]
+        # LLM-judged metrics without a local model of their own (CRIMSON's `crimson` component) need the endpoint
+        judged = [
+            s
+            for s in self.specs
+            if s.judged_by_llm and (not s.requires_components or s.missing_components(self.components))
+        ]
         if judged and endpoint is None:
+            local = [k for s in judged for k in s.requires_components]
             raise MissingComponentError(
-                f"{', '.join(judged)} {'is' if len(judged) == 1 else 'are'} judged by an LLM: "
+                f"{', '.join(s.name for s in judged)} {'is' if len(judged) == 1 else 'are'} judged by an LLM: "
                 "pass endpoint=... (radmetrics score --endpoint YAML)"
+                + (
+                    f" or a local model (--components {' '.join(f'{k}=PATH' for k in local)}, or a released one: "
+                    "radmetrics weights list)"
+                    if local
+                    else ""
+                )
             )
         missing = {
             s.name: s.missing_components(self.components, endpoint is not None, self.metric_options.get(s.name))

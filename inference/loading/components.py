@@ -137,6 +137,12 @@ COMPONENTS: dict[str, Component] = {
                 ]
             },
         ),
+        Component(
+            "crimson",
+            1,
+            "CRIMSON evaluator causal LM (the JSON answer of crimson-score 0.2.0's OUTPUT_FORMAT)",
+            {"answer_keys": ["reference_findings", "predicted_findings", "matched_findings", "errors"]},
+        ),
     )
 }
 

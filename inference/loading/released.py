@@ -5,7 +5,7 @@ resolves a name or a path to local files: an existing path is used as it is; a c
 in the Hugging Face cache and, unless HF_HUB_OFFLINE is set, downloaded from the Hub. A missing file is an
 error that names the file, the repository it comes from and where to put it.
 
-Each kind of component (`chexbert`, `radgraph`, `rate_ner`, `green`) accepts either a radmetrics export
+Each kind of component (`chexbert`, `radgraph`, `rate_ner`, `green`, `crimson`) accepts either a radmetrics export
 (a directory with `radmetrics.json`) or a released artefact in its published format; `identify` tells
 which one a path holds.
 """
@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-KINDS = ("chexbert", "radgraph", "rate_ner", "green")
+KINDS = ("chexbert", "radgraph", "rate_ner", "green", "crimson")
 
 
 @dataclass(frozen=True)
@@ -158,6 +158,17 @@ ARTEFACTS: dict[str, Artefact] = {
             _GREEN_METRICS,
             _GREEN_REF,
         ),
+        Artefact(
+            "medgemma-4b-it-crimson",
+            "crimson",
+            "rajpurkarlab/medgemma-4b-it-crimson",
+            None,
+            "≈ 8.6 GB (MedGemma-4B-it, 4.3B, bf16)",
+            "Health AI Developer Foundations terms of use (MedGemma's, which a model derived from MedGemma carries; "
+            "accept them on the Hub before downloading)",
+            ("crimson",),
+            "crimson-score==0.2.0 (CRIMSONScore(api='hf'), its default model)",
+        ),
     )
 }
 
@@ -167,6 +178,7 @@ DEFAULT_ARTEFACT = {
     "radgraph": "radgraph-xl",
     "rate_ner": "rate-ner-deberta",
     "green": "green-radllama2-7b",
+    "crimson": "medgemma-4b-it-crimson",
 }
 
 
@@ -201,6 +213,8 @@ def fetch(name_or_path: str | os.PathLike, revision: str | None = None) -> Path:
     local = Path(name_or_path).expanduser()
     if local.exists():
         return local
+    by_repo = {a.repo_id: a.name for a in ARTEFACTS.values() if a.filename is None}
+    name_or_path = by_repo.get(str(name_or_path), name_or_path)  # a whole-repository release named by its Hub id
     if str(name_or_path) not in ARTEFACTS and str(name_or_path).count("/") == 1:  # a Hub repo id (an export)
         from .checkpoint import resolve_checkpoint
 
@@ -260,6 +274,7 @@ def identify(kind: str, path: str | os.PathLike) -> str:
         "radgraph": lambda p: p.name.endswith(".tar.gz") and p.is_file() or (p / "weights.th").is_file(),
         "rate_ner": lambda p: _token_classifier(p),
         "green": lambda p: (p / "config.json").is_file(),
+        "crimson": lambda p: (p / "config.json").is_file(),
     }
     if kind not in published:
         raise ArtefactError(f"unknown component kind {kind!r}; expected one of {', '.join(KINDS)}")
@@ -272,6 +287,7 @@ def identify(kind: str, path: str | os.PathLike) -> str:
         ),
         "rate_ner": "a RaTE-NER token classifier folder (config.json with B-/I- labels, model.safetensors, tokenizer)",
         "green": "a causal LM folder (config.json, weights, tokenizer)",
+        "crimson": "a causal LM folder (config.json, weights, tokenizer)",
     }[kind]
     raise ArtefactError(f"{path} is neither a radmetrics export (no {MANIFEST_NAME}) nor {expected}")
 

@@ -3,7 +3,6 @@ reference package, and the metric through a scripted OpenAI-compatible judge."""
 
 import hashlib
 import json
-from pathlib import Path
 
 import pytest
 from llm_fault_server import FaultServer
@@ -176,36 +175,12 @@ def test_the_metric_scores_through_an_endpoint_and_counts_what_it_cannot_read(tm
 def test_scripted_answers_give_the_references_scores_refusals_and_requests(tmp_path):
     """crimson-score 0.2.0, run on 34 scripted answers through its OpenAI path (tests/parity/make_crimson_fixture.py),
     and radmetrics' crimson through the same judge: the same score or the same refusal for every pair, the same
-    messages and request settings for every request."""
-    from parity.crimson_judge import judge, pairs, request_record
-    from parity.reports import fingerprint
+    messages and request settings for every request (parity/crimson_parity.py)."""
+    from parity.crimson_parity import compare_endpoint
 
-    fixture = json.loads(
-        (Path(__file__).resolve().parents[1] / "data" / "crimson" / "reference_endpoint.json").read_text()
-    )
-    references, candidates = pairs()
-    assert fixture["inputs"] == {"references": fingerprint(references), "candidates": fingerprint(candidates)}
-    endpoint = tmp_path / "judge.yaml"
-    with FaultServer(responder=judge()) as server:
-        endpoint.write_text(f"model: judge\nbase_url: {server.url}\napi_key_env: null\ntimeout_s: 5\n")
-        result = Scorer(["crimson"], endpoint=str(endpoint), llm_cache=tmp_path / "cache.sqlite", n_bootstrap=0)(
-            references, candidates
-        )
-        ours = {r["candidate"]: r for r in map(request_record, server.bodies)}
-    theirs = {r["candidate"]: r for r in fixture["requests"]}
-    assert ours == theirs
-    refused = 0
-    for row, expected in zip(result.per_sample, fixture["results"]):
-        if "refused" in expected:
-            refused += 1
-            assert row["crimson"] is None, (row, expected)
-            continue
-        assert row["crimson"] == expected["crimson_score"]
-        for key, value in expected["weighted_error_counts"].items():
-            assert row[f"crimson_weighted_{key}"] == pytest.approx(value)
-        for key in ("false_findings", "missing_findings", "attribute_errors"):
-            assert row[f"crimson_{key}"] == expected["error_counts"][key]
-    assert refused == result.summary["crimson"]["not_scored"] >= 5
+    found = compare_endpoint(tmp_path)
+    assert found["mismatches"] == [] and found["requests"] == found["pairs"] == 34
+    assert found["refused_by_both"] >= 5 and found["scored_by_both"] >= 25
 
 
 def test_each_pairs_context_enters_its_prompt_from_python_and_from_a_csv(tmp_path, capsys):
@@ -257,3 +232,33 @@ def test_meta_eval_radpref_runs_crimson_with_radprefs_context(tmp_path):
     report = json.loads((tmp_path / "out" / "agreement.json").read_text())
     assert {"crimson", "crimson_weighted_missing_findings"} <= set(report["keys"])
     assert len(prompts) == 100 and all("Patient Context:\n    Age: " in p and "    Indication: " in p for p in prompts)
+
+
+@pytest.mark.parametrize(
+    "variant, n",
+    [
+        ("no_generation_config", None),
+        ("gemma3_generation_config", 4),
+        pytest.param("gemma3_generation_config", None, marks=pytest.mark.slow),
+    ],
+)
+def test_the_released_model_is_prompted_and_decoded_as_the_reference(tmp_path, variant, n):
+    """crimson-score 0.2.0's hf path on a look-alike of its released model (tests/parity/make_crimson_fixture.py
+    --part lookalike): the same prompt token ids (chat template, system prompt, guidelines dropped, context), the same
+    generation settings, the same answers and the same refusals, for every parity pair without and with a context."""
+    from parity.crimson_parity import compare_lookalike
+
+    found = compare_lookalike(variant, n, tmp_path)
+    assert found["mismatches"] == [] and found["pairs"] == (n or 68)
+    signature = found["signature"]
+    assert "generation:reference" in signature and "guidelines:False" in signature and "-bf16" in signature
+    assert "request:" not in signature and "max_new_tokens:" not in signature
+
+
+def test_the_released_models_catalogue_name_drops_the_guidelines_and_a_path_keeps_them():
+    from radmetrics.inference.metrics.crimson.metric import resolved_guidelines
+
+    assert resolved_guidelines(None, {"crimson": "medgemma-4b-it-crimson"}) is False
+    assert resolved_guidelines(None, {"crimson": "rajpurkarlab/medgemma-4b-it-crimson"}) is False
+    assert resolved_guidelines(None, {}) is True
+    assert resolved_guidelines(True, {"crimson": "medgemma-4b-it-crimson"}) is True

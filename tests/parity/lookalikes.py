@@ -663,6 +663,146 @@ def build_green(root: Path) -> None:
         )
 
 
+CRIMSON_REPO = "rajpurkarlab/medgemma-4b-it-crimson"
+# Gemma 3's chat template (google/gemma-3-4b-it, which MedGemma-4B-it and its CRIMSON fine-tune keep): a system message
+# is folded into the first user turn, followed by a blank line.
+GEMMA3_CHAT_TEMPLATE = (
+    "{{ bos_token }}\n"
+    "{%- if messages[0]['role'] == 'system' -%}\n"
+    "    {%- if messages[0]['content'] is string -%}\n"
+    "        {%- set first_user_prefix = messages[0]['content'] + '\n\n' -%}\n"
+    "    {%- else -%}\n"
+    "        {%- set first_user_prefix = messages[0]['content'][0]['text'] + '\n\n' -%}\n"
+    "    {%- endif -%}\n"
+    "    {%- set loop_messages = messages[1:] -%}\n"
+    "{%- else -%}\n"
+    '    {%- set first_user_prefix = "" -%}\n'
+    "    {%- set loop_messages = messages -%}\n"
+    "{%- endif -%}\n"
+    "{%- for message in loop_messages -%}\n"
+    "    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}\n"
+    '        {{ raise_exception("Conversation roles must alternate user/assistant/user/assistant/...") }}\n'
+    "    {%- endif -%}\n"
+    "    {%- if (message['role'] == 'assistant') -%}\n"
+    '        {%- set role = "model" -%}\n'
+    "    {%- else -%}\n"
+    "        {%- set role = message['role'] -%}\n"
+    "    {%- endif -%}\n"
+    "    {{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else \"\") }}\n"
+    "    {%- if message['content'] is string -%}\n"
+    "        {{ message['content'] | trim }}\n"
+    "    {%- elif message['content'] is iterable -%}\n"
+    "        {%- for item in message['content'] -%}\n"
+    "            {%- if item['type'] == 'image' -%}\n"
+    "                {{ '<start_of_image>' }}\n"
+    "            {%- elif item['type'] == 'text' -%}\n"
+    "                {{ item['text'] | trim }}\n"
+    "            {%- endif -%}\n"
+    "        {%- endfor -%}\n"
+    "    {%- else -%}\n"
+    '        {{ raise_exception("Invalid content type") }}\n'
+    "    {%- endif -%}\n"
+    "    {{ '<end_of_turn>\n' }}\n"
+    "{%- endfor -%}\n"
+    "{%- if add_generation_prompt -%}\n"
+    "    {{'<start_of_turn>model\n'}}\n"
+    "{%- endif -%}\n"
+)
+
+
+def build_crimson(root: Path, generation_config: dict | None = None, stop_at_once: bool = False) -> Path:
+    """CRIMSON's released model (rajpurkarlab/medgemma-4b-it-crimson) in its published format: a Gemma 3 image-text
+    model (Gemma3ForConditionalGeneration: a SigLIP vision tower, a projector and the Gemma 3 text decoder with sliding
+    and full attention layers), tiny, with the look-alike Gemma tokenizer, Gemma 3's special tokens and chat template.
+    `generation_config`: written as generation_config.json (None: none, so the reference generates greedily up to
+    8,192 new tokens); `stop_at_once`: an untied output layer whose every argmax is an end-of-turn token, so such a
+    generation ends at its first token."""
+    from safetensors.torch import save_file
+    from tokenizers import Tokenizer
+    from transformers import Gemma3Config, Gemma3ForConditionalGeneration
+
+    tokenizer = Tokenizer.from_file(str(TOKENIZERS / "gemma" / "tokenizer.json"))
+    ids = {name: tokenizer.token_to_id(name) for name in ("<pad>", "<eos>", "<bos>", "<end_of_turn>")}
+    ids.update({name: tokenizer.token_to_id(name) for name in ("<start_of_image>", "<end_of_image>")})
+    image_token = tokenizer.token_to_id("<image_soft_token>")
+    text = {
+        "model_type": "gemma3_text",
+        "vocab_size": tokenizer.get_vocab_size(),
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 1,
+        "head_dim": 16,
+        "query_pre_attn_scalar": 16,
+        "sliding_window": 512,
+        "layer_types": ["sliding_attention", "full_attention"],
+        "max_position_embeddings": 131072,
+        "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+    }
+    vision = {
+        "model_type": "siglip_vision_model",
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "image_size": 56,
+        "patch_size": 14,
+        "vision_use_head": False,
+    }
+    config = {
+        "architectures": ["Gemma3ForConditionalGeneration"],
+        "model_type": "gemma3",
+        "text_config": text,
+        "vision_config": vision,
+        "mm_tokens_per_image": 4,
+        "boi_token_index": ids["<start_of_image>"],
+        "eoi_token_index": ids["<end_of_image>"],
+        "image_token_index": image_token,
+        "bos_token_id": ids["<bos>"],
+        "eos_token_id": [ids["<eos>"], ids["<end_of_turn>"]],
+        "pad_token_id": ids["<pad>"],
+        "tie_word_embeddings": not stop_at_once,
+        "torch_dtype": "bfloat16",
+    }
+    values = {k: v for k, v in config.items() if k not in ("architectures", "model_type", "torch_dtype")}
+    model = Gemma3ForConditionalGeneration(Gemma3Config(**values))
+    state = randomize(model.state_dict(), seed=6, scale=0.2)
+    if stop_at_once:  # the last norm keeps one dimension; its sign picks <eos> or <end_of_turn>
+        state["model.language_model.norm.weight"] = torch.full((text["hidden_size"],), -1.0)
+        state["model.language_model.norm.weight"][0] = 1.0
+        head = torch.zeros(text["vocab_size"], text["hidden_size"])
+        head[ids["<eos>"], 0], head[ids["<end_of_turn>"], 0] = 10.0, -10.0
+        state["lm_head.weight"] = head
+    state = {
+        k: v.to(torch.bfloat16).contiguous()
+        for k, v in state.items()
+        if not (k == "lm_head.weight" and not stop_at_once)
+    }
+    path = snapshot(root, CRIMSON_REPO)
+    _write_json(path / "config.json", config)
+    if generation_config is not None:
+        _write_json(path / "generation_config.json", generation_config)
+    save_file(state, str(path / "model.safetensors"), metadata={"format": "pt"})
+    shutil.copy(TOKENIZERS / "gemma" / "tokenizer.json", path / "tokenizer.json")
+    special = {"bos_token": "<bos>", "eos_token": "<eos>", "unk_token": "<unk>", "pad_token": "<pad>"}
+    _write_json(
+        path / "tokenizer_config.json",
+        {
+            **special,
+            "tokenizer_class": "GemmaTokenizer",
+            "add_bos_token": True,
+            "add_eos_token": False,
+            "clean_up_tokenization_spaces": False,
+            "model_max_length": 1000000000000000019884624838656,
+            "padding_side": "left",
+            "chat_template": GEMMA3_CHAT_TEMPLATE,
+        },
+    )
+    _write_json(path / "special_tokens_map.json", special)
+    return path
+
+
 def build(root: str | Path) -> Path:
     root = Path(root)
     build_chexbert(root)

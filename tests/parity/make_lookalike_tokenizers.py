@@ -5,7 +5,8 @@
 BERT-family look-alikes reuse the real uncased BERT vocabulary shipped with the bundled all-MiniLM-L6-v2; the
 others are trained here on IU X-ray report text (and, for the GREEN model, on the GREEN prompt) in the formats
 their real counterparts use: ModernBERT's byte-level BPE framed by [CLS]/[SEP], DeBERTa-v3's Metaspace unigram
-framed by [CLS]/[SEP], Llama-2's byte-fallback BPE with <s>. Committed so that look-alikes, and the fixtures made
+framed by [CLS]/[SEP], Llama-2's byte-fallback BPE with <s>, and Gemma-3's byte-fallback BPE without a prefix space,
+with <bos> and its turn tokens (trained on CRIMSON's prompt too). Committed so that look-alikes, and the fixtures made
 from them, do not change with the tokenizers library's trainers.
 """
 
@@ -88,9 +89,47 @@ def llama(texts: list[str]) -> Tokenizer:
     return tokenizer
 
 
+GEMMA_SPECIAL = [
+    "<pad>",
+    "<eos>",
+    "<bos>",
+    "<unk>",
+    "<start_of_turn>",
+    "<end_of_turn>",
+    "<start_of_image>",
+    "<end_of_image>",
+    "<image_soft_token>",
+]
+
+
+def _crimson_texts(texts: list[str]) -> list[str]:
+    from radmetrics.inference.metrics.crimson.prompt import crimson_messages
+
+    chats = [crimson_messages(texts[i], texts[i + 1], {"Age": "63", "Indication": "cough"}) for i in range(0, 20, 2)]
+    return [m["content"] for chat in chats for m in chat] + ["<start_of_turn>user\n<start_of_turn>model\n"] * 20
+
+
+def gemma(texts: list[str]) -> Tokenizer:
+    tokenizer = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True, fuse_unk=True))
+    tokenizer.normalizer = normalizers.Replace(" ", "▁")
+    tokenizer.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()])
+    tokenizer.train_from_iterator(
+        texts + _crimson_texts(texts),
+        trainers.BpeTrainer(
+            vocab_size=1500,
+            special_tokens=[*GEMMA_SPECIAL, *(f"<0x{i:02X}>" for i in range(256))],
+            show_progress=False,
+        ),
+    )
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="<bos>:0 $A:0", pair="<bos>:0 $A:0 <bos>:1 $B:1", special_tokens=[("<bos>", 2)]
+    )
+    return tokenizer
+
+
 def main() -> None:
     texts = _texts()
-    for name, build in (("modernbert", modernbert), ("deberta", deberta), ("llama", llama)):
+    for name, build in (("modernbert", modernbert), ("deberta", deberta), ("llama", llama), ("gemma", gemma)):
         (OUT / name).mkdir(parents=True, exist_ok=True)
         build(texts).save(str(OUT / name / "tokenizer.json"))
         print(OUT / name / "tokenizer.json")

@@ -4,22 +4,29 @@ significance into (-1, 1], 0 being no better than a normal template (score.py). 
 
 Each pair's patient context (`Scorer(...)(references, candidates, context=[{field: value}, ...])`, or
 `radmetrics score --context-fields COLUMN[=NAME] ...` from the references file) enters the prompt as the reference
-puts it there. Judged through radmetrics' LLM engine with `--endpoint` (an OpenAI-compatible server of the released
-`rajpurkarlab/medgemma-4b-it-crimson`, or an API model as the reference's OpenAI option), cached and resumable as the
-other judges. An answer the reference cannot parse or score leaves the pair unscored and counted, never a default.
-Options: `guidelines` (true: the reference's prompt with its three guideline sections, as it prompts an API model;
-false: without them, as it prompts its released model, which was trained without them), `request` ("reference": the
-reference's OpenAI request, seed 42, temperature 0 and a JSON object answer; "endpoint": the endpoint YAML's own
-generation settings), `max_reprompts` (0, as the reference: it never re-asks).
+puts it there. Who answers:
+- a model loaded here, component `crimson` (`--components crimson=medgemma-4b-it-crimson`, the authors' released
+  model and the reference's default, from the Hugging Face cache; `crimson=PATH` for a local copy; or a radmetrics
+  export of the `crimson/sft` recipe): the released model is generated as the reference's hf backend does, an export
+  greedily with its own chat template (local.py);
+- else an OpenAI-compatible endpoint (`--endpoint`: a vLLM server of the released model, or an API model as the
+  reference's OpenAI option), cached and resumable as the other judges.
+An answer the reference cannot parse or score leaves the pair unscored and counted, never a default.
+Options: `guidelines` (the prompt's three guideline sections; unset: as the reference, without them for its released
+model named by its catalogue name or Hub id, as it was trained, and with them otherwise, a local copy of the released
+weights included; an export uses what it was trained with), `request` ("reference": the reference's OpenAI request,
+seed 42, temperature 0 and a JSON object answer; "endpoint": the endpoint YAML's own generation settings),
+`max_reprompts` (0, as the reference: it never re-asks), `batch_size` (1: the reference's `evaluate`, one pair per
+call) and `max_new_tokens` (an export's answer limit).
 Keys: `crimson`, the counts of false findings, missing findings and attribute errors, their weighted counts
 (`crimson_weighted_*`, the reference's `weighted_error_counts`) and the matched reference findings.
 """
 
 from __future__ import annotations
 
-from ..base import Metric, MetricOutput, Option
+from ..base import Metric, MetricOutput, Option, OptionError
 from .parse import CrimsonParseError, parse_crimson_answer
-from .prompt import crimson_messages
+from .prompt import RELEASED_MODEL, crimson_messages
 from .score import crimson_score
 
 # The reference's OpenAI request (CRIMSONScore._chat_completion): no max_tokens, no top_p.
@@ -40,9 +47,10 @@ class Crimson(Metric):
     name = "crimson"
     options = {
         "guidelines": Option(
+            None,
             True,
-            True,
-            "the prompt's guideline sections (false: as the reference prompts its released model)",
+            "the prompt's guideline sections (unset: as the reference, without them for its released model named by "
+            "name, with them otherwise; an export: as it was trained)",
             type=bool,
         ),
         "request": Option(
@@ -55,6 +63,28 @@ class Crimson(Metric):
         ),
         "max_reprompts": Option(
             0, True, "re-asks after an unreadable answer (the reference's 0)", type=int, minimum=0
+        ),
+        "generation": Option(
+            "reference",
+            True,
+            "a released model's decoding: reference (crimson-score's hf backend: the model's generation_config.json "
+            "passed whole, else greedy up to 8,192 new tokens) or greedy (always the latter)",
+            type=str,
+            choices=("reference", "greedy"),
+        ),
+        "batch_size": Option(
+            1,
+            False,
+            "pairs per generate call of a model loaded here (1: the reference's evaluate)",
+            type=int,
+            minimum=1,
+        ),
+        "max_new_tokens": Option(
+            2048,
+            True,
+            "new-token limit of an export's answers (the released model generates with the reference's settings)",
+            type=int,
+            minimum=1,
         ),
     }
     keys = (
@@ -75,6 +105,28 @@ Report Evaluation},
   author={Rajpurkar Lab}, year={2026}, howpublished={\\url{https://github.com/rajpurkarlab/CRIMSON}}}"""
     judged_by_llm = True
     accepts_context = True
+    requires_components = ("crimson",)
+    endpoint_replaces_components = True
+
+    def __init__(self, components=None, upstream=None, **options):
+        super().__init__(components, upstream, **options)
+        # the variant this run prompts with, resolved once, so the signature pins it
+        self.options["guidelines"] = resolved_guidelines(self.options["guidelines"], self.components)
+
+    @classmethod
+    def check_setup(cls, options, components, endpoint):
+        """The component is found (a missing released model is one line naming how to fetch it) and, for an export,
+        the guidelines it was trained with are the ones asked for; read from the manifest alone."""
+        if "crimson" not in components:
+            return
+        source = crimson_source(components["crimson"])
+        if source[0] == "export":
+            trained = source[2]
+            if options["guidelines"] not in (None, trained):
+                raise OptionError(
+                    f"metric crimson option guidelines={options['guidelines']}: the export {source[1]} was trained "
+                    f"with guidelines={trained}, which scoring uses: leave guidelines unset"
+                )
 
     @classmethod
     def display_detail(cls, detail):
@@ -104,31 +156,124 @@ Report Evaluation},
             "tables": [table("findings", ["report", "id", "finding", "clinical significance", "error"], rows)],
         }
 
-    def compute(self, references, candidates, context=None):
+    def signature_parts(self) -> list[str]:
+        """The options that apply to who answers: the decoding options for a model loaded here, the request options
+        for an endpoint."""
+        if "crimson" in self.components:
+            kind = crimson_source(self.components["crimson"])[0]
+            unused = {"request", "max_reprompts", "max_new_tokens" if kind == "released" else "generation"}
+        else:
+            unused = {"generation", "max_new_tokens"}
+        return [part for part in super().signature_parts() if part.split(":", 1)[0] not in unused]
+
+    def runtime_part(self) -> str | None:
+        """The released model runs in bfloat16, as the reference runs it."""
+        part = super().runtime_part()
+        if (
+            part is not None
+            and "crimson" in self.components
+            and crimson_source(self.components["crimson"])[0] == "released"
+        ):
+            return part.rsplit("-", 1)[0] + "-bf16"
+        return part
+
+    def _answers(self, conversations: list[list[dict]]) -> tuple[list[tuple], dict]:
+        """((answer text, (evaluation, score) or None, error or None) per pair, run meta): from the component loaded
+        here, else through the LLM engine."""
+        progress = self.options.get("progress", True)
+        if "crimson" in self.components:
+            kind, directory, _ = crimson_source(self.components["crimson"])
+            batch_size = self.options["batch_size"]
+            if kind == "released":
+                from .local import ReleasedCrimson
+
+                generation = self.options["generation"]
+                model = self.loaded(
+                    "released",
+                    lambda: ReleasedCrimson(directory, batch_size, generation),
+                    directory,
+                    batch_size,
+                    generation,
+                )
+                texts = model.answers(conversations, progress)
+                meta = {"generation": {k: str(v) for k, v in model.generation_kwargs().items()}}
+            else:
+                from ...loading.hub import load_causal_lm
+                from .local import export_answers
+
+                model, tokenizer = self.loaded("export", lambda: load_causal_lm(directory, min_vocab=50), directory)
+                texts = export_answers(
+                    model, tokenizer, conversations, self.options["max_new_tokens"], batch_size, progress
+                )
+                meta = {"generation": {"greedy": True, "max_new_tokens": self.options["max_new_tokens"]}}
+            answers = []
+            for text in texts:
+                try:
+                    answers.append((text, evaluate_answer(text), None))
+                except CrimsonParseError as exc:
+                    answers.append((text, None, str(exc)))
+            return answers, meta
         from ...llm.engine import LLMTask
 
         engine = self.llm_engine(self.options["max_reprompts"])
         if self.options["request"] == "reference":
             engine.generation = dict(REFERENCE_REQUEST)
+        tasks = [LLMTask(f"crimson-{i}", c, evaluate_answer) for i, c in enumerate(conversations)]
+        results = engine.run(tasks)
+        return [(r.text, r.parsed if r.ok else None, None if r.ok else r.error) for r in results], {
+            "llm": engine.summary()
+        }
+
+    def compute(self, references, candidates, context=None):
         contexts = context if context is not None else [None] * len(references)
         guidelines = self.options["guidelines"]
-        tasks = [
-            LLMTask(f"crimson-{i}", crimson_messages(r, c, patient, guidelines), evaluate_answer)
-            for i, (r, c, patient) in enumerate(zip(references, candidates, contexts))
+        conversations = [
+            crimson_messages(r, c, patient, guidelines) for r, c, patient in zip(references, candidates, contexts)
         ]
+        answers, meta = self._answers(conversations)
         values = {key: [] for key in self.keys}
         details = []
-        for result in engine.run(tasks):
-            if not result.ok:
+        for text, parsed, error in answers:
+            if parsed is None:
                 for key in self.keys:
                     values[key].append(float("nan"))
-                details.append({"response": result.text, "error": result.error})
+                details.append({"response": text, "error": error})
                 continue
-            evaluation, scored = result.parsed
+            evaluation, scored = parsed
             values["crimson"].append(float(scored["crimson_score"]))
             for key in COUNTS:
                 values[f"crimson_{key}"].append(float(scored["error_counts"][key]))
                 values[f"crimson_weighted_{key}"].append(float(scored["weighted_error_counts"][key]))
             values["crimson_matched_findings"].append(float(scored["matched_findings"]))
             details.append({"evaluation": evaluation, **{k: v for k, v in scored.items() if k != "matched_findings"}})
-        return MetricOutput(values, details=details, meta={"llm": engine.summary()})
+        return MetricOutput(values, details=details, meta=meta)
+
+
+def crimson_source(component: str) -> tuple[str, str, bool | None]:
+    """("released" or "export", local directory, the guidelines an export was trained with): found offline-first, a
+    missing released model one line naming how to fetch it. Reads no weights."""
+    from ...loading.checkpoint import load_manifest
+    from ...loading.released import fetch, identify
+
+    local = fetch(component)
+    if identify("crimson", local) == "export":
+        directory, manifest = load_manifest(local, "crimson")
+        return "export", str(directory), bool(manifest.get("training_config", {}).get("guidelines", False))
+    return "released", str(local), None
+
+
+def resolved_guidelines(given: bool | None, components: dict) -> bool:
+    """The guideline sections this run prompts with. Unset: the reference's rule (`_build_evaluation_prompt`) drops
+    them for its released model named by its Hub id, keeps them for any other model or endpoint, a local path of the
+    same weights included; an export uses what it was trained with."""
+    if given is not None:
+        return given
+    if "crimson" not in components:
+        return True
+    component = str(components["crimson"])
+    from ...loading.released import ARTEFACTS
+
+    if component == RELEASED_MODEL or (component in ARTEFACTS and ARTEFACTS[component].repo_id == RELEASED_MODEL):
+        return False
+    kind, _, trained = crimson_source(component)
+    return trained if kind == "export" else True

@@ -34,3 +34,35 @@ def save(path: str, value: dict) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(value, fh, indent=1)
     print(f"wrote {path}", file=sys.stderr)
+
+
+def record_generate(records: list) -> None:
+    """Record what every `generate` call receives: each row's prompt token ids (sha256 and count) and the generation
+    settings (a GenerationConfig as its diff dict, without the transformers version). Used on both sides of a parity
+    check, so it imports only transformers."""
+    import hashlib
+
+    from transformers.generation.utils import GenerationMixin
+
+    original = GenerationMixin.generate
+
+    def setting(value):
+        if hasattr(value, "to_diff_dict"):
+            return {k: v for k, v in sorted(value.to_diff_dict().items()) if k != "transformers_version"}
+        return value
+
+    def generate(self, *args, **kwargs):
+        ids, mask = kwargs["input_ids"], kwargs.get("attention_mask")
+        rows = [row[mask[i].bool()] if mask is not None else row for i, row in enumerate(ids)]
+        records.append(
+            {
+                "prompts": [hashlib.sha256(str(row.tolist()).encode()).hexdigest() for row in rows],
+                "tokens": [len(row) for row in rows],
+                "settings": {
+                    k: setting(v) for k, v in sorted(kwargs.items()) if k not in ("input_ids", "attention_mask")
+                },
+            }
+        )
+        return original(self, *args, **kwargs)
+
+    GenerationMixin.generate = generate
