@@ -20,7 +20,8 @@ DESCRIPTION = """Build data for the recipes. Subcommands:
   inject-errors    LLM-written candidates (GREEN appendix A.4): sampled error categories, or a rephrasing
   annotate         GREEN annotations of any pairs: by the semantic teacher (semantic_green: sentence matching and
                    word rules that agree with radiologists, no LLM), or by an LLM teacher (appendix A.1, --endpoint),
-                   validated by the GREEN parser and resumable (answers are cached; a rerun re-sends nothing answered)
+                   validated by the GREEN parser and resumable (answers are cached; a rerun re-sends nothing answered);
+                   --format crimson: CRIMSON's prompt and JSON answer from the LLM teacher, for crimson/sft
 
   pretrain-corpus  de-duplicated findings + impression text as an HF dataset (GREEN stage-1 pretraining)
 
@@ -36,7 +37,9 @@ Examples: radmetrics data corpus --kind iu_xray --out outputs/corpus
           radmetrics data silver --out outputs/silver --labelers chexpert rate_ner radgraph
           radmetrics data annotate --pairs my_pairs.jsonl --out outputs/teacher              (semantic teacher, no LLM)
           radmetrics data annotate --pairs outputs/pairs/train.jsonl --endpoint configs/llm/openai_gpt4o.yaml --out \
-outputs/teacher"""
+outputs/teacher
+          radmetrics data annotate --format crimson --pairs outputs/pairs/*.jsonl --endpoint \
+configs/llm/openai_gpt4o.yaml --out outputs/crimson_teacher"""
 
 
 def add_llm_arguments(p: argparse.ArgumentParser, endpoint_required: bool = True) -> None:
@@ -133,6 +136,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=(
             "semantic (the semantic_green teacher, no LLM) or llm (appendix A.1, needs --endpoint); "
             "default: llm with --endpoint, else semantic"
+        ),
+    )
+    annotate.add_argument(
+        "--format",
+        choices=["green", "crimson"],
+        default="green",
+        help=(
+            "green (GREEN's response, for green/sft) or crimson (crimson-score's prompt and JSON answer, for "
+            "crimson/sft: from the LLM teacher at --endpoint, a pair's `context` object entering the prompt; without "
+            "--endpoint, from the edit logs of pairs built by `radmetrics data pairs`)"
         ),
     )
     annotate.add_argument("--encoder", default="default", help="the semantic teacher's sentence encoder")
@@ -233,6 +246,16 @@ def run(args: argparse.Namespace) -> int:
             args.teacher,
         )
         print(json.dumps({k: stats[k] for k in ("pairs", "per_heuristic", "per_split")}, indent=2))
+    elif args.data_command == "annotate" and args.format == "crimson":
+        if args.teacher == "semantic":
+            raise SystemExit(
+                "radmetrics data annotate: --format crimson is written by an LLM teacher (--endpoint YAML) or, for "
+                "pairs built by `radmetrics data pairs`, by the programmatic teacher (no --endpoint)"
+            )
+        if args.endpoint:
+            run_llm_builder(args)
+        else:
+            annotate_crimson_programmatic(args)
     elif args.data_command == "annotate" and (args.teacher or ("llm" if args.endpoint else "semantic")) == "semantic":
         if args.endpoint:
             raise SystemExit(
@@ -285,9 +308,39 @@ def write_annotations(records: list[dict], out) -> dict[str, int]:
     by_split: dict[str, list[dict]] = {}
     for record in records:
         by_split.setdefault(record.get("split") or "annotations", []).append(record)
-    if by_split:
-        write_split_records(by_split, out)
+    if by_split:  # a patient context's fields differ from pair to pair: the Arrow copy holds it as JSON text
+        write_split_records(by_split, out, to_arrow=_context_as_text)
     return {k: len(v) for k, v in by_split.items()}
+
+
+def _context_as_text(record: dict) -> dict:
+    return {**record, "context": json.dumps(record["context"])} if "context" in record else record
+
+
+def annotate_crimson_programmatic(args: argparse.Namespace) -> None:
+    """CRIMSON answers to pairs built by `radmetrics data pairs`, from their edit logs (crimson_programmatic.py)."""
+    from pathlib import Path
+
+    from radmetrics.inference.metrics.crimson.metric import evaluate_answer
+
+    from .pairs.crimson_programmatic import programmatic_answer
+
+    pairs = read_pairs(args.pairs, args.limit)
+    unbuilt = [p["id"] for p in pairs if "edits" not in p]
+    if unbuilt:
+        raise SystemExit(
+            f"radmetrics data annotate: --format crimson without --endpoint reads each pair's edit log, and pairs "
+            f"{unbuilt[:3]} have none (pairs of `radmetrics data pairs`): pass --endpoint YAML for an LLM teacher"
+        )
+    records = []
+    for pair in pairs:
+        answer = programmatic_answer(pair)
+        score = evaluate_answer(answer)[1]["crimson_score"]
+        records.append({**pair, "response": answer, "crimson_score": score, "teacher": "programmatic"})
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    per_file = write_annotations(records, out)
+    print(json.dumps({"written": len(records), "teacher": "programmatic", "per_file": per_file}, indent=2))
 
 
 def annotate_semantic(args: argparse.Namespace) -> None:
@@ -322,6 +375,10 @@ def run_llm_builder(args: argparse.Namespace) -> None:
             reports, assign_splits(reports, args.split_by, seed=args.seed), engine, args.seed, args.max_errors
         )
         records = [p.to_dict() for p in pairs]
+    elif args.format == "crimson":
+        from .pairs.crimson_teacher import annotate_crimson
+
+        records, failures = annotate_crimson(read_pairs(args.pairs, args.limit), engine)
     else:
         records, failures = annotate_pairs(read_pairs(args.pairs, args.limit), engine)
     per_file = write_annotations(records, out)

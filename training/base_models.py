@@ -22,4 +22,9 @@ BASE_MODELS = {
     "microsoft/BiomedNLP-BiomedBERT-base-uncased-abstract-fulltext": BaseModel("bert", "mit"),
     "sentence-transformers/all-MiniLM-L6-v2": BaseModel("bert", "apache-2.0"),
     "HuggingFaceTB/SmolLM2-135M-Instruct": BaseModel("llama", "apache-2.0"),
+    "google/medgemma-4b-it": BaseModel("gemma3", "health-ai-developer-foundations"),
+}
+# Hub licence identifiers whose terms live on a page of their own (the card links it, as the base model's card does)
+LICENCE_LINKS = {
+    "health-ai-developer-foundations": "https://developers.google.com/health-ai-developer-foundations/terms",
 }

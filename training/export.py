@@ -16,7 +16,7 @@ from pathlib import Path
 from radmetrics.inference.json_io import dumps
 from radmetrics.inference.loading.checkpoint import MANIFEST_FORMAT, MANIFEST_NAME, hash_directory, load_manifest
 
-from .base_models import BASE_MODELS
+from .base_models import BASE_MODELS, LICENCE_LINKS
 from .common.run_dir import model_to_export, read_eval_results, read_run_manifest
 
 # Trainer state that belongs to resuming, not to a released model.
@@ -147,11 +147,13 @@ def render_model_card(manifest: dict) -> str:
             f"base_model: {hub_base}\n" if hub_base else "",
             f"license: {licence}\n",
             "license_name: unknown\n" if licence == "other" else "",
+            f"license_link: {LICENCE_LINKS[licence]}\n" if licence in LICENCE_LINKS else "",
         ]
     )
     licence_note = (
         f"Licence: `{licence}`"
         + (f", that of the base model `{hub_base}`" if licence == base_licence(hub_base) else "")
+        + (f" ({LICENCE_LINKS[licence]}: accept them before using these weights)" if licence in LICENCE_LINKS else "")
         + ". The training data's terms also apply to these weights (see Data provenance)."
         if licence != "other"
         else (

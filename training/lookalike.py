@@ -17,7 +17,52 @@ from pathlib import Path
 from .base_models import BASE_MODELS
 
 FAMILIES = {model_id: base.family for model_id, base in BASE_MODELS.items()}  # Hub id -> architecture family
-CAUSAL_FAMILIES = ("llama", "mistral", "phi")
+CAUSAL_FAMILIES = ("llama", "mistral", "phi", "gemma3")
+GEMMA3_SPECIAL = ("<start_of_turn>", "<end_of_turn>", "<start_of_image>", "<end_of_image>", "<image_soft_token>")
+# Gemma 3's chat template (google/gemma-3-4b-it and google/medgemma-4b-it, tokenizer_config.json): a system message is
+# folded into the first user turn, followed by a blank line; the assistant's turns are the model's.
+GEMMA3_CHAT_TEMPLATE = (
+    "{{ bos_token }}\n"
+    "{%- if messages[0]['role'] == 'system' -%}\n"
+    "    {%- if messages[0]['content'] is string -%}\n"
+    "        {%- set first_user_prefix = messages[0]['content'] + '\n\n' -%}\n"
+    "    {%- else -%}\n"
+    "        {%- set first_user_prefix = messages[0]['content'][0]['text'] + '\n\n' -%}\n"
+    "    {%- endif -%}\n"
+    "    {%- set loop_messages = messages[1:] -%}\n"
+    "{%- else -%}\n"
+    '    {%- set first_user_prefix = "" -%}\n'
+    "    {%- set loop_messages = messages -%}\n"
+    "{%- endif -%}\n"
+    "{%- for message in loop_messages -%}\n"
+    "    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}\n"
+    '        {{ raise_exception("Conversation roles must alternate user/assistant/user/assistant/...") }}\n'
+    "    {%- endif -%}\n"
+    "    {%- if (message['role'] == 'assistant') -%}\n"
+    '        {%- set role = "model" -%}\n'
+    "    {%- else -%}\n"
+    "        {%- set role = message['role'] -%}\n"
+    "    {%- endif -%}\n"
+    "    {{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else \"\") }}\n"
+    "    {%- if message['content'] is string -%}\n"
+    "        {{ message['content'] | trim }}\n"
+    "    {%- elif message['content'] is iterable -%}\n"
+    "        {%- for item in message['content'] -%}\n"
+    "            {%- if item['type'] == 'image' -%}\n"
+    "                {{ '<start_of_image>' }}\n"
+    "            {%- elif item['type'] == 'text' -%}\n"
+    "                {{ item['text'] | trim }}\n"
+    "            {%- endif -%}\n"
+    "        {%- endfor -%}\n"
+    "    {%- else -%}\n"
+    '        {{ raise_exception("Invalid content type") }}\n'
+    "    {%- endif -%}\n"
+    "    {{ '<end_of_turn>\n' }}\n"
+    "{%- endfor -%}\n"
+    "{%- if add_generation_prompt -%}\n"
+    "    {{'<start_of_turn>model\n'}}\n"
+    "{%- endif -%}\n"
+)
 SMALL = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4)
 
 
@@ -28,7 +73,7 @@ def family_of(model_id: str) -> str:
         raise ValueError(f"no look-alike for {model_id!r}; known base models: {', '.join(sorted(FAMILIES))}") from None
 
 
-def _sentencepiece(texts: Sequence[str], vocab_size: int, model_type: str, ids: dict[str, int]) -> bytes:
+def _sentencepiece(texts: Sequence[str], vocab_size: int, model_type: str, ids: dict[str, int], **options) -> bytes:
     import sentencepiece
 
     model = io.BytesIO()
@@ -40,6 +85,7 @@ def _sentencepiece(texts: Sequence[str], vocab_size: int, model_type: str, ids: 
         character_coverage=1.0,
         minloglevel=2,
         **{f"{k}_id": v for k, v in ids.items()},
+        **options,
     )
     return model.getvalue()
 
@@ -68,6 +114,37 @@ def _tokenizer(family: str, texts: Sequence[str], out: Path, vocab_size: int):
                 "add_eos_token": False,
                 "legacy": False,
                 "model_max_length": 4096,
+            },
+        )
+    elif (
+        family == "gemma3"
+    ):  # Gemma 3 / MedGemma: sentencepiece BPE with byte fallback, <pad>=0 <eos>=1 <bos>=2 <unk>=3
+        from radmetrics.inference.metrics.crimson.prompt import prompt_parts
+
+        texts = [*texts, *list(prompt_parts()["parts"].values()) * 50]  # the CRIMSON prompt gets merges of its own
+        (out / "tokenizer.model").write_bytes(
+            _sentencepiece(
+                texts,
+                vocab_size,
+                "bpe",
+                {"pad": 0, "eos": 1, "bos": 2, "unk": 3},
+                byte_fallback=True,
+                user_defined_symbols=",".join(GEMMA3_SPECIAL),
+                split_by_whitespace=False,
+            )
+        )
+        _write_json(
+            out / "tokenizer_config.json",
+            {
+                "tokenizer_class": "GemmaTokenizer",
+                "bos_token": "<bos>",
+                "eos_token": "<eos>",
+                "unk_token": "<unk>",
+                "pad_token": "<pad>",
+                "add_bos_token": True,
+                "add_eos_token": False,
+                "model_max_length": 131072,
+                "chat_template": GEMMA3_CHAT_TEMPLATE,
             },
         )
     elif family == "deberta-v2":  # DeBERTa-v3: spm.model only, [PAD]=0 [CLS]=1 [SEP]=2 [UNK]=3
@@ -115,6 +192,31 @@ def _config(family: str, tokenizer):
             sliding_window=4096,
             **SMALL,
             **special,
+        )
+    if family == "gemma3":  # MedGemma-4B-it: the image-text model (a SigLIP tower, a projector, Gemma 3's decoder)
+        special_ids = {t: tokenizer.convert_tokens_to_ids(t) for t in GEMMA3_SPECIAL}
+        text = dict(
+            vocab_size=vocab,
+            num_key_value_heads=1,
+            head_dim=16,
+            query_pre_attn_scalar=16,
+            sliding_window=512,
+            layer_types=["sliding_attention", "full_attention"],
+            max_position_embeddings=8192,
+            **SMALL,
+            **special,
+        )
+        vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2)
+        return AutoConfig.for_model(
+            "gemma3",
+            text_config=text,
+            vision_config={**vision, "image_size": 56, "patch_size": 14, "vision_use_head": False},
+            mm_tokens_per_image=4,
+            boi_token_index=special_ids["<start_of_image>"],
+            eoi_token_index=special_ids["<end_of_image>"],
+            image_token_index=special_ids["<image_soft_token>"],
+            eos_token_id=[tokenizer.eos_token_id, special_ids["<end_of_turn>"]],
+            **{k: v for k, v in special.items() if k != "eos_token_id"},
         )
     if family == "phi":
         return AutoConfig.for_model(

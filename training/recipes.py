@@ -18,6 +18,7 @@ RECIPES: dict[str, str] = {
     "findings/classifier": "radmetrics.training.findings.classifier",
     "green/pretrain": "radmetrics.training.green.pretrain",
     "green/sft": "radmetrics.training.green.sft",
+    "crimson/sft": "radmetrics.training.crimson.sft",
 }
 
 

@@ -134,6 +134,19 @@ def prepare_data(recipe: str, config: dict, workdir: Path) -> list[str]:
                 data / "green_pairs.log",
             )
         return ["--pairs_dir", str(pairs), "--max_train_samples", "200", "--max_eval_samples", "8"]
+    if recipe == "crimson/sft":  # the programmatic CRIMSON teacher's answers to built pairs (no LLM)
+        pairs, annotations = data / "crimson_pairs", data / "crimson_annotations"
+        if not (annotations / "train.jsonl").is_file():
+            _run_cli(
+                ["data", "pairs", "--out", str(pairs), "--heuristics", "radgraph_permute", "--per-heuristic", "300"],
+                data / "crimson_pairs.log",
+            )
+            files = [str(pairs / f"{split}.jsonl") for split in ("train", "validation", "test")]
+            _run_cli(
+                ["data", "annotate", "--format", "crimson", "--pairs", *files, "--out", str(annotations)],
+                data / "crimson_annotations.log",
+            )
+        return ["--annotations_dir", str(annotations), "--max_train_samples", "200", "--max_eval_samples", "8"]
     silver = data / "silver"
     if not (silver / ".complete").is_file():
         _run_cli(
@@ -161,12 +174,12 @@ def rehearsal_overrides(recipe: str, config: dict, model_dir: Path, output_dir: 
     }
     if config.get("eval_strategy", "no") != "no":  # load_best_model_at_end needs eval and save on the same schedule
         flags.update(eval_strategy="steps", eval_steps=SAVE_STEPS)
-    if recipe.startswith("green/"):
+    if recipe.startswith(("green/", "crimson/")):
         flags["attn_implementation"] = "sdpa"  # flash-attn 2 needs a GPU
         flags["final_eval_samples"] = 8
     if recipe == "green/pretrain" and config.get("pack_tokens"):
         flags["pack_tokens"] = 2048  # SDPA materialises the block-diagonal mask: 16k x 16k per row would not fit a CPU
-    if recipe == "green/sft":
+    if recipe in ("green/sft", "crimson/sft"):
         flags.update(max_new_tokens=16, dataset_num_proc=2)
     if "preprocessing_num_workers" in config:
         flags["preprocessing_num_workers"] = 2

@@ -664,68 +664,25 @@ def build_green(root: Path) -> None:
 
 
 CRIMSON_REPO = "rajpurkarlab/medgemma-4b-it-crimson"
-# Gemma 3's chat template (google/gemma-3-4b-it, which MedGemma-4B-it and its CRIMSON fine-tune keep): a system message
-# is folded into the first user turn, followed by a blank line.
-GEMMA3_CHAT_TEMPLATE = (
-    "{{ bos_token }}\n"
-    "{%- if messages[0]['role'] == 'system' -%}\n"
-    "    {%- if messages[0]['content'] is string -%}\n"
-    "        {%- set first_user_prefix = messages[0]['content'] + '\n\n' -%}\n"
-    "    {%- else -%}\n"
-    "        {%- set first_user_prefix = messages[0]['content'][0]['text'] + '\n\n' -%}\n"
-    "    {%- endif -%}\n"
-    "    {%- set loop_messages = messages[1:] -%}\n"
-    "{%- else -%}\n"
-    '    {%- set first_user_prefix = "" -%}\n'
-    "    {%- set loop_messages = messages -%}\n"
-    "{%- endif -%}\n"
-    "{%- for message in loop_messages -%}\n"
-    "    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}\n"
-    '        {{ raise_exception("Conversation roles must alternate user/assistant/user/assistant/...") }}\n'
-    "    {%- endif -%}\n"
-    "    {%- if (message['role'] == 'assistant') -%}\n"
-    '        {%- set role = "model" -%}\n'
-    "    {%- else -%}\n"
-    "        {%- set role = message['role'] -%}\n"
-    "    {%- endif -%}\n"
-    "    {{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else \"\") }}\n"
-    "    {%- if message['content'] is string -%}\n"
-    "        {{ message['content'] | trim }}\n"
-    "    {%- elif message['content'] is iterable -%}\n"
-    "        {%- for item in message['content'] -%}\n"
-    "            {%- if item['type'] == 'image' -%}\n"
-    "                {{ '<start_of_image>' }}\n"
-    "            {%- elif item['type'] == 'text' -%}\n"
-    "                {{ item['text'] | trim }}\n"
-    "            {%- endif -%}\n"
-    "        {%- endfor -%}\n"
-    "    {%- else -%}\n"
-    '        {{ raise_exception("Invalid content type") }}\n'
-    "    {%- endif -%}\n"
-    "    {{ '<end_of_turn>\n' }}\n"
-    "{%- endfor -%}\n"
-    "{%- if add_generation_prompt -%}\n"
-    "    {{'<start_of_turn>model\n'}}\n"
-    "{%- endif -%}\n"
-)
 
 
 def build_crimson(root: Path, generation_config: dict | None = None, stop_at_once: bool = False) -> Path:
-    """CRIMSON's released model (rajpurkarlab/medgemma-4b-it-crimson) in its published format: a Gemma 3 image-text
-    model (Gemma3ForConditionalGeneration: a SigLIP vision tower, a projector and the Gemma 3 text decoder with sliding
-    and full attention layers), tiny, with the look-alike Gemma tokenizer, Gemma 3's special tokens and chat template.
+    """CRIMSON's released model (rajpurkarlab/medgemma-4b-it-crimson) in its published format: MedGemma-4B-it's text
+    decoder, fine-tuned and saved alone (its model card's tag: gemma3_text, a Gemma3ForCausalLM with sliding and full
+    attention layers), tiny, with the look-alike Gemma tokenizer, Gemma 3's special tokens and chat template.
     `generation_config`: written as generation_config.json (None: none, so the reference generates greedily up to
     8,192 new tokens); `stop_at_once`: an untied output layer whose every argmax is an end-of-turn token, so such a
     generation ends at its first token."""
     from safetensors.torch import save_file
     from tokenizers import Tokenizer
-    from transformers import Gemma3Config, Gemma3ForConditionalGeneration
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    from radmetrics.training.lookalike import GEMMA3_CHAT_TEMPLATE
 
     tokenizer = Tokenizer.from_file(str(TOKENIZERS / "gemma" / "tokenizer.json"))
     ids = {name: tokenizer.token_to_id(name) for name in ("<pad>", "<eos>", "<bos>", "<end_of_turn>")}
-    ids.update({name: tokenizer.token_to_id(name) for name in ("<start_of_image>", "<end_of_image>")})
-    image_token = tokenizer.token_to_id("<image_soft_token>")
-    text = {
+    config = {
+        "architectures": ["Gemma3ForCausalLM"],
         "model_type": "gemma3_text",
         "vocab_size": tokenizer.get_vocab_size(),
         "hidden_size": 64,
@@ -739,26 +696,6 @@ def build_crimson(root: Path, generation_config: dict | None = None, stop_at_onc
         "layer_types": ["sliding_attention", "full_attention"],
         "max_position_embeddings": 131072,
         "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
-    }
-    vision = {
-        "model_type": "siglip_vision_model",
-        "hidden_size": 32,
-        "intermediate_size": 64,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 2,
-        "image_size": 56,
-        "patch_size": 14,
-        "vision_use_head": False,
-    }
-    config = {
-        "architectures": ["Gemma3ForConditionalGeneration"],
-        "model_type": "gemma3",
-        "text_config": text,
-        "vision_config": vision,
-        "mm_tokens_per_image": 4,
-        "boi_token_index": ids["<start_of_image>"],
-        "eoi_token_index": ids["<end_of_image>"],
-        "image_token_index": image_token,
         "bos_token_id": ids["<bos>"],
         "eos_token_id": [ids["<eos>"], ids["<end_of_turn>"]],
         "pad_token_id": ids["<pad>"],
@@ -766,19 +703,17 @@ def build_crimson(root: Path, generation_config: dict | None = None, stop_at_onc
         "torch_dtype": "bfloat16",
     }
     values = {k: v for k, v in config.items() if k not in ("architectures", "model_type", "torch_dtype")}
-    model = Gemma3ForConditionalGeneration(Gemma3Config(**values))
+    model = Gemma3ForCausalLM(Gemma3TextConfig(**values))
     state = randomize(model.state_dict(), seed=6, scale=0.2)
     if stop_at_once:  # the last norm keeps one dimension; its sign picks <eos> or <end_of_turn>
-        state["model.language_model.norm.weight"] = torch.full((text["hidden_size"],), -1.0)
-        state["model.language_model.norm.weight"][0] = 1.0
-        head = torch.zeros(text["vocab_size"], text["hidden_size"])
+        state["model.norm.weight"] = torch.full((config["hidden_size"],), -1.0)
+        state["model.norm.weight"][0] = 1.0
+        head = torch.zeros(config["vocab_size"], config["hidden_size"])
         head[ids["<eos>"], 0], head[ids["<end_of_turn>"], 0] = 10.0, -10.0
         state["lm_head.weight"] = head
-    state = {
-        k: v.to(torch.bfloat16).contiguous()
-        for k, v in state.items()
-        if not (k == "lm_head.weight" and not stop_at_once)
-    }
+    else:
+        state.pop("lm_head.weight", None)  # tied to the embedding
+    state = {k: v.to(torch.bfloat16).contiguous() for k, v in state.items()}
     path = snapshot(root, CRIMSON_REPO)
     _write_json(path / "config.json", config)
     if generation_config is not None:

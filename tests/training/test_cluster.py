@@ -94,7 +94,7 @@ def test_each_process_generates_on_its_own_gpu(monkeypatch):
 def test_qlora_stores_quantised_weights_in_a_dtype_zero3_can_shard():
     import torch
 
-    from radmetrics.training.green.sft import qlora_quantization
+    from radmetrics.training.common.sft import qlora_quantization
 
     config = qlora_quantization()
     assert config.load_in_4bit and config.bnb_4bit_quant_type == "nf4"

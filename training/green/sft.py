@@ -33,22 +33,15 @@ from pathlib import Path
 
 from trl import SFTConfig, SFTTrainer
 
-from radmetrics.inference.loading.hub import default_dtype, inference_device
 from radmetrics.inference.metrics.green.format import PROMPTS
 from radmetrics.inference.metrics.green.generation import MAX_REPORT_WORDS, green_messages
 
-from ..common.distributed import barrier, build_once, is_main_process
+from ..common.distributed import build_once, is_main_process
 from ..common.evaluation_hook import ComponentMetricEvaluation
 from ..common.lifecycle import start_run, train_and_finish
+from ..common.sft import PeftArguments, add_adapter_check, final_model, peft_parts
 from ..config import RecipeParser
-from .causal_lm import (
-    TINY,
-    CausalLMArguments,
-    attention_implementation,
-    base_model_source,
-    build_causal_lm,
-    build_causal_tokenizer,
-)
+from .causal_lm import TINY, CausalLMArguments, base_model_source, build_causal_lm, build_causal_tokenizer
 from .count_focus import TRAIN_DRAWS, count_weighted_loss, digit_token_mask, draw_training_pairs, significant_bins
 from .evaluation import green_agreement, teacher_medians
 
@@ -167,32 +160,7 @@ class GreenLossArguments:
             raise ValueError(f"count_token_weight={self.count_token_weight}: expected a positive weight")
 
 
-@dataclass
-class PeftArguments:
-    use_peft: bool = field(default=False, metadata={"help": "train a LoRA adapter instead of all weights"})
-    lora_r: int = 16
-    lora_alpha: int = 32
-    lora_dropout: float = 0.05
-    lora_target_modules: list[str] = field(default_factory=lambda: ["all-linear"])
-    load_in_4bit: bool = field(default=False, metadata={"help": "QLoRA: a 4-bit base (bitsandbytes, CUDA only)"})
-
-
 ARGUMENT_TYPES = (CausalLMArguments, GreenDataArguments, SFTConfig, PeftArguments, GreenLossArguments)
-
-
-def qlora_quantization():
-    """4-bit NF4 base for QLoRA. Quantised weights are stored as bfloat16 so that ZeRO-3 (and FSDP) can shard them
-    like any other bf16 parameter; with the default uint8 storage they cannot be partitioned across ranks."""
-    import torch
-    from transformers import BitsAndBytesConfig
-
-    return BitsAndBytesConfig(
-        load_in_4bit=True,
-        bnb_4bit_quant_type="nf4",
-        bnb_4bit_use_double_quant=True,
-        bnb_4bit_compute_dtype=torch.bfloat16,
-        bnb_4bit_quant_storage=torch.bfloat16,
-    )
 
 
 def load_annotations(data_args: GreenDataArguments, output_dir: str):
@@ -348,7 +316,6 @@ def build_sft_trainer(model, tokenizer, training_args, conversations, **trainer_
 
 
 def main(argv: list[str] | None = None):
-    from transformers import AutoModelForCausalLM
 
     model_args, data_args, training_args, peft_args, loss_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
     unknown = sorted(set(data_args.final_eval_splits) - {"validation", "test"})
@@ -371,31 +338,7 @@ def main(argv: list[str] | None = None):
         COMPONENT, "green/sft", model_args, data_args, training_args, provenance, (peft_args, loss_args)
     )
 
-    quantization, peft_config = None, None
-    if peft_args.load_in_4bit:
-        import importlib.util
-
-        import torch
-
-        if not torch.cuda.is_available() or importlib.util.find_spec("bitsandbytes") is None:
-            raise RuntimeError(
-                "load_in_4bit (QLoRA) needs a CUDA GPU and bitsandbytes (pip install 'radmetrics[gpu]')"
-            )
-        quantization = qlora_quantization()
-    if peft_args.use_peft or peft_args.load_in_4bit:
-        from peft import LoraConfig
-
-        peft_config = LoraConfig(
-            r=peft_args.lora_r,
-            lora_alpha=peft_args.lora_alpha,
-            lora_dropout=peft_args.lora_dropout,
-            target_modules=(
-                peft_args.lora_target_modules[0]
-                if peft_args.lora_target_modules == ["all-linear"]
-                else peft_args.lora_target_modules
-            ),
-            task_type="CAUSAL_LM",
-        )
+    quantization, peft_config = peft_parts(peft_args)
     model = build_causal_lm(model_args, tokenizer, quantization)
     if peft_config is not None and model_args.model_name_or_path == TINY and is_main_process():
         model.save_pretrained(run_dir / "base")  # the random tiny base the adapter is merged onto at the end
@@ -418,28 +361,12 @@ def main(argv: list[str] | None = None):
         component_eval=generation_eval if data_args.generation_eval_samples else None,
         count_token_weight=loss_args.count_token_weight,
     )
-    if peft_config is not None:
-        from peft.utils import get_peft_model_state_dict
-
-        from .adapters import AdapterCheck
-
-        trainer.add_callback(AdapterCheck(set(get_peft_model_state_dict(trainer.model)), peft_args.lora_r))
+    add_adapter_check(trainer, peft_config, peft_args.lora_r)
 
     def evaluate(final: Path) -> dict:
         """On every rank: the merged final model on this rank's device generates its share of each split's pairs."""
-        if peft_config is not None:
-            from .adapters import merge_into_final
-
-            if is_main_process():
-                merge_into_final(
-                    final,
-                    model_args.model_name_or_path if model_args.model_name_or_path != TINY else str(run_dir / "base"),
-                )
-            barrier()
-        final_model = AutoModelForCausalLM.from_pretrained(
-            final, dtype=default_dtype(), attn_implementation=attention_implementation(model_args.attn_implementation)
-        )
-        final_model = final_model.to(inference_device())
+        base = model_args.model_name_or_path if model_args.model_name_or_path != TINY else str(run_dir / "base")
+        evaluated = final_model(final, base, peft_config, model_args.attn_implementation)
         results = {}
         for split in data_args.final_eval_splits:
             records = data[split].select(
@@ -447,7 +374,7 @@ def main(argv: list[str] | None = None):
             )
             results.update(
                 green_agreement(
-                    final_model,
+                    evaluated,
                     tokenizer,
                     records,
                     constant,

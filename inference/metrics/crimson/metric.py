@@ -7,17 +7,20 @@ Each pair's patient context (`Scorer(...)(references, candidates, context=[{fiel
 puts it there. Who answers:
 - a model loaded here, component `crimson` (`--components crimson=medgemma-4b-it-crimson`, the authors' released
   model and the reference's default, from the Hugging Face cache; `crimson=PATH` for a local copy; or a radmetrics
-  export of the `crimson/sft` recipe): the released model is generated as the reference's hf backend does, an export
-  greedily with its own chat template (local.py);
+  export of the `crimson/sft` recipe): the released model is generated as the reference's hf backend does (local.py),
+  an export greedily with its own chat template and the prompt it was trained with (its guidelines, and the system
+  message only if it was trained with one);
 - else an OpenAI-compatible endpoint (`--endpoint`: a vLLM server of the released model, or an API model as the
   reference's OpenAI option), cached and resumable as the other judges.
 An answer the reference cannot parse or score leaves the pair unscored and counted, never a default.
 Options: `guidelines` (the prompt's three guideline sections; unset: as the reference, without them for its released
 model named by its catalogue name or Hub id, as it was trained, and with them otherwise, a local copy of the released
-weights included; an export uses what it was trained with), `request` ("reference": the reference's OpenAI request,
-seed 42, temperature 0 and a JSON object answer; "endpoint": the endpoint YAML's own generation settings),
-`max_reprompts` (0, as the reference: it never re-asks), `batch_size` (1: the reference's `evaluate`, one pair per
-call) and `max_new_tokens` (an export's answer limit).
+weights included), `generation` (a released model's decoding: "reference", the model's generation_config.json passed
+whole as the reference does, else greedy up to 8,192 new tokens; "greedy": always the latter), `request`
+("reference": the reference's OpenAI request, seed 42, temperature 0 and a JSON object answer; "endpoint": the
+endpoint YAML's own generation settings), `max_reprompts` (0, as the reference: it never re-asks), `batch_size` (1:
+the reference's `evaluate`, one pair per call) and `max_new_tokens` (an export's answer limit). A signature pins the
+options that apply to who answers.
 Keys: `crimson`, the counts of false findings, missing findings and attribute errors, their weighted counts
 (`crimson_weighted_*`, the reference's `weighted_error_counts`) and the matched reference findings.
 """
@@ -100,9 +103,11 @@ class Crimson(Metric):
         "crimson_matched_findings": True,
     }
     reference = "CRIMSON (rajpurkarlab/CRIMSON, crimson-score 0.2.0: prompt, JSON parser and weighted score)"
-    citation = """@misc{crimson2026, title={CRIMSON: A Clinically-Grounded LLM-Based Metric for Generative Radiology \
-Report Evaluation},
-  author={Rajpurkar Lab}, year={2026}, howpublished={\\url{https://github.com/rajpurkarlab/CRIMSON}}}"""
+    citation = """@article{baharoon2026crimson, title={CRIMSON: A Clinically-Grounded LLM-Based Metric for Generative \
+Radiology Report Evaluation},
+  author={Baharoon, Mohammed and Heintz, Thibault and Raissi, Siavash and Alabbad, Mahmoud and Alhammad, Mona and \
+AlOmaish, Hassan and Kim, Sung Eun and Banerjee, Oishi and Rajpurkar, Pranav},
+  journal={arXiv preprint arXiv:2603.06183}, year={2026}}"""
     judged_by_llm = True
     accepts_context = True
     requires_components = ("crimson",)
@@ -121,7 +126,7 @@ Report Evaluation},
             return
         source = crimson_source(components["crimson"])
         if source[0] == "export":
-            trained = source[2]
+            trained = source[2]["guidelines"]
             if options["guidelines"] not in (None, trained):
                 raise OptionError(
                     f"metric crimson option guidelines={options['guidelines']}: the export {source[1]} was trained "
@@ -226,9 +231,13 @@ Report Evaluation},
 
     def compute(self, references, candidates, context=None):
         contexts = context if context is not None else [None] * len(references)
-        guidelines = self.options["guidelines"]
+        guidelines, system = self.options["guidelines"], True
+        if "crimson" in self.components:  # an export is prompted as it was trained
+            kind, _, trained = crimson_source(self.components["crimson"])
+            system = trained["system_message"] if kind == "export" else True
         conversations = [
-            crimson_messages(r, c, patient, guidelines) for r, c, patient in zip(references, candidates, contexts)
+            crimson_messages(r, c, patient, guidelines, system)
+            for r, c, patient in zip(references, candidates, contexts)
         ]
         answers, meta = self._answers(conversations)
         values = {key: [] for key in self.keys}
@@ -249,16 +258,19 @@ Report Evaluation},
         return MetricOutput(values, details=details, meta=meta)
 
 
-def crimson_source(component: str) -> tuple[str, str, bool | None]:
-    """("released" or "export", local directory, the guidelines an export was trained with): found offline-first, a
-    missing released model one line naming how to fetch it. Reads no weights."""
+def crimson_source(component: str) -> tuple[str, str, dict | None]:
+    """("released" or "export", local directory, how an export was prompted in training: {"guidelines",
+    "system_message"}): found offline-first, a missing released model one line naming how to fetch it. Reads no
+    weights."""
     from ...loading.checkpoint import load_manifest
     from ...loading.released import fetch, identify
 
     local = fetch(component)
     if identify("crimson", local) == "export":
         directory, manifest = load_manifest(local, "crimson")
-        return "export", str(directory), bool(manifest.get("training_config", {}).get("guidelines", False))
+        config = manifest.get("training_config", {})
+        trained = {key: bool(config.get(key, False)) for key in ("guidelines", "system_message")}
+        return "export", str(directory), trained
     return "released", str(local), None
 
 
@@ -276,4 +288,4 @@ def resolved_guidelines(given: bool | None, components: dict) -> bool:
     if component == RELEASED_MODEL or (component in ARTEFACTS and ARTEFACTS[component].repo_id == RELEASED_MODEL):
         return False
     kind, _, trained = crimson_source(component)
-    return trained if kind == "export" else True
+    return trained["guidelines"] if kind == "export" else True

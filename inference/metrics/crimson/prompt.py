@@ -59,9 +59,10 @@ def user_prompt(reference, candidate, context: Mapping | None = None, guidelines
     return "\n\n".join(section for section in sections if section)
 
 
-def crimson_messages(reference, candidate, context: Mapping | None = None, guidelines: bool = True) -> list[dict]:
-    """The chat the reference sends: its system message, then the user prompt."""
-    return [
-        {"role": "system", "content": prompt_parts()["system_message"]},
-        {"role": "user", "content": user_prompt(reference, candidate, context, guidelines)},
-    ]
+def crimson_messages(
+    reference, candidate, context: Mapping | None = None, guidelines: bool = True, system: bool = True
+) -> list[dict]:
+    """The chat the reference sends: its system message, then the user prompt. `system=False`: the user prompt alone,
+    as the authors' fine-tuning script (finetuning/dataset.py) trained their released model."""
+    user = {"role": "user", "content": user_prompt(reference, candidate, context, guidelines)}
+    return [{"role": "system", "content": prompt_parts()["system_message"]}, user] if system else [user]
