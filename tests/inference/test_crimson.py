@@ -262,3 +262,26 @@ def test_the_released_models_catalogue_name_drops_the_guidelines_and_a_path_keep
     assert resolved_guidelines(None, {"crimson": "rajpurkarlab/medgemma-4b-it-crimson"}) is False
     assert resolved_guidelines(None, {}) is True
     assert resolved_guidelines(True, {"crimson": "medgemma-4b-it-crimson"}) is True
+
+
+def test_report_html_shows_each_finding_with_its_error_and_significance():
+    from radmetrics.inference.report_html import compact_detail
+
+    answer = json.dumps(
+        evaluation(
+            [("R1", "urgent"), ("R2", "actionable_not_urgent")],
+            [("P1", "actionable_not_urgent"), ("P2", "benign_expected")],
+            [("R2", "P1")],
+            false=["P2"],
+            missing=["R1"],
+            attributes=[("R2", "P1", "significant")],
+        )
+    )
+    evaluated, scored = evaluate_answer(answer)
+    shown = compact_detail(
+        "crimson", {"evaluation": evaluated, **{k: v for k, v in scored.items() if k != "matched_findings"}}
+    )
+    rows = {row[1]: row for row in shown["tables"][0]["rows"]}
+    assert rows["R1"][3:] == ["urgent", "missing"] and rows["P2"][3:] == ["benign_expected", "false"]
+    assert rows["R2"][4] == "location (significant)" and rows["P1"][4] == "matched"
+    assert shown["notes"] == [f"CRIMSON {scored['crimson_score']}"]
