@@ -114,6 +114,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "semantic teacher, summary for the programmatic one"
         ),
     )
+    pairs.add_argument(
+        "--units",
+        choices=["findings", "statements"],
+        default="findings",
+        help=(
+            "what the semantic teacher judges: findings (each report's findings as the findings extractor lists "
+            "them, as semantic_green does; for the `findings` prompt) or statements (every statement; `numbered`)"
+        ),
+    )
     pairs.add_argument("--out", required=True, help="output directory")
     inject = sub.add_parser(
         "inject-errors", help="LLM-written candidates with sampled GREEN error categories (appendix A.4)"
@@ -149,6 +158,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ),
     )
     annotate.add_argument("--encoder", default="default", help="the semantic teacher's sentence encoder")
+    annotate.add_argument(
+        "--units",
+        choices=["findings", "statements"],
+        default="findings",
+        help="what the semantic teacher judges: the extracted findings (as semantic_green) or every statement",
+    )
     annotate.add_argument(
         "--quoted",
         action="store_true",
@@ -244,6 +259,7 @@ def run(args: argparse.Namespace) -> int:
             {**corpus_provenance(args), "seed": args.seed, "sentence_splitter": args.sentence_splitter},
             args.explanation or ("walkthrough" if args.teacher == "semantic" else "summary"),
             args.teacher,
+            args.units,
         )
         print(json.dumps({k: stats[k] for k in ("pairs", "per_heuristic", "per_split")}, indent=2))
     elif args.data_command == "annotate" and args.format == "crimson":
@@ -348,7 +364,9 @@ def annotate_semantic(args: argparse.Namespace) -> None:
 
     from .pairs.semantic_teacher import semantic_annotations
 
-    records = semantic_annotations(read_pairs(args.pairs, args.limit), args.encoder, quoted=args.quoted)
+    records = semantic_annotations(
+        read_pairs(args.pairs, args.limit), args.encoder, quoted=args.quoted, units=args.units
+    )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     per_file = write_annotations(records, out)

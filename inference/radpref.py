@@ -57,6 +57,10 @@ class Candidate:
     def mean_errors(self) -> float:
         return float(np.mean([self.errors(r) for r in range(len(self.labels))]))
 
+    def mean_rating(self) -> float:
+        """The raters' mean overall rating (1-5, higher is better)."""
+        return float(np.mean([label["rating"] for label in self.labels if label.get("rating") is not None]))
+
     def mean_count(self, which: str) -> float:
         """The raters' mean count of one kind of label: false, attribute, location, severity, missing, significant."""
         return float(np.mean([count_labels(label, which) for label in self.labels]))

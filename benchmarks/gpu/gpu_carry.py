@@ -187,21 +187,26 @@ def unpack(stash: Path = STASH, site: str = SITE) -> None:
 def pack_pairs(pairs: Path, out: Path) -> Path:
     """The semantic teacher's pairs with the explanation the GPU config trains on, built here if absent (the teacher
     needs the bundled MiniLM, whose weights do not travel)."""
-    from radmetrics.data_builders.pairs.dataset import pairs_explanation, pairs_teacher
+    from radmetrics.data_builders.pairs.dataset import pairs_explanation, pairs_teacher, pairs_units
     from radmetrics.training.config import read_yaml
 
-    explanation = read_yaml(ROOT / GPU_CONFIG)["teacher_explanation"]
+    config = read_yaml(ROOT / GPU_CONFIG)
+    explanation = config["teacher_explanation"]
     if not (pairs / "train.jsonl").is_file():
         print(f"annotating the bundled IU pairs with the semantic teacher into {pairs} (minutes on 2 cores)")
         from radmetrics.inference.cli import main as radmetrics
 
-        if radmetrics(["data", "pairs", "--teacher", "semantic", "--explanation", explanation, "--out", str(pairs)]):
+        units = "findings" if config["prompt"] == "findings" else "statements"
+        command = ["data", "pairs", "--teacher", "semantic", "--explanation", explanation, "--units", units]
+        if radmetrics([*command, "--out", str(pairs)]):
             raise SystemExit("radmetrics data pairs failed")
-    found = (pairs_teacher(pairs), pairs_explanation(pairs))
-    if found != ("semantic", explanation):
+    units = "findings" if config["prompt"] == "findings" else "statements"
+    found = (pairs_teacher(pairs), pairs_explanation(pairs), pairs_units(pairs))
+    if found != ("semantic", explanation, units):
         raise SystemExit(
-            f"{pairs} holds pairs of the {found[0]} teacher with the {found[1]} explanation; {GPU_CONFIG} trains "
-            f"on the semantic teacher's {explanation}: remove {pairs} or pass another --pairs"
+            f"{pairs} holds pairs of the {found[0]} teacher with the {found[1]} explanation over {found[2]}; "
+            f"{GPU_CONFIG} trains on the semantic teacher's {explanation} over {units}: remove {pairs} or pass "
+            "another --pairs"
         )
     archive = out / "semantic_pairs.tar.xz"
     with tarfile.open(archive, "w:xz") as tar:

@@ -44,18 +44,26 @@ TARGETS = {"parse_rate": 0.98, "green_score_tau_b": 0.6}
 EXAMPLES = 3
 
 
-def build_pairs(pairs: Path, explanation: str, teacher: str) -> None:
-    from radmetrics.data_builders.pairs.dataset import pairs_explanation, pairs_teacher
+def build_pairs(pairs: Path, explanation: str, teacher: str, units: str = "statements") -> None:
+    """The bundled corpus' pairs, annotated by `teacher` (the semantic one over `units`: findings for the `findings`
+    prompt, statements for the others)."""
+    from radmetrics.data_builders.pairs.dataset import pairs_explanation, pairs_teacher, pairs_units
     from radmetrics.inference.cli import main as radmetrics
 
     if (pairs / "train.jsonl").is_file():
-        if pairs_teacher(pairs) != teacher or (teacher == "programmatic" and pairs_explanation(pairs) != explanation):
+        found = (pairs_teacher(pairs), pairs_explanation(pairs), pairs_units(pairs))
+        if (
+            found[0] != teacher
+            or (teacher == "programmatic" and found[1] != explanation)
+            or (teacher == "semantic" and found[2] != units)
+        ):
             raise SystemExit(
-                f"{pairs} holds pairs of the {pairs_teacher(pairs)} teacher with the {pairs_explanation(pairs)} "
-                f"explanation, not {teacher} / {explanation}: use another --out"
+                f"{pairs} holds pairs of the {found[0]} teacher with the {found[1]} explanation over {found[2]}, not "
+                f"{teacher} / {explanation} / {units}: use another --out"
             )
     else:
-        code = radmetrics(["data", "pairs", "--out", str(pairs), "--explanation", explanation, "--teacher", teacher])
+        command = ["data", "pairs", "--out", str(pairs), "--explanation", explanation, "--teacher", teacher]
+        code = radmetrics([*command, "--units", units])
         if code:
             raise SystemExit(f"radmetrics data pairs failed ({code})")
 
@@ -286,6 +294,7 @@ def main() -> None:
             out / "pairs",
             args.explanation or ("walkthrough" if args.teacher == "semantic" else "summary"),
             args.teacher,
+            "findings" if config.get("prompt") == "findings" else "statements",
         )
         if args.pretrain:
             pretrain_dir = load_recipe("green/pretrain").main(

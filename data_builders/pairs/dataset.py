@@ -99,17 +99,25 @@ def pairs_explanation(out_dir: str | Path) -> str:
 TEACHERS = ("programmatic", "semantic")
 
 
+def pairs_units(out_dir: str | Path) -> str:
+    """What the semantic teacher judged in `out_dir`'s pairs (findings or statements), from their card's provenance
+    (cards written before it was recorded are statements)."""
+    match = re.search(r'"teacher_units": "(\w+)"', (Path(out_dir) / "README.md").read_text(encoding="utf-8"))
+    return match.group(1) if match else "statements"
+
+
 def write_pairs(
     pairs: list[PairRecord],
     out_dir: str | Path,
     provenance: dict,
     explanation: str = "summary",
     teacher: str = "programmatic",
+    units: str = "findings",
 ) -> dict:
     """Annotate `pairs` and write each split, the statistics and a dataset card. `teacher`: "programmatic" (the edit
     log; `explanation`: teacher.EXPLANATIONS) or "semantic" (the semantic_green teacher, which reads only the two
-    texts:
-    a walkthrough names numbered statements, a summary quotes them)."""
+    texts: a walkthrough names numbered items, a summary quotes them; `units`: the findings the extractor lists, or
+    every statement)."""
     if teacher not in TEACHERS:
         raise ValueError(f"teacher {teacher!r}: expected one of {', '.join(TEACHERS)}")
     out = Path(out_dir)
@@ -118,11 +126,13 @@ def write_pairs(
 
         # a walkthrough names numbered statements (the `numbered` prompt shows them); a summary quotes them instead
         annotated = semantic_annotations(
-            [p.to_dict() for p in pairs], quoted=explanation == "summary", explanation=explanation
+            [p.to_dict() for p in pairs], quoted=explanation == "summary", explanation=explanation, units=units
         )
     else:
         annotated = [programmatic_annotation(p, explanation) for p in pairs]
     provenance = {**provenance, "teacher": teacher, "teacher_explanation": explanation}
+    if teacher == "semantic":
+        provenance["teacher_units"] = units
     by_split: dict[str, list[dict]] = {}
     for record in annotated:
         by_split.setdefault(record["split"], []).append(record)

@@ -39,7 +39,15 @@ DESCRIPTION = """Subcommands:
                reports): per score key, Kendall tau-b against the raters' mean error count with a 95% interval that
                resamples cases, the paired difference with ROUGE-L, and preference accuracy on the cases where 2 of 3
                raters rate one candidate higher. Without --metrics, every metric the components allow; give exports
-               with --components to add the learned metrics. Writes OUT/agreement.json and OUT/agreement.md.
+               with --components to add the learned metrics. `keys_vs_rating` gives tau-b against the raters' mean
+               1-5 rating too. --part develop|frozen|all (default all) picks a part of the frozen split. Writes
+               OUT/agreement.json and OUT/agreement.md.
+
+  significance each listed finding that 2 or more raters marked as an error, with the level 2 or more of them gave:
+               radmetrics' clinical significance of it (inference/findings/significance.py) against that level,
+               linear-weighted kappa with a case-bootstrap interval, exact agreement and the confusion table, beside
+               each rater against the level the other two agree on. --part develop (default) or frozen (touched once).
+               Writes OUT/significance_agreement.json.
 
   findings     where semantic_green loses agreement on RadPref, stage by stage, on one part of its frozen split
                (--part develop, 30 cases; frozen, 20 cases touched once at the end; or all): the extractor's findings
@@ -101,8 +109,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--data", help="a RadPref folder (preference_data.json, user_*.json; default: the bundled half)"
     )
     radpref.add_argument("--baseline", default="rougeL", help="the key every other key's tau-b is compared with")
+    radpref.add_argument(
+        "--part",
+        choices=["develop", "frozen", "all"],
+        default="all",
+        help="the part of the frozen split of the bundled half (develop: 30 cases; frozen: 20, touched once; all)",
+    )
     add_scoring_arguments(radpref)
     radpref.add_argument("--out", required=True)
+    significance = sub.add_parser(
+        "significance", help="clinical significance per finding against RadPref's raters (weighted kappa)"
+    )
+    significance.add_argument(
+        "--part", choices=["develop", "frozen", "all"], default="develop", help="the part of the frozen split"
+    )
+    significance.add_argument("--bootstrap", type=int, default=1000, help="case bootstrap resamples for the interval")
+    significance.add_argument("--seed", type=int, default=0)
+    significance.add_argument("--out", required=True)
     findings = sub.add_parser("findings", help="finding-level agreement with RadPref's raters, stage by stage")
     findings.add_argument(
         "--part", choices=["develop", "frozen", "all"], default="develop", help="the part of the frozen split"
@@ -474,6 +497,10 @@ def radpref(args) -> int:
     if args.metrics and args.baseline not in {k for spec in scorer.specs for k in spec.keys}:
         scorer = build_scorer(argparse.Namespace(**{**vars(args), "metrics": [*args.metrics, args.baseline]}), out, 0)
     candidates = load_radpref(args.data)
+    if args.part != "all":
+        from ..radpref import split_candidates
+
+        candidates = split_candidates(candidates, args.part)
     result = scorer(
         [c.reference for c in candidates],
         [c.text for c in candidates],
@@ -486,8 +513,14 @@ def radpref(args) -> int:
         values = np.array([np.nan if row[key] is None else row[key] for row in result.per_sample], dtype=float)
         scores[key] = values if result.higher_is_better[key] else -values
     human = np.array([c.mean_errors() for c in candidates])
+    rating = np.array([c.mean_rating() for c in candidates])
+    command = ["radmetrics meta-eval radpref", f"--part {args.part}"]
+    command += [f"--metrics {' '.join(args.metrics)}"] if args.metrics else []
+    command += [f"--components {' '.join(args.components)}"] if args.components else []
     report = {
+        "command": " ".join([*command, f"--out {args.out}"]),
         "data": str(args.data or "bundled radpref_dev"),
+        "part": args.part,
         "candidates": len(candidates),
         "cases": len(candidates) // 2,
         "human": "minus the mean over 3 raters of finding_errors + missing_findings",
@@ -506,6 +539,18 @@ def radpref(args) -> int:
             args.bootstrap,
             args.seed,
         ),
+        "keys_vs_rating": {
+            key: {k: v for k, v in entry.items() if k != "preference"}
+            for key, entry in agreement(
+                scores,
+                -rating,
+                case_index(candidates),
+                majority_preference(candidates),
+                args.baseline,
+                args.bootstrap,
+                args.seed,
+            ).items()
+        },
         "signatures": result.signatures,
     }
     _write(out, "agreement.json", report)
@@ -541,6 +586,35 @@ def agreement_table(report: dict) -> str:
             f"{_number(preference['accuracy'])} ({preference['n']}) |"
         )
     return "\n".join(lines)
+
+
+def significance(args) -> int:
+    import platform
+
+    from ..findings.significance import significance as level_of
+    from ..findings.significance_agreement import significance_agreement
+    from ..radpref import load_radpref, split_candidates
+    from ..signature import version
+
+    out = Path(args.out)
+    candidates = split_candidates(load_radpref(), args.part)
+    report = {
+        "command": f"radmetrics meta-eval significance --part {args.part} --out {args.out}",
+        "part": args.part,
+        "cases": len(candidates) // 2,
+        "radmetrics": version(),
+        "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
+        "predictor": "inference/findings/significance.py (word rules from CRIMSON's examples, the patient's age)",
+        **significance_agreement(candidates, level_of, args.bootstrap, args.seed),
+    }
+    _write(out, "significance_agreement.json", report)
+    low, high = report["weighted_kappa_ci95"]
+    raters = ", ".join(f"{v['weighted_kappa']:.3f}" for v in report["raters"].values())
+    print(
+        f"{report['items_with_a_majority_level']} items: weighted kappa {report['weighted_kappa']:.3f} "
+        f"[{low:.3f}, {high:.3f}], exact {report['exact_agreement']:.3f}; each rater against the other two: {raters}"
+    )
+    return 0
 
 
 def findings(args) -> int:
@@ -680,6 +754,7 @@ def ranking(args) -> int:
 def run(args: argparse.Namespace) -> int:
     commands = {
         "findings": findings,
+        "significance": significance,
         "ranking": ranking,
         "correlate": correlate,
         "preference": preference,

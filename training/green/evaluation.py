@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from radmetrics.inference.metrics.green.format import parse_green_response
+from radmetrics.inference.metrics.green.format import parse_green_response, prompt_reports
 from radmetrics.inference.metrics.green.generation import generate_green_responses
 from radmetrics.inference.stats import bootstrap_ci, paired_comparison
 
@@ -220,11 +220,12 @@ def _generate(model, tokenizer, records, max_new_tokens: int, batch_size: int, p
     cache = model.config.use_cache
     model.config.use_cache = True  # generation wants the KV cache; training keeps it off (packing masks)
     try:
+        texts = [prompt_reports(record, prompt) for record in records]
         responses = generate_green_responses(
             model,
             tokenizer,
-            records["reference"],
-            records["candidate"],
+            [reference for reference, _ in texts],
+            [candidate for _, candidate in texts],
             batch_size,
             max_new_tokens,
             progress=is_main_process(),

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from trl import SFTConfig, SFTTrainer
 
-from radmetrics.inference.metrics.green.format import PROMPTS
+from radmetrics.inference.metrics.green.format import PROMPTS, prompt_reports
 from radmetrics.inference.metrics.green.generation import MAX_REPORT_WORDS, green_messages
 
 from ..common.distributed import build_once, is_main_process
@@ -91,7 +91,9 @@ class GreenDataArguments:
         metadata={
             "help": (
                 "the user turn: green (appendix A.1, as released GREEN models read it), short (the two reports and one"
-                " line, `format.short_prompt`: about 400 tokens fewer per pair) or numbered (short, with each report's"
+                " line, `format.short_prompt`: about 400 tokens fewer per pair), findings (short, each report's"
+                " findings numbered as the findings-based semantic teacher judged them; scoring an export runs the"
+                " extractor first) or numbered (short, with each report's"
                 " statements numbered as the semantic teacher's walkthrough names them); the export records it and"
                 " scoring uses it"
             )
@@ -184,6 +186,7 @@ def load_annotations(data_args: GreenDataArguments, output_dir: str):
                 {"corpus": "iu_xray", "path": "bundled", "split_by": "text"},
                 data_args.teacher_explanation,
                 data_args.teacher,
+                "findings" if data_args.prompt == "findings" else "statements",
             )
 
         build_once(root, build)
@@ -193,6 +196,14 @@ def load_annotations(data_args: GreenDataArguments, output_dir: str):
             raise ValueError(
                 f"{root} holds pairs annotated by the {pairs_teacher(root)} teacher, not {data_args.teacher}: "
                 f"use another output_dir, or remove {root}"
+            )
+        from radmetrics.data_builders.pairs.dataset import pairs_units
+
+        units = "findings" if data_args.prompt == "findings" else "statements"
+        if data_args.teacher == "semantic" and pairs_units(root) != units:
+            raise ValueError(
+                f"{root} holds the semantic teacher's annotations of {pairs_units(root)}, not of {units} (prompt "
+                f"{data_args.prompt}): use another output_dir, or remove {root}"
             )
         found = pairs_explanation(root)
         if data_args.teacher == "programmatic" and found != data_args.teacher_explanation:
@@ -221,7 +232,7 @@ def load_annotations(data_args: GreenDataArguments, output_dir: str):
 
 def to_conversation(record: dict, max_words: int, prompt: str) -> dict:
     return {
-        "prompt": green_messages(record["reference"], record["candidate"], max_words, prompt),
+        "prompt": green_messages(*prompt_reports(record, prompt), max_words, prompt),
         "completion": [{"role": "assistant", "content": record["response"]}],
     }
 

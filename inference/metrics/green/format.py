@@ -124,7 +124,43 @@ def numbered_prompt(reference: str, candidate: str) -> str:
     )
 
 
-PROMPTS = {"green": green_prompt, "short": short_prompt, "numbered": numbered_prompt}
+def findings_prompt(reference: str, candidate: str) -> str:
+    """The short instruction with each report's findings numbered (R1, R2, ... and C1, C2, ...) as the findings
+    extractor lists them and the semantic teacher judges them (`semantic_green`, findings first). Each report arrives
+    as its findings, one per line (`findings_text`): a model prompted this way needs the extractor run first, which
+    training records carry and scoring does (the GREEN metric, for an export trained with it)."""
+
+    def numbered(findings: str, side: str) -> str:
+        items = [item for item in findings.split("\n") if item.strip()]
+        return "\n".join(f"{side}{i}: {item}" for i, item in enumerate(items, 1)) or "(no findings)"
+
+    return (
+        "Compare the candidate radiology report's findings with the reference report's, finding by finding, and list "
+        "its clinically significant and insignificant errors and the matched findings in GREEN's format.\n"
+        f"Reference findings:\n{numbered(reference, 'R')}\nCandidate findings:\n{numbered(candidate, 'C')}\n"
+    )
+
+
+def findings_text(findings: list[str]) -> str:
+    """A report's findings as the `findings` prompt reads them: one per line."""
+    return "\n".join(" ".join(item.split()) for item in findings)
+
+
+PROMPTS = {"green": green_prompt, "short": short_prompt, "numbered": numbered_prompt, "findings": findings_prompt}
+NEEDS_FINDINGS = ("findings",)  # prompts whose reports are findings lists (findings_text), extracted first
+
+
+def prompt_reports(record, prompt: str) -> tuple[str, str]:
+    """The two texts `prompt` reads for an annotation record: its reports, or, for the `findings` prompt, the findings
+    lists the semantic teacher judged (`reference_findings`, `candidate_findings`)."""
+    if prompt not in NEEDS_FINDINGS:
+        return record["reference"], record["candidate"]
+    if "reference_findings" not in record:
+        raise ValueError(
+            "the findings prompt reads the findings the semantic teacher judged, which these records lack: build them "
+            "with `radmetrics data pairs --teacher semantic --units findings` (or data annotate --units findings)"
+        )
+    return findings_text(record["reference_findings"]), findings_text(record["candidate_findings"])
 
 
 def _strip_period(text: str) -> str:

@@ -12,7 +12,7 @@ A response the parser cannot read is reported (score None, counted), not scored 
 
 from __future__ import annotations
 
-from .format import PROMPTS
+from .format import NEEDS_FINDINGS, PROMPTS
 
 MAX_REPORT_WORDS = 300
 ENGINES = ("generate", "continuous")
@@ -27,10 +27,12 @@ def green_messages(
     reference: str, candidate: str, max_words: int = MAX_REPORT_WORDS, prompt: str = "green"
 ) -> list[dict]:
     """The user turn: `prompt` "green" (appendix A.1, what released GREEN models read), "short"
-    (`format.short_prompt`) or "numbered" (`format.numbered_prompt`, the statements numbered as the semantic teacher
-    numbers them)."""
+    (`format.short_prompt`), "numbered" (`format.numbered_prompt`, the statements numbered) or "findings"
+    (`format.findings_prompt`: `reference` and `candidate` are then each report's findings, `format.findings_text`)."""
     if prompt not in PROMPTS:
         raise ValueError(f"GREEN prompt {prompt!r}: expected one of {sorted(PROMPTS)}")
+    if prompt in NEEDS_FINDINGS:  # findings lists, one per line: short, and their lines must survive
+        return [{"role": "user", "content": PROMPTS[prompt](reference, candidate)}]
     return [
         {
             "role": "user",

@@ -19,7 +19,7 @@ own prompt is read from its manifest, and a different `prompt` is refused, as is
 from __future__ import annotations
 
 from ..base import Metric, MetricOutput, Option, OptionError
-from .format import PROMPTS, parse_green_response
+from .format import NEEDS_FINDINGS, PROMPTS, findings_text, parse_green_response
 from .generation import ENGINES
 
 NAN = float("nan")
@@ -149,8 +149,47 @@ Notation},
                 "which scoring uses: leave prompt unset"
             )
 
+    def effective_prompt(self) -> str:
+        """The prompt this run sends: an export's own (its manifest), else the option's, else GREEN's."""
+        from ...loading.checkpoint import load_manifest
+        from .generation import trained_prompt
+
+        path = self.components.get("green")
+        if path is not None and released_source(path) is None:
+            return self.loaded("prompt", lambda: trained_prompt(load_manifest(path, "green")[1]), path)
+        return self.options["prompt"] or "green"
+
+    def signature_parts(self) -> list[str]:
+        """With a prompt that reads findings lists, the findings extractor that lists them too."""
+        parts = super().signature_parts()
+        if self.effective_prompt() in NEEDS_FINDINGS:
+            from ...signature import fingerprint
+            from ..semantic_green.metric import SemanticGreen
+
+            parts.append(f"extractor:{fingerprint(SemanticGreen().extractor_path())}")
+        return parts
+
     def _responses(self, references, candidates) -> tuple[list[str | None], list[str | None], dict]:
-        """(responses, errors, meta): from the local component, else through the LLM engine."""
+        """(responses, errors, meta): from the local component, else through the LLM engine. A prompt that reads
+        findings lists (`findings`) gets each report's findings from the findings extractor first, and says so."""
+        if self.effective_prompt() in NEEDS_FINDINGS:
+            import logging
+
+            from ..semantic_green.metric import SemanticGreen
+
+            lister = SemanticGreen(progress=self.options.get("progress", True))
+            logging.getLogger(__name__).warning(
+                "green: the %s prompt reads each report's findings: running the findings extractor (%s) first",
+                self.effective_prompt(),
+                lister.extractor_path(),
+            )
+            found = lister.findings_lists([*references, *candidates])
+            texts = [findings_text(items) for items in found]
+            responses, errors, meta = self._generate(texts[: len(references)], texts[len(references) :])
+            return responses, errors, {**meta, "findings_extracted_by": lister.extractor_path()}
+        return self._generate(references, candidates)
+
+    def _generate(self, references, candidates) -> tuple[list[str | None], list[str | None], dict]:
         from ...loading.checkpoint import load_manifest
         from .generation import generate_green_responses, green_messages, load_green_model, trained_prompt
         from .released import ReleasedGreen

@@ -14,6 +14,11 @@ Option `findings` says what is matched:
 
 Keys mirror GREEN's: `semantic_green` (matched / (matched + significant errors), 0 when nothing matched, 1 when neither
 report has a finding), and the per-pair counts of significant errors, insignificant errors and matched findings;
+`semantic_green_weighted_errors` weighs each error as CRIMSON does (an error on a finding by the finding's clinical
+significance, inference/findings/significance.py: urgent 1, actionable 0.5, not actionable 0.25, benign 0; a
+significant attribute error of a matched pair, location, severity or interval change, 0.5; an insignificant error 0),
+and `semantic_green_weighted` is matched / (matched + weighted errors), 1 when that is 0 / 0 (the only errors are on
+benign findings, or there are none). Each pair's patient context (its age) informs the significance;
 `semantic_green_precision` and `_recall` are the matched findings over the candidate's and over the reference's
 findings (0 for a report with none). The per-pair detail lists both reports' findings, which matched which (with the
 cosine), and every error with its category, significance and reason; report.html shows them.
@@ -53,6 +58,8 @@ class SemanticGreen(Metric):
     }
     keys = (
         PREFIX,
+        f"{PREFIX}_weighted",
+        f"{PREFIX}_weighted_errors",
         f"{PREFIX}_significant_errors",
         f"{PREFIX}_insignificant_errors",
         f"{PREFIX}_matched_findings",
@@ -61,6 +68,8 @@ class SemanticGreen(Metric):
     )
     higher_is_better = {
         PREFIX: True,
+        f"{PREFIX}_weighted": True,
+        f"{PREFIX}_weighted_errors": False,
         f"{PREFIX}_significant_errors": False,
         f"{PREFIX}_insignificant_errors": False,
         f"{PREFIX}_matched_findings": True,
@@ -76,6 +85,7 @@ class SemanticGreen(Metric):
 Notation},
   author={Ostmeier, Sophie and others}, booktitle={Findings of EMNLP}, year={2024}}"""
     runs_encoder = True
+    accepts_context = True
 
     def encoder(self):
         from ...models.text_encoder import TextEncoder
@@ -102,35 +112,57 @@ Notation},
             parts.append(f"extractor:{fingerprint(self.extractor_path())}")
         return parts
 
-    def compute(self, references, candidates):
+    def findings_lists(self, reports, encoder=None) -> list[list[str]]:
+        """Each report's findings as the findings extractor lists them (abbreviations read as words first)."""
+        from ...findings.extractor import COMPONENT, FindingsExtractor, FindingsHead, MemoEncoder
+        from ...loading.checkpoint import load_manifest
+        from ...models.text_encoder import TextEncoder
+        from ...sentences import expand_abbreviations
+
+        path = self.extractor_path()
+        head = self.loaded("extractor", lambda: FindingsHead.load(load_manifest(path, COMPONENT)[0]), path)
+        encoder = encoder if encoder is not None else MemoEncoder(self.encoder())
+        if head.encoder != self.options["encoder"]:  # the head reads its own encoder's embeddings
+            own = self.loaded("extractor_encoder", lambda: TextEncoder(head.encoder), head.encoder)
+            extractor = FindingsExtractor(head, MemoEncoder(own), self.options["batch_size"])
+        else:
+            extractor = FindingsExtractor(head, encoder, self.options["batch_size"])
+        progress = self.options.get("progress", False)
+        return extractor([expand_abbreviations(t) for t in reports], progress=progress)
+
+    def annotate(self, references, candidates) -> list:
+        """The teacher's annotation of each pair (`teacher.Annotation`): over the extracted findings, or over every
+        statement with findings=statements. The annotation's statements are the items its errors and matches index."""
         progress = self.options.get("progress", False)
         if self.options["findings"] == "statements":
-            annotations = self.teacher()(references, candidates, progress=progress)
-        else:
-            from ...findings.extractor import COMPONENT, FindingsExtractor, FindingsHead, MemoEncoder
-            from ...loading.checkpoint import load_manifest
-            from ...models.text_encoder import TextEncoder
-            from ...sentences import expand_abbreviations
+            return self.teacher()(references, candidates, progress=progress)
+        from ...findings.extractor import MemoEncoder
 
-            path = self.extractor_path()
-            head = self.loaded("extractor", lambda: FindingsHead.load(load_manifest(path, COMPONENT)[0]), path)
-            encoder = MemoEncoder(self.encoder())  # the extractor and the teacher embed each text once
-            if head.encoder != self.options["encoder"]:  # the head reads its own encoder's embeddings
-                own = self.loaded("extractor_encoder", lambda: TextEncoder(head.encoder), head.encoder)
-                extractor = FindingsExtractor(head, MemoEncoder(own), self.options["batch_size"])
-            else:
-                extractor = FindingsExtractor(head, encoder, self.options["batch_size"])
-            found = extractor([expand_abbreviations(t) for t in [*references, *candidates]], progress=progress)
-            annotations = self.teacher(encoder).annotate_lists(found[: len(references)], found[len(references) :])
+        encoder = MemoEncoder(self.encoder())  # the extractor and the teacher embed each text once
+        found = self.findings_lists([*references, *candidates], encoder)
+        return self.teacher(encoder).annotate_lists(found[: len(references)], found[len(references) :])
+
+    def compute(self, references, candidates, context=None):
+        annotations = self.annotate(references, candidates)
+        contexts = context if context is not None else [None] * len(annotations)
+        weighted = [weighted_errors(a, c) for a, c in zip(annotations, contexts)]
         values = {
             PREFIX: [a.score for a in annotations],
+            f"{PREFIX}_weighted": [weighted_score(a.matched, total) for a, (total, _) in zip(annotations, weighted)],
+            f"{PREFIX}_weighted_errors": [total for total, _ in weighted],
             f"{PREFIX}_significant_errors": [float(sum(a.significant)) for a in annotations],
             f"{PREFIX}_insignificant_errors": [float(sum(a.insignificant)) for a in annotations],
             f"{PREFIX}_matched_findings": [float(a.matched) for a in annotations],
             f"{PREFIX}_precision": [a.precision for a in annotations],
             f"{PREFIX}_recall": [a.recall for a in annotations],
         }
-        return MetricOutput(values, details=[a.to_dict() for a in annotations])
+        details = []
+        for annotation, (total, levels) in zip(annotations, weighted):
+            detail = annotation.to_dict()
+            for error, (level, error_weight) in zip(detail["errors"], levels):
+                error.update(level=level, weight=error_weight)
+            details.append({**detail, "weighted_errors": total})
+        return MetricOutput(values, details=details)
 
     @classmethod
     def display_detail(cls, detail):
@@ -149,7 +181,8 @@ Notation},
         errors = [
             [
                 f"({e['category']})",
-                "significant" if e["significant"] else "insignificant",
+                ("significant" if e["significant"] else "insignificant")
+                + (f", {e['level']} ({e['weight']:g})" if e.get("level") else ""),
                 statement(cand, e["candidate"], "C"),
                 statement(ref, e["reference"], "R"),
                 e["reason"],
@@ -164,3 +197,34 @@ Notation},
             table("matched findings", ["candidate", "reference", "cosine"], matches),
         ]
         return shown
+
+
+def error_weight(error, annotation, context) -> tuple[str | None, float]:
+    """(the clinical significance level weighed, CRIMSON's weight) of one teacher error: a false or missing finding (an
+    unmatched statement, or one whose presence the other side negates) by its finding's level; a location, severity or
+    interval-change error of a matched pair 0.5 when significant (CRIMSON's significant attribute error); an
+    insignificant error (a normal statement, a comparison) 0."""
+    from ...findings.significance import significance, weight
+
+    if not error.significant:
+        return None, 0.0
+    both = error.candidate is not None and error.reference is not None
+    if both and error.category in ("c", "d", "e"):
+        return None, 0.5
+    # the finding the error is about: the candidate's for a false finding (a), the reference's for a missing one (b)
+    on_candidate = error.category == "a" if both else error.candidate is not None
+    if on_candidate:
+        statement = annotation.candidate_statements[error.candidate]
+    else:
+        statement = annotation.reference_statements[error.reference]
+    level = significance(statement, context)
+    return level, weight(level)
+
+
+def weighted_errors(annotation, context) -> tuple[float, list[tuple[str | None, float]]]:
+    levels = [error_weight(e, annotation, context) for e in annotation.errors]
+    return float(sum(w for _, w in levels)), levels
+
+
+def weighted_score(matched: int, weighted: float) -> float:
+    return matched / (matched + weighted) if matched + weighted > 0 else 1.0
