@@ -130,6 +130,41 @@ def _refuse_missing_id_field(path: Path, id_field: str, columns) -> None:
     )
 
 
+def read_csv_rows(path: Path, text: str) -> list[tuple[int, dict]]:
+    """(line where the row starts, {column: value}) per data row of a CSV file, read strictly: a quoted field that is
+    never closed, text after a closing quote, or a row with more fields than the header is a ReportFileError naming
+    the file and the line (Python's csv module would otherwise read the rest of the file into one field, or drop the
+    extra values). A row with fewer fields leaves the rest None; blank lines are skipped."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+
+    def fail(line: int, exc: csv.Error):
+        what = "a quoted field opened on this line is never closed" if "end of data" in str(exc) else str(exc)
+        return ReportFileError(f"{path}: line {line}: {what} (not a well-formed CSV row)")
+
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise fail(1, exc) from None
+    if not header:
+        raise ReportFileError(f"{path}: no header row")
+    rows, start = [], reader.line_num + 1
+    while True:
+        try:
+            row = next(reader, None)
+        except csv.Error as exc:
+            raise fail(start, exc) from None
+        if row is None:
+            return rows
+        if len(row) > len(header):
+            raise ReportFileError(
+                f"{path}: line {start}: {len(row)} fields where the header has {len(header)} (quote a field that "
+                "holds a comma)"
+            )
+        if row:
+            rows.append((start, dict(zip(header, row + [None] * (len(header) - len(row))))))
+        start = reader.line_num + 1
+
+
 def read_reports(
     path: str | Path,
     field: str | None = None,
@@ -155,13 +190,10 @@ def read_reports(
             _checked(line, path, f"line {n}", allow_empty=allow_empty) for n, line in enumerate(split_lines(text), 1)
         ], None
     if suffix == ".csv":
-        try:
-            rows = list(csv.DictReader(io.StringIO(text, newline="")))
-        except csv.Error as exc:
-            raise ReportFileError(f"{path}: not a readable CSV file ({exc})") from exc
-        if not rows:
+        numbered = read_csv_rows(path, text)
+        if not numbered:
             raise ReportFileError(f"{path}: no rows")
-        where = [f"row {i + 2}" for i in range(len(rows))]
+        rows, where = [row for _, row in numbered], [f"line {line}" for line, _ in numbered]
         reports = [_pick(r, field, path, w, allow_empty) for r, w in zip(rows, where)]
         if id_required and id_field not in rows[0]:
             _refuse_missing_id_field(path, id_field, rows[0])
@@ -201,7 +233,7 @@ def read_columns(path: str | Path, fields: list[str]) -> list[dict]:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        rows = list(csv.DictReader(io.StringIO(_read_text(path), newline="")))
+        rows = [row for _, row in read_csv_rows(path, _read_text(path))]
     elif suffix == ".jsonl":
         rows = [record for _, record in read_jsonl_records(path)]
     elif suffix == ".json":
@@ -213,6 +245,56 @@ def read_columns(path: str | Path, fields: list[str]) -> list[dict]:
         if missing:
             raise ReportFileError(f"{path}: record {n} has no field {missing[0]!r} (--context-fields)")
     return [{f: row[f] for f in fields} for row in rows]
+
+
+ID_LIKE = ("study_id", "dicom_id", "subject_id", "accession", "accession_number", "report_id", "image_id")
+
+
+def is_id_like(column: str) -> bool:
+    name = str(column).strip().lower()
+    return name == "id" or name in ID_LIKE or name.endswith("_id")
+
+
+def file_columns(path: str | Path) -> set[str] | None:
+    """The columns (or the first records' fields) of a CSV, JSONL or JSON file; None for a .txt file."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        rows = read_csv_rows(path, _read_text(path))
+        return set(rows[0][1]) if rows else set()
+    if suffix == ".jsonl":
+        return {k for _, record in read_jsonl_records(path)[:100] if isinstance(record, dict) for k in record}
+    if suffix == ".json":
+        data = json.loads(_read_text(path))
+        return (
+            {k for record in data[:100] if isinstance(record, dict) for k in record}
+            if isinstance(data, list)
+            else set()
+        )
+    return None
+
+
+def refuse_silent_pairing(ref_path: str | Path, hyp_path: str | Path) -> None:
+    """With no id field named: files that both carry `id` pair by it; otherwise, files that carry identifiers under
+    another name must not be paired by position without a word. ReportFileError naming the flag that says how."""
+    refs, hyps = file_columns(ref_path), file_columns(hyp_path)
+    if refs is not None and hyps is not None and "id" in refs and "id" in hyps:
+        return
+    ref_ids = sorted(c for c in refs or () if is_id_like(c))
+    hyp_ids = sorted(c for c in hyps or () if is_id_like(c))
+    if refs is not None and hyps is not None and ref_ids and hyp_ids:
+        shared = [c for c in ref_ids if c in hyp_ids]
+        how = f"--id-field {shared[0]}" if shared else f"--ref-id-field {ref_ids[0]} --hyp-id-field {hyp_ids[0]}"
+        raise ReportFileError(
+            f"{ref_path} and {hyp_path} both carry ids ({', '.join(ref_ids)}; {', '.join(hyp_ids)}) but no id field "
+            f"is named: pass {how} to pair by them (or --id-field '' to pair by position)"
+        )
+    if (refs is None) != (hyps is None) and (ref_ids or hyp_ids):
+        with_ids, column = (ref_path, ref_ids) if ref_ids else (hyp_path, hyp_ids)
+        raise ReportFileError(
+            f"{with_ids} carries ids ({', '.join(column)}) and the other file is plain text, which pairs by line: "
+            "pass --id-field '' to pair them by position"
+        )
 
 
 def pair_reports(

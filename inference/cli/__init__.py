@@ -77,4 +77,15 @@ def main(argv: list[str] | None = None) -> int:
     except user_errors() as exc:
         print(f"radmetrics {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader closed the pipe (`radmetrics score --list | head`): nothing left to say
+        closed_stdout()
+        return 0
     return int(result or 0)
+
+
+def closed_stdout() -> None:
+    """Point stdout at /dev/null, so that flushing it at exit raises no second BrokenPipeError."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())

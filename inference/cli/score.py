@@ -99,9 +99,11 @@ def id_fields(args: argparse.Namespace) -> tuple[tuple[str, bool], tuple[str, bo
 
 def read_pairs_from_args(args: argparse.Namespace, hyps_path: str):
     """(references, candidates, ids) of --refs and one candidates file, paired by the id fields the arguments name."""
-    from ..report_io import pair_reports, read_reports
+    from ..report_io import pair_reports, read_reports, refuse_silent_pairing
 
     (ref_id, ref_named), (hyp_id, hyp_named) = id_fields(args)
+    if not (ref_named or hyp_named):
+        refuse_silent_pairing(args.refs, hyps_path)
     references = read_reports(args.refs, args.ref_field, ref_id, id_required=ref_named)
     candidates = read_reports(hyps_path, args.hyp_field, hyp_id, allow_empty=True, id_required=hyp_named)
     return pair_reports(*references, *candidates)

@@ -96,3 +96,84 @@ def test_score_cli_never_shows_a_traceback(tmp_path, capsys, content):
     (tmp_path / "hyps.txt").write_text("Mild cardiomegaly.\n")
     code = score(tmp_path, str(tmp_path / "refs.jsonl"), str(tmp_path / "hyps.txt"), "--metrics", "bleu2")
     assert code in (0, 2) and "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('study_id,report\ns100,"Heart normal.\ns101,Small effusion.\n', "line 2: a quoted field opened on this line"),
+        (
+            "study_id,report\ns100,Heart normal.\ns101,Small, left effusion.\n",
+            "line 3: 3 fields where the header has 2",
+        ),
+        ('study_id,report\ns100,"Heart" normal.\n', "line 2: "),
+    ],
+)
+def test_a_malformed_csv_is_refused_naming_its_line(tmp_path, text, message):
+    from radmetrics.inference.report_io import ReportFileError, read_reports
+
+    (tmp_path / "refs.csv").write_text(text)
+    with pytest.raises(ReportFileError, match=message):
+        read_reports(tmp_path / "refs.csv", "report", "study_id")
+
+
+def test_a_multi_line_quoted_report_is_one_row_and_errors_name_the_line_it_starts_on(tmp_path):
+    from radmetrics.inference.report_io import ReportFileError, read_reports
+
+    (tmp_path / "refs.csv").write_text('id,report\na,"Line one.\nLine two."\nb,\n')
+    with pytest.raises(ReportFileError, match="line 4"):
+        read_reports(tmp_path / "refs.csv", "report")
+    (tmp_path / "refs.csv").write_text('id,report\na,"Line one.\nLine two."\nb,Fine.\n')
+    assert read_reports(tmp_path / "refs.csv", "report") == (["Line one.\nLine two.", "Fine."], ["a", "b"])
+
+
+@pytest.mark.parametrize(
+    ("refs", "hyps", "message"),
+    [
+        ("study_id,report\ns1,A.\ns2,B.\n", "study_id,report\ns2,B.\ns1,A.\n", "--id-field study_id"),
+        ("study_id,report\ns1,A.\n", "dicom_id,report\nd1,A.\n", "--ref-id-field study_id --hyp-id-field dicom_id"),
+        ("study_id,report\ns1,A.\n", None, "--id-field ''"),
+    ],
+)
+def test_files_with_ids_under_another_name_are_never_paired_by_position_silently(
+    tmp_path, capsys, refs, hyps, message
+):
+    from cli_args import score_args
+
+    (tmp_path / "refs.csv").write_text(refs)
+    hyp_file = tmp_path / ("hyps.csv" if hyps else "hyps.txt")
+    hyp_file.write_text(hyps or "A.\n")
+    assert main(score_args(tmp_path / "refs.csv", hyp_file, tmp_path / "out", "--metrics", "rougeL")) == 2
+    error = capsys.readouterr().err
+    assert message in error and error.count("\n") == 1
+
+
+def test_both_files_with_id_pair_by_it_and_a_named_field_pairs_by_position_when_empty(tmp_path):
+    from cli_args import score_args
+
+    from radmetrics.inference.cli import main
+
+    (tmp_path / "refs.csv").write_text("id,study_id,report\n1,s1,Heart normal.\n2,s2,Small effusion.\n")
+    (tmp_path / "hyps.csv").write_text("id,study_id,report\n2,s2,Small effusion.\n1,s1,Heart normal.\n")
+    assert main(score_args(tmp_path / "refs.csv", tmp_path / "hyps.csv", tmp_path / "a", "--metrics", "rougeL")) == 0
+    rows = [json.loads(line) for line in (tmp_path / "a" / "per_sample.jsonl").read_text().splitlines()]
+    assert [r["rougeL"] for r in rows] == [1.0, 1.0]
+    (tmp_path / "hyps.txt").write_text("Heart normal.\nSmall effusion.\n")
+    out = tmp_path / "b"
+    assert (
+        main(score_args(tmp_path / "refs.csv", tmp_path / "hyps.txt", out, "--metrics", "rougeL", "--id-field", ""))
+        == 0
+    )
+
+
+def test_a_closed_pipe_ends_the_listing_quietly():
+    """`radmetrics score --list | head`: the reader has gone; no traceback, exit 0."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys; r, w = os.pipe(); os.close(r); os.dup2(w, 1); "
+        "from radmetrics.inference.cli import main; sys.exit(main(['score', '--list']))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == ""

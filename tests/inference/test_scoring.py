@@ -94,7 +94,7 @@ def test_report_files(tmp_path):
     with pytest.raises(ReportFileError, match="line 2 is not UTF-8"):
         read_reports(tmp_path / "bad.txt")
     (tmp_path / "r.csv").write_text("x\n1\n")
-    with pytest.raises(ReportFileError, match="row 2 has no field"):
+    with pytest.raises(ReportFileError, match="line 2 has no field"):
         read_reports(tmp_path / "r.csv")
 
 
