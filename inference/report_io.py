@@ -173,8 +173,8 @@ def read_reports(
     id_required: bool = False,
 ) -> tuple[list, list[str] | None]:
     """Returns (reports, ids or None). `allow_empty` for generated reports: an empty one is a model's real output and
-    is
-    scored; an empty reference is a defect in the data and refused. `id_field` None or "": no ids. `id_required` (the
+    is scored; an empty reference is a defect in the data and refused. `id_field` None or "": no ids. `id_required`
+    (the
     user named the id field): a file without that field is refused, with its fields listed."""
     path = Path(path)
     text = _read_text(path)
@@ -305,9 +305,8 @@ def pair_reports(
     names: tuple[str, str] = ("references", "candidates"),
 ) -> tuple[list, list, list[str] | None]:
     """(references, candidates in the references' order, ids): by id when both files carry ids, by position when
-    neither
-    does. When one file has ids and the other has none, pairing by position could silently pair the wrong reports:
-    refused."""
+    neither does. When one file has ids and the other has none, pairing by position could silently pair the wrong
+    reports: refused."""
     if (ref_ids is None) != (cand_ids is None):
         has, lacks = (names[0], names[1]) if ref_ids is not None else (names[1], names[0])
         raise ReportFileError(

@@ -5,9 +5,8 @@
 
 - `w:NAME#HASH` for each component (and each option that names weights): an export's manifest checksum (the sha256 of
   its file list, which already holds every file's sha256), a Hugging Face cache snapshot's commit, or for any other
-  file
-  its sha256, computed once per file (keyed by path, size and modification time in the radmetrics cache), never once
-  per run;
+  file its sha256, computed once per file (keyed by path, size and modification time in the radmetrics cache), never
+  once per run;
 - every option whose change changes values (the metric class declares which), at its value in this run;
 - the device and precision, for metrics that run a model; the LLM judge's model, for LLM-judged metrics;
 - the metrics a composite combines, by their own parts (`bertscore.model:default`);

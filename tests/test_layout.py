@@ -1,8 +1,11 @@
 """The layout's rules that no linter checks: no two modules import each other (a circle, even through a function-level
-import, means one of them holds what both need), and inference imports nothing from training: scoring installs and runs
-without the training stack."""
+import, means one of them holds what both need), inference imports nothing from training: scoring installs and runs
+without the training stack, and no docstring or comment leaves one word of a sentence alone on a line."""
 
 import ast
+import io
+import re
+import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,3 +79,37 @@ def test_every_bundled_data_file_ships_as_package_data():
                 if not any(fnmatch.fnmatch(relative, p) and relative.count("/") == p.count("/") for p in patterns):
                     unshipped.append(f"{package}: {relative}")
     assert unshipped == []
+
+
+ORPHAN = re.compile(r"^[A-Za-z][\w'’-]*[.,;:)]?$")  # one word, maybe with its punctuation
+
+
+def orphan_words(path: Path) -> list[tuple[int, str]]:
+    """(line, word) of every docstring or full-line comment line holding a single word between two lines of the same
+    paragraph: a sentence broken by a re-wrap ("may run", then "its" alone, then "model on either")."""
+    text = path.read_text(encoding="utf-8")
+    comments = {}
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.COMMENT and not token.line[: token.start[1]].strip():
+            comments[token.start[0]] = token.string.lstrip("#").strip()
+    found = [
+        (n, body) for n, body in comments.items() if ORPHAN.match(body) and comments.get(n - 1) and comments.get(n + 1)
+    ]
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)) and node.body:
+            doc = ast.get_docstring(node, clean=False)
+            if not doc:
+                continue
+            lines = doc.split("\n")
+            found += [
+                (node.body[0].lineno + i, line.strip())
+                for i, line in enumerate(lines[1:-1], 1)
+                if ORPHAN.match(line.strip()) and lines[i - 1].strip() and lines[i + 1].strip()
+            ]
+    return found
+
+
+def test_no_docstring_or_comment_leaves_a_word_alone_on_a_line():
+    files = [p for folder in (*PACKAGES, "benchmarks", "tests") for p in sorted((ROOT / folder).rglob("*.py"))]
+    found = [f"{p.relative_to(ROOT)}:{n}: {word}" for p in files for n, word in orphan_words(p)]
+    assert not found, "a word alone on a line (join it to its sentence):\n" + "\n".join(found)

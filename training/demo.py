@@ -260,8 +260,7 @@ def significant_count_answers(run_dir: Path) -> Counter:
 
 def green_row(sft: dict, answers: Counter) -> str:
     """The GREEN stage's table detail: what the short run reaches, whether it beats its constant (the teacher's
-    training
-    median) on the significant-error count (`beats_constant`), and whether its answers vary with the pair."""
+    training median) on the significant-error count (`beats_constant`), and whether its answers vary with the pair."""
     from radmetrics.training.green.evaluation import beats_constant
 
     agreement = "no test response parsed"

@@ -85,8 +85,7 @@ def report_pairs(count: int) -> tuple[list[str], list[str]]:
 
 def export_prompts(tokenizer, references, candidates, prompt: str = "green") -> list[list[int]]:
     """Token ids as generate_green_responses feeds an export: green_messages (the export's prompt) in the chat
-    template,
-    no extra specials."""
+    template, no extra specials."""
     from radmetrics.inference.llm.local import render_prompt
     from radmetrics.inference.metrics.green.generation import green_messages
 

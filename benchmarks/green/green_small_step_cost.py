@@ -1,6 +1,6 @@
 """Cost of one GREEN small training step on CPU, per setting: tokens/s of forward + backward + AdamW on
-SmolLM2-135M-Instruct
-for 4 GREEN SFT conversations of the bundled pairs (cut to --tokens), fp32 or bf16 autocast, full fine-tuning or LoRA.
+SmolLM2-135M-Instruct for 4 GREEN SFT conversations of the bundled pairs (cut to --tokens), fp32 or bf16 autocast, full
+fine-tuning or LoRA.
 What configs/green/sft/small.yaml's cost settings were chosen on.
 
     python benchmarks/green/green_small_step_cost.py --setting fp32-full      # also bf16-full, fp32-lora, bf16-lora

@@ -3,8 +3,7 @@
     python benchmarks/speed/process_sharding.py --metric radgraph [--pairs 400] [--results FILE]
 
 On the full-size look-alikes of benchmarks/speed/scoring_speed_vs_reference.py, radmetrics' side of that benchmark (its
-`--worker`, a fresh process that builds the Scorer and times a first and a warm call) runs the --pairs pairs three
-ways:
+`--worker`, a fresh process that builds the Scorer and times a first and a warm call) runs the pairs three ways:
 1. one process with torch's default threads (one per core);
 2. one process with one thread (OMP_NUM_THREADS=1): how well the work uses a second core;
 3. one process per core, started together, each with one thread and a contiguous share of the pairs. Each shard runs

@@ -35,9 +35,8 @@
    between the two and the largest score difference.
 
 The ratio compares warm calls: model loading is paid once per process and is reported apart (first call). Side `bf16`
-is
-radmetrics itself with option precision=bf16 (bfloat16 autocast, on the `all` row RadCliQ's own RadGraph and BERTScore
-included): its ratio is bf16 time / fp32 time (side / radmetrics,
+is radmetrics itself with option precision=bf16 (bfloat16 autocast, on the `all` row RadCliQ's own RadGraph and
+BERTScore included): its ratio is bf16 time / fp32 time (side / radmetrics,
 as for the others), and instead of equality it records how much the values move (CheXbert labels that differ, reports
 whose RadGraph graph or RaTE-NER entities differ, the largest score difference).
 """
@@ -104,8 +103,8 @@ def scorer_setup(root: Path, metric: str | None = None) -> tuple[dict, dict]:
     tests/inference/test_released_parity.py does; None: those of the single-metric rows). `radcliq` runs on the
     original RadGraph, with RadCliQ's BERTScore as the run's
     `bertscore`; `all` computes RadEval's keys in one process: `radgraph` on RadGraph-XL, `bertscore` in RadEval's
-    setting,
-    and RadCliQ with models of its own (options radgraph_model, bertscore_model); the other rows use RadGraph-XL."""
+    setting, and RadCliQ with models of its own (options radgraph_model, bertscore_model); the other rows use
+    RadGraph-XL."""
     from parity import lookalikes
 
     def base(repo_id: str) -> str:

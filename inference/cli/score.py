@@ -237,8 +237,8 @@ RUN_MANIFEST = "radmetrics_run.json"  # training.run_dir's manifest: inference r
 
 def refuse_run_directory(path: Path, entry: str) -> None:
     """A training run directory, or a checkpoint inside one (final/, checkpoint-N/), is not an export: it has no
-    manifest
-    saying how to prompt or read it, and a GREEN run's final/ prompted as a released model answers nothing usable."""
+    manifest saying how to prompt or read it, and a GREEN run's final/ prompted as a released model answers nothing
+    usable."""
     from ..loading.checkpoint import MANIFEST_NAME
 
     path = path.expanduser()

@@ -322,8 +322,7 @@ class Metric:
     def loaded(self, name: str, build, *inputs):
         """`build()` once per process for this metric, `name` and `inputs` (everything `build` reads: component paths,
         options): a metric called again, two rewards on one component, or a reward beside a Scorer share one loaded
-        model
-        instead of each loading its own (RadEval loads a model once per reward)."""
+        model instead of each loading its own (RadEval loads a model once per reward)."""
         key = (type(self).__module__, type(self).__qualname__, name, repr(inputs))
         if key not in _SHARED:
             _SHARED[key] = build()
@@ -353,8 +352,7 @@ class Metric:
 
     def _precision(self):
         """bfloat16 autocast for option precision="bf16", on CPU and, where there is one, on the GPU (a metric may run
-        its
-        model on either: BERTScore's `device` option); else nothing."""
+        its model on either: BERTScore's `device` option); else nothing."""
         if self.options.get("precision", "fp32") == "fp32":
             return contextlib.nullcontext()
         import torch

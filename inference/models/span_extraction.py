@@ -157,8 +157,7 @@ def relations_from_logits(
     offsets: Sequence[float] | None = None,
 ) -> list[list]:
     """[s1, e1, s2, e2, label] for every ordered pair of distinct entities whose decided class (argmax of the logits
-    plus
-    `offsets`) is not null."""
+    plus `offsets`) is not null."""
     if pair_logits is None:
         return []
     pair_classes = (pair_logits + np.asarray(offsets) if offsets is not None else pair_logits).argmax(-1)

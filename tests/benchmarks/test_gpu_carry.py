@@ -1,7 +1,6 @@
 """benchmarks/gpu/gpu_carry.py: files cut into parts that each fit a device call, stashed part by part, joined and
-checked
-on the other side. (The whole device call, wheels and the tiny GREEN distillation included, is rehearsed on CPU by
-benchmarks/gpu/rehearse_gpu_call.sh.)"""
+checked on the other side. (The whole device call, wheels and the tiny GREEN distillation included, is rehearsed on CPU
+by benchmarks/gpu/rehearse_gpu_call.sh.)"""
 
 import importlib.util
 import json

@@ -64,8 +64,7 @@ def test_options_components_and_intervals_reach_the_scorer():
 
 def test_module_inside_a_trainer_compute_metrics(tmp_path, iu_reports):
     """A tiny causal LM evaluated by a Trainer whose compute_metrics decodes its greedy next-token guesses and scores
-    them
-    with the rougeL module."""
+    them with the rougeL module."""
     import numpy as np
     import torch
     from datasets import Dataset

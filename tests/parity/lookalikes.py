@@ -65,9 +65,8 @@ FEATURE_SIZE, FF_HIDDEN, MAX_SPAN_WIDTH = 20, 150, 8
 # Scorer biases that leave about 5% of spans as entities and 2% of kept span pairs as relations on IU reports.
 RADGRAPH_BIASES = {"radgraph": (-0.57, -0.2), "radgraph-xl": (-1.35, 2.1), "modern-radgraph-xl": (-1.03, 0.85)}
 # Full size: the scorers' weights times 5 (a 768-wide encoder's words differ less at initializer_range), and biases
-# that
-# leave about 20 entities and 20 relations per IU report (0.5 entities per word, as the published model finds); found
-# by building with a few biases and counting what radmetrics' RadGraph finds (`python
+# that leave about 20 entities and 20 relations per IU report (0.5 entities per word, as the published model finds);
+# found by building with a few biases and counting what radmetrics' RadGraph finds (`python
 # benchmarks/encoders/lookalike_radgraph_calibration.py --biases -3.6 3.48`: the original RadGraph finds 20.8 entities
 # (0.47 per
 # word) and 20.5 relations per report).

@@ -46,9 +46,8 @@ ENVIRONMENTS = {
             "huggingface_hub>=1.0 tqdm protobuf appdirs scikit-learn>=1.8"
         ).split(),
         # what its RadGraph and RaTEScore import (benchmarks/speed/scoring_speed_vs_reference.py runs them); medspacy
-        # needs
-        # numpy<2, and with it GREEN's datasets needs a pyarrow and datasets built for numpy 1 (the radeval fixture
-        # reproduces in this environment)
+        # needs numpy<2, and with it GREEN's datasets needs a pyarrow and datasets built for numpy 1 (the radeval
+        # fixture reproduces in this environment)
         ("dotmap jsonpickle h5py rich medspacy==1.3.1 numpy<2 pandas<3 pyarrow<18 datasets>=2.19,<4").split(),
     ],
 }

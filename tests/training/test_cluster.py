@@ -22,7 +22,7 @@ def test_there_are_twelve_gpu_configs():
 
 
 def test_the_crimson_config_has_its_authors_settings():
-    """finetuning/finetune.sbatch and finetune_medgemma.py of the authors' released model (docs/training-crimson.md)."""
+    """The authors' finetune.sbatch and finetune_medgemma.py settings (docs/training-crimson.md)."""
     config = GPU_CONFIGS["configs/crimson/sft/medgemma-4b-lora.yaml"]
     authors = {
         "model_name_or_path": "google/medgemma-4b-it",

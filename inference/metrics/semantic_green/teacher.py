@@ -121,9 +121,9 @@ class Annotation:
 
     def response(self, quoted: bool = False, explanation: str = "walkthrough") -> str:
         """The annotation in GREEN's response format (appendix A.2): `parse_green_response` reads back exactly the
-        counts
-        decided here. Statements are named by number (C1, R2), as `format.numbered_prompt` shows them to a student;
-        `quoted` adds each one's first words, for a reader or a prompt that does not number them (twice the tokens).
+        counts decided here. Statements are named by number (C1, R2), as `format.numbered_prompt` shows them to a
+        student; `quoted` adds each one's first words, for a reader or a prompt that does not number them (twice the
+        tokens).
         `explanation`: "walkthrough" (one verdict per statement, `walkthrough()`) or "summary" (the counts in one
         sentence: a student trained for a few steps loops through a walkthrough, and not through a summary)."""
 
