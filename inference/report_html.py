@@ -56,7 +56,7 @@ def histogram_svg(values: list[float], key: str) -> str:
     )
     return (
         f'<figure><svg viewBox="0 0 290 100" width="290" height="100" role="img" aria-label="{html.escape(key)}'
-        f' histogram">{bars}<text x="4" y="98">{low:.3g}</text><text x="286" y="98"'
+        f' histogram">{bars}<text x="4" y="98" font-size="10">{low:.3g}</text><text x="286" y="98" font-size="10"'
         f' text-anchor="end">{high:.3g}</text></svg><figcaption>{html.escape(key)}'
         f" (n={len(finite)})</figcaption></figure>"
     )
@@ -152,19 +152,26 @@ def render_score_report(
     result, references, candidates, title: str = "radmetrics scores", baselines: str = "", sort_key: str | None = None
 ) -> str:
     """The summary with each key's signature, then the baselines (HTML, when computed), then the pairs with their texts
-    (worst first on `sort_key`), then the distributions."""
+    (worst first on `sort_key`, by default the first key the user named), then the distributions."""
     keys = list(result.summary)
     distributions = "".join(histogram_svg([row.get(k) for row in result.per_sample], k) for k in keys)
     body = (
         f"<h2>Summary</h2><p>{len(result.per_sample)} pairs; 95% percentile bootstrap intervals.</p>"
-        f"{summary_table(result.summary)}{signatures_list(getattr(result, 'signatures', {}))}{baselines}"
+        f'<div class="frame">{summary_table(result.summary)}</div>'
+        f"{signatures_list(getattr(result, 'signatures', {}))}{baselines}"
         f'{SAMPLES_SECTION}<h2>Distributions</h2><div class="hists">{distributions}</div>'
     )
     return page(
         title,
         body,
         sample_data(
-            result.per_sample, keys, references, candidates, result.details, result.higher_is_better, sort_key
+            result.per_sample,
+            keys,
+            references,
+            candidates,
+            result.details,
+            result.higher_is_better,
+            sort_key or getattr(result, "first_key", None),
         ),
     )
 

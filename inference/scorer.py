@@ -99,6 +99,7 @@ class ScoreResult:
     outputs: dict = field(default_factory=dict, repr=False)  # metric -> MetricOutput (for `aggregate`)
     warnings: list[str] = field(default_factory=list)  # keys that could not score most pairs (`failure_warning`)
     signatures: dict[str, str] = field(default_factory=dict)  # score key -> its signature (signature.py)
+    first_key: str | None = None  # the first key the user named (or the first metric's first key): report.html's sort
 
     def aggregate(self, key: str, indices) -> float:
         """The corpus value of `key` over the samples at `indices` (repeats allowed): how bootstrap and paired tests
@@ -163,6 +164,7 @@ class Scorer:
     ):
         self.metric_options = checked_options(metric_options)
         self.specs = resolve(metrics, self.metric_options)
+        self.named = [str(m) for m in metrics] if metrics else []  # in the user's order (specs are registry order)
         self.components = dict(components or {})
         self.n_bootstrap, self.seed = n_bootstrap, seed
         self.endpoint, self.llm_cache = endpoint, llm_cache or default_llm_cache()
@@ -254,7 +256,20 @@ class Scorer:
             outputs,
             warnings,
             signatures,
+            self.first_named_key(),
         )
+
+    def first_named_key(self) -> str | None:
+        """The first score key the user named: a key itself, or the first key of the metric named first."""
+        if not self.named:
+            return None
+        first = self.named[0]
+        for spec in self.specs:
+            if first == spec.name:
+                return spec.keys[0]
+            if first in spec.keys:
+                return first
+        return None
 
     def metrics(self, upstream: dict | None = None) -> list:
         """The metric instances of this Scorer's metrics, built from their options (no model is loaded until they

@@ -1,6 +1,7 @@
 """report.html: one self-contained page per scoring run. Fast checks of its content and size here; the page is opened
 in a real headless browser (Debian's chromium) in the slow test."""
 
+import html
 import json
 import re
 import shutil
@@ -132,3 +133,37 @@ def test_report_opens_sorts_and_shows_its_summary_in_chromium(tmp_path):
     assert taken.returncode == 0 and shot.is_file()
     image = Image.open(shot).convert("L")
     assert image.size == (1200, 900) and image.getextrema()[0] < 100  # text drawn, not a blank page
+
+
+MEASURE = """<script>setTimeout(() => {
+  const texts = [...document.querySelectorAll('.hists svg text')].map(t => t.getBoundingClientRect());
+  let overlaps = 0;
+  for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) {
+    const a = texts[i], b = texts[j];
+    if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) overlaps++;
+  }
+  const sorted = [...document.querySelectorAll('#samples th')].find(th => /[▼▲]/.test(th.textContent));
+  document.body.dataset.measure = JSON.stringify({
+    width: document.documentElement.scrollWidth, labels: texts.length, overlaps,
+    sorted: sorted ? sorted.textContent.replace(/ [▼▲]/, '') : null,
+  });
+}, 1000);</script>"""
+
+
+@pytest.mark.slow
+def test_the_page_fits_a_laptop_window_sorts_on_the_first_metric_named_and_keeps_its_labels_apart(tmp_path):
+    """Eleven keys (a pairs table several screens wide unframed) in a 1,280 px window: the page does not scroll
+    sideways, the table scrolls inside its frame, the pairs open sorted on the first metric the user named (not the
+    registry's first, bleu2), and no two histogram labels overlap."""
+    refs = [f"Heart size normal. Small left pleural effusion number {i}." for i in range(60)]
+    hyps = [f"Heart size normal. Large right pleural effusion number {i % 9}." for i in range(60)]
+    result = Scorer(["semantic_green", "rougeL", "bleu2", "bleu4"], n_bootstrap=20)(refs, hyps)
+    assert result.first_key == "semantic_green" and len(result.summary) >= 11
+    path = write_score_report(result, tmp_path, refs, hyps)
+    path.write_text(path.read_text().replace("</body>", MEASURE + "</body>"))
+    shown = headless("--virtual-time-budget=5000", "--window-size=1280,900", "--dump-dom", f"file://{path}")
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    measure = json.loads(html.unescape(re.search(r'data-measure="([^"]+)"', shown.stdout).group(1)))
+    assert measure["width"] <= 1280, measure
+    assert measure["sorted"] == "semantic_green", measure
+    assert measure["labels"] == 2 * len(result.summary) and measure["overlaps"] == 0, measure
