@@ -104,3 +104,30 @@ def kendall_tau(x, y, variant: str = "b", n_resamples: int = 1000, seed: int = 0
         idx = rng.integers(0, len(x), len(x))
         taus.append(kendalltau(x[idx], y[idx], variant=variant)[0])
     return {f"tau_{variant}": float(tau), "p_value": float(p), "ci95": _percentiles(taus), "n": int(len(x))}
+
+
+UNSCORABLE = -1  # a metric's pick when it could not score one of the two candidates
+
+
+def preference_accuracy(picked, preferred, ties: str, n_resamples: int, seed: int) -> dict:
+    """Accuracy of metric picks (1, 2, 0 = tie, UNSCORABLE = the metric could not score one of the two candidates)
+    against human preferences (1, 2; 0 = no preference, left out). An unscorable pair is left out, never counted as a
+    tie, and reported."""
+    picked, preferred = np.asarray(picked), np.asarray(preferred)
+    unscorable = (picked == UNSCORABLE) & (preferred != 0)
+    keep = (preferred != 0) & ~unscorable
+    if ties == "skip":
+        keep &= picked != 0
+    credit = np.where(
+        picked[keep] == 0, 0.5 if ties == "half" else 0.0, (picked[keep] == preferred[keep]).astype(float)
+    )
+    n = int(keep.sum())
+    accuracy = float(credit.mean()) if n else float("nan")
+    return {
+        "accuracy": accuracy,
+        "ci95": list(bootstrap_ci(lambda idx: float(credit[idx].mean()), n, n_resamples, seed)),
+        "n": n,
+        "metric_ties": int(((picked == 0) & (preferred != 0) & ~unscorable).sum()),
+        "human_ties_left_out": int((preferred == 0).sum()),
+        "unscorable_left_out": int(unscorable.sum()),
+    }

@@ -113,3 +113,19 @@ def test_no_docstring_or_comment_leaves_a_word_alone_on_a_line():
     files = [p for folder in (*PACKAGES, "benchmarks", "tests") for p in sorted((ROOT / folder).rglob("*.py"))]
     found = [f"{p.relative_to(ROOT)}:{n}: {word}" for p in files for n, word in orphan_words(p)]
     assert not found, "a word alone on a line (join it to its sentence):\n" + "\n".join(found)
+
+
+def test_listing_the_metrics_loads_no_model_library():
+    """`radmetrics score --list` answers at once: neither torch nor transformers is imported for it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import contextlib, io, sys\n"
+        "from radmetrics.inference.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert main(['score', '--list']) == 0\n"
+        "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

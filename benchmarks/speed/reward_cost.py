@@ -33,7 +33,7 @@ def main() -> None:
     import torch
 
     from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
-    from radmetrics.inference.cli.score import discover_components
+    from radmetrics.inference.loading.discovery import discover_components
     from radmetrics.inference.metrics.base import _SHARED
     from radmetrics.inference.registry import REGISTRY
     from radmetrics.inference.rewards import MetricReward

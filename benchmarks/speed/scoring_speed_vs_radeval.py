@@ -112,7 +112,7 @@ def component_sizes(components: dict) -> dict:
 
 
 def main() -> None:
-    from radmetrics.inference.cli.score import discover_components
+    from radmetrics.inference.loading.discovery import discover_components
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=1000)

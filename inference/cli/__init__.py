@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 def user_errors() -> tuple[type[Exception], ...]:
     """Errors that describe bad input or a missing file: printed as one message, not a traceback."""
     from ..loading.checkpoint import CheckpointError
+    from ..loading.discovery import ComponentError
     from ..loading.hub import ModelLoadError
     from ..loading.released import ArtefactError
     from ..metrics.base import OptionError
@@ -54,6 +55,7 @@ def user_errors() -> tuple[type[Exception], ...]:
     from ..scorer import MissingComponentError, ScoringInputError
 
     return (
+        ComponentError,
         ReportFileError,
         ScoringInputError,
         MissingComponentError,

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from ..json_io import dumps
+from ..stats import UNSCORABLE, preference_accuracy
 from .score import add_scoring_arguments, build_scorer
 
 HELP = (
@@ -318,37 +319,6 @@ def _preference(value: str, path: str, n: int) -> int:
     if text in ("0", "tie", ""):
         return 0
     raise ReportFileError(f"{path}: row {n}: preference {value!r} is not 1, 2, 0 or 'tie'")
-
-
-UNSCORABLE = -1  # a metric's pick when it could not score one of the two candidates
-
-
-def preference_accuracy(picked, preferred, ties: str, n_resamples: int, seed: int) -> dict:
-    """Accuracy of metric picks (1, 2, 0 = tie, UNSCORABLE = the metric could not score one of the two candidates)
-    against human preferences (1, 2; 0 = no preference, left out). An unscorable pair is left out, never counted as a
-    tie, and reported."""
-    import numpy as np
-
-    from ..stats import bootstrap_ci
-
-    picked, preferred = np.asarray(picked), np.asarray(preferred)
-    unscorable = (picked == UNSCORABLE) & (preferred != 0)
-    keep = (preferred != 0) & ~unscorable
-    if ties == "skip":
-        keep &= picked != 0
-    credit = np.where(
-        picked[keep] == 0, 0.5 if ties == "half" else 0.0, (picked[keep] == preferred[keep]).astype(float)
-    )
-    n = int(keep.sum())
-    accuracy = float(credit.mean()) if n else float("nan")
-    return {
-        "accuracy": accuracy,
-        "ci95": list(bootstrap_ci(lambda idx: float(credit[idx].mean()), n, n_resamples, seed)),
-        "n": n,
-        "metric_ties": int(((picked == 0) & (preferred != 0) & ~unscorable).sum()),
-        "human_ties_left_out": int((preferred == 0).sum()),
-        "unscorable_left_out": int(unscorable.sum()),
-    }
 
 
 def _number(value) -> str:

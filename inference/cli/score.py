@@ -160,6 +160,7 @@ def metric_names(args: argparse.Namespace) -> list[str] | None:
 
 def build_scorer(args: argparse.Namespace, out: Path, n_bootstrap: int | None = None):
     """The Scorer the shared arguments describe; without --metrics, every metric the components and endpoint allow."""
+    from ..loading.discovery import discover_components
     from ..registry import available_metrics
     from ..scorer import Scorer
 
@@ -176,82 +177,6 @@ def build_scorer(args: argparse.Namespace, out: Path, n_bootstrap: int | None = 
     )
 
 
-def discover_components(entries: list[str]) -> dict[str, str]:
-    """--components entries -> {component key: path or catalogue name}. An entry is an export, a directory of exports,
-    a Hub id of an export, KIND=PATH / KIND=NAME (a released artefact, or an export of that kind), or `released`."""
-    from ..loading.checkpoint import (
-        MANIFEST_NAME,
-        component_key,
-        component_kind,
-        manifest_component,
-        resolve_checkpoint,
-    )
-    from ..loading.released import ARTEFACTS, DEFAULT_ARTEFACT, KINDS, fetch, identify
-
-    found: dict[str, str] = {}
-    for entry in entries:
-        if entry == "released":
-            found.update(DEFAULT_ARTEFACT)
-            continue
-        if "=" in entry:
-            kind, value = entry.split("=", 1)
-            if kind not in KINDS:
-                raise SystemExit(
-                    f"radmetrics score: unknown component kind {kind!r} in {entry!r}; expected one of"
-                    f" {', '.join(KINDS)}"
-                )
-            if value in ARTEFACTS:
-                if ARTEFACTS[value].kind != kind:
-                    raise SystemExit(f"radmetrics score: {value} is a {ARTEFACTS[value].kind} release, not {kind}")
-                found[kind] = value
-                continue
-            local = fetch(value)
-            refuse_run_directory(local, entry)
-            if identify(kind, local) == "released":
-                found[kind] = str(local)
-                continue
-            component = manifest_component(local)
-            if component_kind(component) != kind:
-                raise SystemExit(f"radmetrics score: {value} holds a {component} export, not a {kind} component")
-            found[component_key(component)] = str(local)
-            continue
-        refuse_run_directory(Path(entry), entry)
-        root = resolve_checkpoint(entry)
-        candidates = (
-            [root]
-            if (root / MANIFEST_NAME).is_file()
-            else sorted(p for p in root.iterdir() if (p / MANIFEST_NAME).is_file())
-        )
-        if not candidates:
-            raise SystemExit(
-                f"radmetrics score: {entry} holds no exported checkpoint ({MANIFEST_NAME} not found); "
-                "for released weights write KIND=PATH (see radmetrics weights list)"
-            )
-        for directory in candidates:
-            found[component_key(manifest_component(directory))] = str(directory)
-    return found
-
-
-RUN_MANIFEST = "radmetrics_run.json"  # training.run_dir's manifest: inference reads the name, not the training package
-
-
-def refuse_run_directory(path: Path, entry: str) -> None:
-    """A training run directory, or a checkpoint inside one (final/, checkpoint-N/), is not an export: it has no
-    manifest saying how to prompt or read it, and a GREEN run's final/ prompted as a released model answers nothing
-    usable."""
-    from ..loading.checkpoint import MANIFEST_NAME
-
-    path = path.expanduser()
-    if (path / MANIFEST_NAME).is_file():  # an export, wherever it was written
-        return
-    for run in (path, path.parent):
-        if (run / RUN_MANIFEST).is_file():
-            raise SystemExit(
-                f"radmetrics score: {entry} is a training run's {'directory' if run == path else 'checkpoint'}, not an"
-                f" export; export it first: radmetrics export {run} --out EXPORT_DIR, then --components EXPORT_DIR"
-            )
-
-
 # Metric settings are --option METRIC.KEY=VALUE; these flags were removed, each naming its replacement.
 REMOVED_FLAGS = {
     "--bertscore-model": "bertscore.model",
@@ -265,38 +190,15 @@ def removed_dest(flag: str) -> str:
 
 
 def metric_options(args: argparse.Namespace) -> dict:
-    """Every --option METRIC.KEY=VALUE (VALUE read as YAML: true, 3, x; the metric checks and normalises it), and
-    --trust-remote-code for every metric that has that option. OptionError (one line) for a bad or removed one."""
-    import yaml
-
+    """Every --option METRIC.KEY=VALUE and --trust-remote-code (`option_flags.parse_option_flags`); OptionError (one
+    line) for a bad one, or for a removed flag, naming its --option."""
     from ..metrics.base import OptionError
-    from ..registry import REGISTRY
+    from ..option_flags import parse_option_flags
 
     for flag, replacement in REMOVED_FLAGS.items():
         if getattr(args, removed_dest(flag), None) is not None:
             raise OptionError(f"{flag} was removed: use --option {replacement}=VALUE")
-    options: dict = {}
-    if args.trust_remote_code:
-        for name, spec in REGISTRY.items():
-            if "trust_remote_code" in spec.declared_options():
-                options[name] = {"trust_remote_code": True}
-    for item in args.option:
-        name, equals, value = item.partition("=")
-        metric, dot, key = name.partition(".")
-        if not (metric and key and dot and equals):
-            raise OptionError(f"--option {item!r} is not METRIC.KEY=VALUE (e.g. --option rougeL.use_stemmer=false)")
-        if metric not in REGISTRY:
-            raise OptionError(f"--option {item!r}: unknown metric {metric!r}; `radmetrics score --list` names them")
-        declared = REGISTRY[metric].declared_options().get(key)
-        if declared is not None and declared.kind() is str:
-            parsed = value  # a text option takes the text as typed (YAML would read "0123" or "no" as other values)
-        else:
-            try:
-                parsed = yaml.safe_load(value)
-            except yaml.YAMLError:
-                parsed = value  # not YAML: the text as it is, which the metric's option checks
-        options.setdefault(metric, {})[key] = parsed
-    return options
+    return parse_option_flags(args.option, args.trust_remote_code)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -324,6 +226,8 @@ def run(args: argparse.Namespace) -> int:
             baselines = score_baselines(scorer, refs, result, args.baseline_template or DEFAULT_TEMPLATE, args.seed)
         except BaselineError as exc:  # the scores are still written, without baselines
             print(f"radmetrics score: warning: no baselines: {exc}", file=sys.stderr)
+    from ..run_output import write_result
+
     write_result(
         result, out, refs, hyps, inputs={"references": args.refs, "candidates": args.hyps}, baselines=baselines
     )
@@ -375,63 +279,3 @@ def print_llm_totals(result) -> None:
                 f"{name}: {totals['answered']} LLM answers ({totals['cache_hits']} from cache), {totals['failed']}"
                 f" failed; {totals['prompt_tokens']} prompt + {totals['completion_tokens']} completion tokens"
             )
-
-
-def file_digests(inputs: dict[str, str]) -> dict[str, dict]:
-    """{role: {path, sha256}} of the input files, as run.json records them."""
-    from ..loading.checkpoint import sha256_file
-
-    return {role: {"path": str(path), "sha256": sha256_file(Path(path))} for role, path in inputs.items()}
-
-
-def write_result(
-    result,
-    out: Path,
-    references=None,
-    candidates=None,
-    inputs: dict[str, str] | None = None,
-    baselines: dict | None = None,
-) -> None:
-    """per_sample.jsonl, summary.json, summary.md, details/, run.json (with the input files' sha256 when `inputs`
-    names them), baselines.json (when computed), and report.html when the texts are given."""
-    from ..json_io import dumps
-    from ..report_html import write_score_report
-
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "per_sample.jsonl", "w", encoding="utf-8") as fh:
-        for row in result.per_sample:
-            fh.write(dumps(row) + "\n")
-    (out / "summary.json").write_text(dumps(result.summary, indent=2), encoding="utf-8")
-    table = result.table()
-    if baselines:
-        from ..baselines import baselines_table
-
-        (out / "baselines.json").write_text(dumps(baselines, indent=2), encoding="utf-8")
-        table += "\n\n## Baselines on the same references\n\n" + baselines_table(
-            result.summary, baselines, baselines.get("rexrank")
-        )
-    (out / "summary.md").write_text(table + "\n", encoding="utf-8")
-    for name, details in result.details.items():
-        if details:
-            (out / "details").mkdir(exist_ok=True)
-            with open(out / "details" / f"{name}.jsonl", "w", encoding="utf-8") as fh:
-                for row, detail in zip(result.per_sample, details):
-                    fh.write(dumps({"id": row["id"], **detail}) + "\n")
-    run = {
-        "references": result.references,
-        "signatures": result.signatures,
-        "pairs": len(result.per_sample),
-        **({"inputs": file_digests(inputs)} if inputs else {}),
-        "meta": result.meta,
-    }
-    (out / "run.json").write_text(dumps(run, indent=2), encoding="utf-8")
-    if references is not None:
-        from ..baselines import baselines_html
-
-        write_score_report(
-            result,
-            out,
-            references,
-            candidates,
-            baselines=baselines_html(result.summary, baselines) if baselines else "",
-        )

@@ -194,13 +194,10 @@ def test_the_console_script_prints_no_traceback(tmp_path):
 
 
 def test_text_options_take_the_text_as_typed_and_files_are_expanded(tmp_path, monkeypatch):
-    from argparse import Namespace
+    from radmetrics.inference.option_flags import parse_option_flags
 
-    from radmetrics.inference.cli.score import metric_options
-
-    args = Namespace(trust_remote_code=False, option=["bertscore.model=0123", "semantic_green.threshold=0.50"])
-    args.__dict__.update({f"removed_{f}": None for f in ("bertscore_model", "radcliq_constants", "ratescore_matrix")})
-    assert metric_options(args) == {"bertscore": {"model": "0123"}, "semantic_green": {"threshold": 0.5}}
+    flags = ["bertscore.model=0123", "semantic_green.threshold=0.50"]
+    assert parse_option_flags(flags) == {"bertscore": {"model": "0123"}, "semantic_green": {"threshold": 0.5}}
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "m.json").write_text("{}")
     option = Option("long", type=str, choices=("long", "short"), file=True)
