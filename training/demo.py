@@ -294,8 +294,8 @@ def green_row(sft: dict, answers: Counter) -> str:
 def stage_score(out: Path, state: dict) -> str:
     """Score example pairs (IU test reports against randomly matched other test reports) with every
     registered metric whose components exist, and print the table."""
-    from radmetrics.inference.run_output import write_result
     from radmetrics.inference.registry import available_metrics
+    from radmetrics.inference.run_output import write_result
     from radmetrics.inference.scorer import Scorer
 
     references, candidates = demo_pairs(state["reports"], DEMO_PAIRS)
