@@ -27,6 +27,8 @@ Keys: `crimson`, the counts of false findings, missing findings and attribute er
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ..base import Metric, MetricOutput, Option, OptionError
 from .parse import CrimsonParseError, parse_crimson_answer
 from .prompt import RELEASED_MODEL, crimson_messages
@@ -258,10 +260,12 @@ AlOmaish, Hassan and Kim, Sung Eun and Banerjee, Oishi and Rajpurkar, Pranav},
         return MetricOutput(values, details=details, meta=meta)
 
 
+@lru_cache(maxsize=32)
 def crimson_source(component: str) -> tuple[str, str, dict | None]:
     """("released" or "export", local directory, how an export was prompted in training: {"guidelines",
     "system_message"}): found offline-first, a missing released model one line naming how to fetch it. Reads no
-    weights."""
+    weights; looked up once per process (the checks, the signature and the run all ask, and a catalogue name would
+    otherwise ask the Hub each time)."""
     from ...loading.checkpoint import load_manifest
     from ...loading.released import fetch, identify
 
