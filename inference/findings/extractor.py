@@ -189,6 +189,13 @@ class FindingsExtractor:
         values = self.head.probability(features(distinct, self.encoder, self.batch_size, progress))
         return dict(zip(distinct, map(float, values)))
 
+    def of_reports(self, reports: Sequence[str], progress: bool = False) -> list[list[str]]:
+        """The findings of reports as written: abbreviations read as words first ("Lt" left, "PTX" pneumothorax), as
+        semantic_green and a GREEN student prompted with findings read them."""
+        from ..sentences import expand_abbreviations
+
+        return self([expand_abbreviations(t) for t in reports], progress)
+
     def __call__(self, reports: Sequence[str], progress: bool = False) -> list[list[str]]:
         from ..sentences import statements
 

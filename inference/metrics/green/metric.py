@@ -176,7 +176,6 @@ Notation},
             import logging
 
             from ...findings.extractor import FindingsExtractor, shipped_extractor
-            from ...sentences import expand_abbreviations
 
             path = str(shipped_extractor())
             logging.getLogger(__name__).warning(
@@ -185,9 +184,7 @@ Notation},
                 path,
             )
             extractor = self.loaded("findings_extractor", lambda: FindingsExtractor.from_export(path), path)
-            found = extractor(
-                [expand_abbreviations(t) for t in [*references, *candidates]], self.options.get("progress", True)
-            )
+            found = extractor.of_reports([*references, *candidates], self.options.get("progress", True))
             texts = [findings_text(items) for items in found]
             responses, errors, meta = self._generate(texts[: len(references)], texts[len(references) :])
             return responses, errors, {**meta, "findings_extracted_by": path}

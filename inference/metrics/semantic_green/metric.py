@@ -117,7 +117,6 @@ Notation},
         from ...findings.extractor import COMPONENT, FindingsExtractor, FindingsHead, MemoEncoder
         from ...loading.checkpoint import load_manifest
         from ...models.text_encoder import TextEncoder
-        from ...sentences import expand_abbreviations
 
         path = self.extractor_path()
         head = self.loaded("extractor", lambda: FindingsHead.load(load_manifest(path, COMPONENT)[0]), path)
@@ -128,7 +127,7 @@ Notation},
         else:
             extractor = FindingsExtractor(head, encoder, self.options["batch_size"])
         progress = self.options.get("progress", False)
-        return extractor([expand_abbreviations(t) for t in reports], progress=progress)
+        return extractor.of_reports(reports, progress)
 
     def annotate(self, references, candidates) -> list:
         """The teacher's annotation of each pair (`teacher.Annotation`): over the extracted findings, or over every
