@@ -309,7 +309,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def read_pairs(paths: list[str], limit: int | None) -> list[dict]:
-    from radmetrics.inference.report_io import read_jsonl_records
+    from radmetrics.inference.files.report_io import read_jsonl_records
 
     pairs = [record for path in paths for _, record in read_jsonl_records(path, ("reference", "candidate"))]
     for n, pair in enumerate(pairs):

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from radmetrics.inference.findings.extractor import clauses
-from radmetrics.inference.sentences import statements
+from radmetrics.inference.text.sentences import statements
 
 from .corpus.corpora import bundled_path
 from .corpus.splits import text_split

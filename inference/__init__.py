@@ -21,7 +21,7 @@ _LAZY = {
     "green_prompt": ".metrics.green.format",
     "radcliq_v0": ".metrics.radcliq.composite",
     "radcliq_v1": ".metrics.radcliq.composite",
-    "Scorer": ".scorer",
+    "Scorer": ".scoring.scorer",
     "get_component": ".loading.components",
     "radgraph_f1": ".metrics.radgraph.f1",
     "radgraph_radcliq": ".metrics.radgraph.f1",

@@ -294,9 +294,9 @@ def green_row(sft: dict, answers: Counter) -> str:
 def stage_score(out: Path, state: dict) -> str:
     """Score example pairs (IU test reports against randomly matched other test reports) with every
     registered metric whose components exist, and print the table."""
-    from radmetrics.inference.registry import available_metrics
-    from radmetrics.inference.run_output import write_result
-    from radmetrics.inference.scorer import Scorer
+    from radmetrics.inference.files.run_output import write_result
+    from radmetrics.inference.scoring.registry import available_metrics
+    from radmetrics.inference.scoring.scorer import Scorer
 
     references, candidates = demo_pairs(state["reports"], DEMO_PAIRS)
     components = state.get("components", {})
@@ -341,8 +341,8 @@ def stage_llm_teacher(out: Path, state: dict) -> str:
 
 def stage_llm_judges(out: Path, state: dict) -> str:
     """FineRadScore and RadFact on 10 demo pairs through the configured endpoint."""
-    from radmetrics.inference.run_output import write_result
-    from radmetrics.inference.scorer import Scorer
+    from radmetrics.inference.files.run_output import write_result
+    from radmetrics.inference.scoring.scorer import Scorer
 
     references, candidates = demo_pairs(state["reports"], 10)
     result = Scorer(["fineradscore", "radfact"], endpoint=state["endpoint"], llm_cache=out / "llm_cache.sqlite")(

@@ -13,7 +13,7 @@ import shutil
 import time
 from pathlib import Path
 
-from radmetrics.inference.json_io import dumps
+from radmetrics.inference.files.json_io import dumps
 from radmetrics.inference.loading.checkpoint import MANIFEST_FORMAT, MANIFEST_NAME, hash_directory, load_manifest
 
 from .base_models import BASE_MODELS, LICENCE_LINKS

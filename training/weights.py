@@ -35,7 +35,7 @@ directory reproduces {reference}.
 Licence of the original weights: {licence}. The conversion changes the file format only; the original terms apply.
 
 ```python
-from radmetrics.inference.scorer import Scorer
+from radmetrics.inference.scoring.scorer import Scorer
 Scorer(["{metric}"], {{"{key}": "PATH"}})(references, candidates)
 ```
 """

@@ -30,8 +30,8 @@ from encoder_recipes_tiny import build_silver, train
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helper `common`
 from common import RESULTS, machine  # noqa: E402
 
-from radmetrics.inference.scorer import Scorer
-from radmetrics.inference.stats import paired_means
+from radmetrics.inference.scoring.scorer import Scorer
+from radmetrics.inference.scoring.stats import paired_means
 
 PAIRS = 50
 UNWEIGHTED = ("--class_weight_power", "0", "--relation_class_weight_power", "0", "--tune_relation_offsets", "false")

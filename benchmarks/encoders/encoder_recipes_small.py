@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the
 from common import RESULTS, machine, write_results  # noqa: E402
 
 from radmetrics.inference.loading.components import get_component
-from radmetrics.inference.stats import bootstrap_ci, paired_comparison, precision_recall_f1
+from radmetrics.inference.scoring.stats import bootstrap_ci, paired_comparison, precision_recall_f1
 from radmetrics.training.common.lifecycle import TEST_PREDICTIONS
 
 SCALES = ("tiny", "small")

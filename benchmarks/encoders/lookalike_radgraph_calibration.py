@@ -22,7 +22,7 @@ from parity import lookalikes  # noqa: E402
 
 
 def main() -> None:
-    from radmetrics.inference.scorer import Scorer
+    from radmetrics.inference.scoring.scorer import Scorer
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model-type", choices=["radgraph", "radgraph-xl"], default="radgraph")

@@ -206,7 +206,7 @@ def main() -> None:
     import torch
 
     from radmetrics.data_builders.pairs.dataset import pairs_explanation, pairs_teacher
-    from radmetrics.inference.json_io import dumps
+    from radmetrics.inference.files.json_io import dumps
     from radmetrics.training.config import read_yaml
     from radmetrics.training.green.evaluation import teacher_medians
     from radmetrics.training.green.sft import GreenDataArguments, load_annotations

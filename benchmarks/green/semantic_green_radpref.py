@@ -49,7 +49,7 @@ class MemoEncoder:
 
 
 def tau(x, y) -> float:
-    from radmetrics.inference.radpref import _tau
+    from radmetrics.inference.meta_evaluation.radpref import _tau
 
     return _tau(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
 
@@ -60,7 +60,7 @@ def string_rule_errors(reference: str, candidate: str) -> int:
     (data_builders/pairs/findings.py). The programmatic teacher's significant counts are this rule applied to its
     edits."""
     from radmetrics.data_builders.pairs.builders import findings, normalise_sentence
-    from radmetrics.inference.sentences import split_sentences
+    from radmetrics.inference.text.sentences import split_sentences
 
     ref, cand = split_sentences(reference), split_sentences(candidate)
     ref_texts, cand_texts = {normalise_sentence(s) for s in ref}, {normalise_sentence(s) for s in cand}
@@ -99,9 +99,9 @@ def cross_validated(
 
 
 def main(argv=None) -> int:
+    from radmetrics.inference.meta_evaluation.radpref import case_index, load_radpref
     from radmetrics.inference.metrics.semantic_green.teacher import Rules, SemanticTeacher
     from radmetrics.inference.models.text_encoder import TextEncoder
-    from radmetrics.inference.radpref import case_index, load_radpref
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(

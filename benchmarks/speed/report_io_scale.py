@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helper `common`
 from common import machine, write_results  # noqa: E402
 
-from radmetrics.inference.report_io import pair_reports, read_reports
+from radmetrics.inference.files.report_io import pair_reports, read_reports
 
 SIZES = (10_000, 100_000)
 REPORT = "FINDINGS: Heart size is normal. The lungs are clear.\nIMPRESSION: No acute cardiopulmonary process. ({n})"

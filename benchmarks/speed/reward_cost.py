@@ -35,8 +35,8 @@ def main() -> None:
     from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
     from radmetrics.inference.loading.discovery import discover_components
     from radmetrics.inference.metrics.base import _SHARED
-    from radmetrics.inference.registry import REGISTRY
-    from radmetrics.inference.rewards import MetricReward
+    from radmetrics.inference.scoring.registry import REGISTRY
+    from radmetrics.inference.scoring.rewards import MetricReward
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keys", nargs="+", default=DEFAULT_KEYS)

@@ -63,7 +63,7 @@ def benchmark_pairs(n: int) -> list[dict]:
 
 
 def time_ours(pairs: list[dict], components: dict) -> dict:
-    from radmetrics.inference.registry import REGISTRY, available_metrics
+    from radmetrics.inference.scoring.registry import REGISTRY, available_metrics
 
     refs, hyps = [p["ref"] for p in pairs], [p["hyp"] for p in pairs]
     results, upstream = {}, {}

@@ -177,7 +177,7 @@ def radmetrics_side(
     import torch
 
     from radmetrics.inference.loading.hub import inference_device
-    from radmetrics.inference.scorer import Scorer
+    from radmetrics.inference.scoring.scorer import Scorer
 
     names = list(ALL) if metric == "all" else [metric]
     components, options = scorer_setup(root, metric)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 
-from radmetrics.inference.stats import precision_recall_f1
+from radmetrics.inference.scoring.stats import precision_recall_f1
 
 from ..corpus.corpora import bundled_path, iu_xray_corpus
 from ..silver.rule_labeler import label_report

@@ -5,7 +5,7 @@ gold text is already tokenised (space-separated); we split it into sentences at 
 and compare entities as (start, end, label) and relations as (source span, target span, label).
 
 In-sample: these 10 reports were also the development target of the silver extractor's lexicon and rules
-(inference/entity_lexicon.py, silver_radgraph.py), so every figure computed on them is in-sample, an optimistic
+(inference/text/entity_lexicon.py, silver_radgraph.py), so every figure computed on them is in-sample, an optimistic
 estimate rather than a held-out one; a model trained on the silver labels inherits that through its
 teacher. A held-out figure needs gold reports the lexicon was never developed on.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 from radmetrics.inference.metrics.radgraph.annotation import dygie_document, short_label
-from radmetrics.inference.stats import precision_recall_f1
+from radmetrics.inference.scoring.stats import precision_recall_f1
 
 from ..corpus.corpora import bundled_path
 from ..silver.radgraph import extract_sentence

@@ -216,7 +216,7 @@ def read_table(
         [text_column] if text_column else [c for c in (findings_column, impression_column) if c]
     )
     if path.suffix.lower() in {".jsonl", ".json"}:
-        from radmetrics.inference.report_io import ReportFileError, read_jsonl_records
+        from radmetrics.inference.files.report_io import ReportFileError, read_jsonl_records
 
         try:
             rows = [row for _, row in read_jsonl_records(path, wanted)]

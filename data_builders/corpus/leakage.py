@@ -8,7 +8,7 @@ sentences seen in train stays high under any report-level split: it is reported,
 
 from __future__ import annotations
 
-from radmetrics.inference.sentences import split_sentences
+from radmetrics.inference.text.sentences import split_sentences
 
 from .splits import NORMALISATION, SPLITS, normalise_report_text
 

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from radmetrics.inference.sentences import split_sentences
+from radmetrics.inference.text.sentences import split_sentences
 
 from ..corpus.corpora import Report
 from . import findings as fx

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 
-from radmetrics.inference.sentences import split_sentences
+from radmetrics.inference.text.sentences import split_sentences
 
 from . import findings as fx
 from .builders import normalise_sentence

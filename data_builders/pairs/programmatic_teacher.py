@@ -14,7 +14,7 @@ The [Explanation] is free text in GREEN. Two are written (`explanation`):
 from __future__ import annotations
 
 from radmetrics.inference.metrics.green.format import CATEGORY_LETTERS, render_green_response
-from radmetrics.inference.sentences import split_sentences
+from radmetrics.inference.text.sentences import split_sentences
 
 from .builders import Edit, PairRecord, normalise_sentence
 

@@ -16,7 +16,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from radmetrics.inference.sentences import split_sentences
+from radmetrics.inference.text.sentences import split_sentences
 
 from ..corpus.corpora import Report
 from ..corpus.corpus_io import texts_by_split, write_split_records

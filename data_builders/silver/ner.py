@@ -12,9 +12,9 @@ Spans are `[start, end, type]` over word tokens with an inclusive end (PURE's co
 
 from __future__ import annotations
 
-from radmetrics.inference.entity_lexicon import Atom, find_atoms
 from radmetrics.inference.loading.components import RATE_ENTITY_TYPES
-from radmetrics.inference.sentences import tokenize
+from radmetrics.inference.text.entity_lexicon import Atom, find_atoms
+from radmetrics.inference.text.sentences import tokenize
 
 HEAD_TYPES = {"abnormality": ("ABNORMALITY", "NON-ABNORMALITY"), "disease": ("DISEASE", "NON-DISEASE")}
 

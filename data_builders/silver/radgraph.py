@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 
-from radmetrics.inference.entity_lexicon import Atom, find_atoms
-from radmetrics.inference.sentences import tokenize
+from radmetrics.inference.text.entity_lexicon import Atom, find_atoms
+from radmetrics.inference.text.sentences import tokenize
 
 STATUS_LABEL = {"present": "OBS-DP", "uncertain": "OBS-U", "absent": "OBS-DA"}
 HEADS = ("abnormality", "disease", "normal")

@@ -2,7 +2,7 @@
 
 Mentions come from the chexpert-labeler phrase lists (bundled). Instead of the BLLIP parser and
 NegBio's dependency patterns, negation and uncertainty are found with cue lists and a clause scope
-(`radmetrics.inference.negation`, shared with the entity lexicon and the semantic GREEN teacher). Per report, positive
+(`inference/text/negation.py`, shared with the entity lexicon and the semantic GREEN teacher). Per report, positive
 beats uncertain beats negative, as in CheXpert's aggregation; No Finding is 1 when no other observation
 (except Support Devices) and no "other finding" phrase is positive or uncertain.
 Output per observation: 1 positive, 0 negative, -1 uncertain, None not mentioned.
@@ -14,8 +14,8 @@ import re
 from functools import lru_cache
 
 from radmetrics.inference.loading.components import CHEXPERT_CONDITIONS
-from radmetrics.inference.negation import classify_mention
-from radmetrics.inference.sentences import split_sentences
+from radmetrics.inference.text.negation import classify_mention
+from radmetrics.inference.text.sentences import split_sentences
 
 from ..corpus.corpora import bundled_path
 

@@ -44,15 +44,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def user_errors() -> tuple[type[Exception], ...]:
     """Errors that describe bad input or a missing file: printed as one message, not a traceback."""
+    from ..files.report_io import ReportFileError
     from ..loading.checkpoint import CheckpointError
     from ..loading.discovery import ComponentError
     from ..loading.hub import ModelLoadError
     from ..loading.released import ArtefactError
+    from ..meta_evaluation.ranking import SuiteError
     from ..metrics.base import OptionError
-    from ..ranking import SuiteError
-    from ..registry import UnknownMetricError
-    from ..report_io import ReportFileError
-    from ..scorer import MissingComponentError, ScoringInputError
+    from ..scoring.registry import UnknownMetricError
+    from ..scoring.scorer import MissingComponentError, ScoringInputError
 
     return (
         ComponentError,

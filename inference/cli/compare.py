@@ -40,7 +40,7 @@ def compare_key(result, key: str, n: int, args: argparse.Namespace) -> dict:
     side could not score is left out of both sides' aggregates, intervals and tests, and counted."""
     import numpy as np
 
-    from ..stats import paired_comparison
+    from ..scoring.stats import paired_comparison
 
     scored = np.array([row[key] is not None for row in result.per_sample])
     both = np.flatnonzero(scored[:n] & scored[n:])
@@ -61,9 +61,9 @@ def compare_key(result, key: str, n: int, args: argparse.Namespace) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..json_io import dumps
-    from ..report_html import write_compare_report
-    from ..report_io import pair_reports, read_reports
+    from ..files.json_io import dumps
+    from ..files.report_html import write_compare_report
+    from ..files.report_io import pair_reports, read_reports
     from .score import id_fields
 
     out = Path(args.out)

@@ -99,7 +99,7 @@ def id_fields(args: argparse.Namespace) -> tuple[tuple[str, bool], tuple[str, bo
 
 def read_pairs_from_args(args: argparse.Namespace, hyps_path: str):
     """(references, candidates, ids) of --refs and one candidates file, paired by the id fields the arguments name."""
-    from ..report_io import pair_reports, read_reports, refuse_silent_pairing
+    from ..files.report_io import pair_reports, read_reports, refuse_silent_pairing
 
     (ref_id, ref_named), (hyp_id, hyp_named) = id_fields(args)
     if not (ref_named or hyp_named):
@@ -161,8 +161,8 @@ def metric_names(args: argparse.Namespace) -> list[str] | None:
 def build_scorer(args: argparse.Namespace, out: Path, n_bootstrap: int | None = None):
     """The Scorer the shared arguments describe; without --metrics, every metric the components and endpoint allow."""
     from ..loading.discovery import discover_components
-    from ..registry import available_metrics
-    from ..scorer import Scorer
+    from ..scoring.registry import available_metrics
+    from ..scoring.scorer import Scorer
 
     components = discover_components(args.components)
     metrics = metric_names(args) or available_metrics(components, endpoint=bool(args.endpoint))
@@ -193,7 +193,7 @@ def metric_options(args: argparse.Namespace) -> dict:
     """Every --option METRIC.KEY=VALUE and --trust-remote-code (`option_flags.parse_option_flags`); OptionError (one
     line) for a bad one, or for a removed flag, naming its --option."""
     from ..metrics.base import OptionError
-    from ..option_flags import parse_option_flags
+    from ..scoring.option_flags import parse_option_flags
 
     for flag, replacement in REMOVED_FLAGS.items():
         if getattr(args, removed_dest(flag), None) is not None:
@@ -202,7 +202,7 @@ def metric_options(args: argparse.Namespace) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..registry import REGISTRY
+    from ..scoring.registry import REGISTRY
 
     if args.list:
         for spec in REGISTRY.values():
@@ -220,20 +220,20 @@ def run(args: argparse.Namespace) -> int:
     result = scorer(refs, hyps, ids=ids, context=context_from_args(args))
     baselines = None
     if args.baselines:
-        from ..baselines import DEFAULT_TEMPLATE, BaselineError, score_baselines
+        from ..scoring.baselines import DEFAULT_TEMPLATE, BaselineError, score_baselines
 
         try:
             baselines = score_baselines(scorer, refs, result, args.baseline_template or DEFAULT_TEMPLATE, args.seed)
         except BaselineError as exc:  # the scores are still written, without baselines
             print(f"radmetrics score: warning: no baselines: {exc}", file=sys.stderr)
-    from ..run_output import write_result
+    from ..files.run_output import write_result
 
     write_result(
         result, out, refs, hyps, inputs={"references": args.refs, "candidates": args.hyps}, baselines=baselines
     )
     print(result.table())
     if baselines:
-        from ..baselines import baselines_table
+        from ..scoring.baselines import baselines_table
 
         print(
             "\nBaselines on the same references:\n"
@@ -249,7 +249,7 @@ def context_from_args(args: argparse.Namespace) -> list[dict] | None:
     """Each reference's context from --context-fields COLUMN[=NAME] (the prompt names the field NAME), or None."""
     if not args.context_fields:
         return None
-    from ..report_io import read_columns
+    from ..files.report_io import read_columns
 
     names = dict(item.partition("=")[::2] for item in args.context_fields)
     rows = read_columns(args.refs, list(names))

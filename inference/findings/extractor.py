@@ -192,12 +192,12 @@ class FindingsExtractor:
     def of_reports(self, reports: Sequence[str], progress: bool = False) -> list[list[str]]:
         """The findings of reports as written: abbreviations read as words first ("Lt" left, "PTX" pneumothorax), as
         semantic_green and a GREEN student prompted with findings read them."""
-        from ..sentences import expand_abbreviations
+        from ..text.sentences import expand_abbreviations
 
         return self([expand_abbreviations(t) for t in reports], progress)
 
     def __call__(self, reports: Sequence[str], progress: bool = False) -> list[list[str]]:
-        from ..sentences import statements
+        from ..text.sentences import statements
 
         split = [statements(report) for report in reports]
         probability = self.probabilities([s for report in split for s in report if latin(s)], progress)

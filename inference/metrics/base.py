@@ -274,9 +274,9 @@ class Metric:
         return [c for c in needed if not any(a in components for a in c.split("|"))]
 
     def signature_parts(self) -> list[str]:
-        """What pins this metric's values in a score signature (radmetrics.inference.signature): its components' and
+        """What pins this metric's values in a score signature (scoring/signature.py): its components' and
         weight-naming options' fingerprints, every value-changing option at its value, and the LLM judge."""
-        from ..signature import fingerprint, option_value
+        from ..scoring.signature import fingerprint, option_value
 
         parts = []
         for kind in self.requires_components:

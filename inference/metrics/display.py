@@ -42,6 +42,6 @@ def table(caption: str, columns: list[str], rows: list[list]) -> dict:
 
 def json_detail(detail: dict) -> dict:
     """The detail as indented JSON, cut: for metrics that declare no display of their own."""
-    from ..json_io import strict
+    from ..files.json_io import strict
 
     return {"texts": [{"caption": "", "text": cut(json.dumps(strict(detail), indent=1, default=str))}]}

@@ -14,7 +14,7 @@ from radmetrics.data_builders.pairs.programmatic_teacher import (
     walkthrough,
 )
 from radmetrics.inference.metrics.green.format import parse_green_response
-from radmetrics.inference.sentences import split_sentences
+from radmetrics.inference.text.sentences import split_sentences
 from radmetrics.training.common.run_dir import mark_complete
 
 FAST = ("random", "remove_shuffle", "radgraph_permute", "recombine")

@@ -6,7 +6,7 @@ import json
 import pytest
 from cli_args import score_in
 
-from radmetrics.inference.baselines import (
+from radmetrics.inference.scoring.baselines import (
     DEFAULT_TEMPLATE,
     SHUFFLED,
     TEMPLATE,
@@ -14,7 +14,7 @@ from radmetrics.inference.baselines import (
     derangement,
     score_baselines,
 )
-from radmetrics.inference.scorer import Scorer
+from radmetrics.inference.scoring.scorer import Scorer
 
 REFS = [
     "No acute cardiopulmonary process.",
@@ -87,7 +87,7 @@ def rexrank_references(split: str) -> list[str]:
 
 
 def test_rexrank_rows_only_for_a_whole_split_and_a_comparable_configuration():
-    from radmetrics.inference.baselines import rexrank_rows, rexrank_split
+    from radmetrics.inference.scoring.baselines import rexrank_rows, rexrank_split
 
     test = rexrank_references("test")
     assert rexrank_split(test) == "test" and rexrank_split(test[:-1]) is None

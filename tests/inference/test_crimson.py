@@ -11,7 +11,7 @@ from radmetrics.inference.metrics.crimson.metric import REFERENCE_REQUEST, evalu
 from radmetrics.inference.metrics.crimson.parse import CrimsonParseError, parse_crimson_answer
 from radmetrics.inference.metrics.crimson.prompt import crimson_messages, user_prompt
 from radmetrics.inference.metrics.crimson.score import crimson_score
-from radmetrics.inference.scorer import Scorer
+from radmetrics.inference.scoring.scorer import Scorer
 
 REFERENCE = "Cardiomegaly. Small bilateral pleural effusions."
 CANDIDATE = "Normal heart size. Small left pleural effusion."
@@ -187,7 +187,7 @@ def test_each_pairs_context_enters_its_prompt_from_python_and_from_a_csv(tmp_pat
     from cli_args import score_args
 
     from radmetrics.inference.cli import main
-    from radmetrics.inference.scorer import ScoringInputError
+    from radmetrics.inference.scoring.scorer import ScoringInputError
 
     endpoint = tmp_path / "judge.yaml"
     answer = json.dumps(evaluation([], []))
@@ -265,7 +265,7 @@ def test_the_released_models_catalogue_name_drops_the_guidelines_and_a_path_keep
 
 
 def test_report_html_shows_each_finding_with_its_error_and_significance():
-    from radmetrics.inference.report_html import compact_detail
+    from radmetrics.inference.files.report_html import compact_detail
 
     answer = json.dumps(
         evaluation(

@@ -3,9 +3,9 @@ a description and a citation, computes the Scorer's values, and works inside a T
 
 import pytest
 
-from radmetrics.inference.evaluate_modules import module_path, write_evaluate_modules
-from radmetrics.inference.registry import REGISTRY
-from radmetrics.inference.scorer import Scorer
+from radmetrics.inference.scoring.evaluate_modules import module_path, write_evaluate_modules
+from radmetrics.inference.scoring.registry import REGISTRY
+from radmetrics.inference.scoring.scorer import Scorer
 
 evaluate = pytest.importorskip("evaluate")
 
@@ -33,7 +33,7 @@ def test_every_metric_has_a_module_with_info(tmp_path):
 def test_the_card_example_runs():
     """The card's code, run as written: it loads radmetrics' module by path (a bare evaluate.load("bertscore") would
     fetch the Hub's own BERTScore)."""
-    from radmetrics.inference.evaluate_modules import metric_card
+    from radmetrics.inference.scoring.evaluate_modules import metric_card
 
     code = metric_card("bertscore").split("```python\n")[1].split("```")[0]
     namespace = {}

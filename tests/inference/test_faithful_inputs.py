@@ -9,9 +9,9 @@ import pytest
 from cli_args import compare_in, score_in
 from llm_fault_server import FaultServer
 
-from radmetrics.inference.report_io import ReportFileError, pair_reports, read_reports
-from radmetrics.inference.rewards import MetricReward
-from radmetrics.inference.scorer import Scorer, ScoringInputError
+from radmetrics.inference.files.report_io import ReportFileError, pair_reports, read_reports
+from radmetrics.inference.scoring.rewards import MetricReward
+from radmetrics.inference.scoring.scorer import Scorer, ScoringInputError
 
 MULTI_LINE = "FINDINGS: Heart size is normal.\nIMPRESSION: No acute disease."
 
@@ -160,7 +160,7 @@ def test_compare_uses_the_pairs_both_systems_scored(tmp_path, capsys):
 def test_preference_leaves_unscorable_pairs_out_of_ties():
     import numpy as np
 
-    from radmetrics.inference.stats import UNSCORABLE, preference_accuracy
+    from radmetrics.inference.scoring.stats import UNSCORABLE, preference_accuracy
 
     picked = np.array([1, 2, 0, UNSCORABLE])
     result = preference_accuracy(picked, np.array([1, 1, 1, 2]), "half", 10, 0)

@@ -1,9 +1,9 @@
-"""Finding-level agreement with RadPref's raters (radmetrics.inference.findings.agreement)."""
+"""Finding-level agreement with RadPref's raters (radmetrics.inference.meta_evaluation.findings_agreement)."""
 
 import numpy as np
 import pytest
 
-from radmetrics.inference.findings.agreement import (
+from radmetrics.inference.meta_evaluation.findings_agreement import (
     binary_agreement,
     extraction_scores,
     findings_agreement,
@@ -11,8 +11,8 @@ from radmetrics.inference.findings.agreement import (
     rater_errors,
     todays_findings,
 )
+from radmetrics.inference.meta_evaluation.radpref import load_radpref, split_candidates
 from radmetrics.inference.metrics.semantic_green.teacher import SemanticTeacher
-from radmetrics.inference.radpref import load_radpref, split_candidates
 
 
 class WordEncoder:

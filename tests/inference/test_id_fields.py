@@ -7,7 +7,7 @@ import pytest
 from cli_args import score_args, score_in
 
 from radmetrics.inference.cli import main
-from radmetrics.inference.report_io import ReportFileError, pair_reports, read_reports
+from radmetrics.inference.files.report_io import ReportFileError, pair_reports, read_reports
 
 
 def write_mimic_style(tmp_path):

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from radmetrics.inference.cli import main
-from radmetrics.inference.report_io import MAX_REPORT_CHARS, ReportFileError, pair_reports, read_reports
+from radmetrics.inference.files.report_io import MAX_REPORT_CHARS, ReportFileError, pair_reports, read_reports
 
 
 def write(path, lines):
@@ -110,7 +110,7 @@ def test_score_cli_never_shows_a_traceback(tmp_path, capsys, content):
     ],
 )
 def test_a_malformed_csv_is_refused_naming_its_line(tmp_path, text, message):
-    from radmetrics.inference.report_io import ReportFileError, read_reports
+    from radmetrics.inference.files.report_io import ReportFileError, read_reports
 
     (tmp_path / "refs.csv").write_text(text)
     with pytest.raises(ReportFileError, match=message):
@@ -118,7 +118,7 @@ def test_a_malformed_csv_is_refused_naming_its_line(tmp_path, text, message):
 
 
 def test_a_multi_line_quoted_report_is_one_row_and_errors_name_the_line_it_starts_on(tmp_path):
-    from radmetrics.inference.report_io import ReportFileError, read_reports
+    from radmetrics.inference.files.report_io import ReportFileError, read_reports
 
     (tmp_path / "refs.csv").write_text('id,report\na,"Line one.\nLine two."\nb,\n')
     with pytest.raises(ReportFileError, match="line 4"):

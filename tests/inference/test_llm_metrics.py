@@ -13,7 +13,7 @@ from radmetrics.inference import box_precision, fineradscore_aggregate, number_l
 from radmetrics.inference.cli import main
 from radmetrics.inference.metrics.fineradscore.judge import apply_corrections, parse_corrections
 from radmetrics.inference.metrics.radfact.judge import NLI_INSTRUCTIONS, PHRASES_INSTRUCTIONS, parse_entailment
-from radmetrics.inference.sentences import split_fineradscore, split_sentences
+from radmetrics.inference.text.sentences import split_fineradscore, split_sentences
 
 pytest.importorskip("openai")
 
@@ -282,7 +282,7 @@ def test_radfact_grounded_reports_spatial_entailment(tmp_path):
 
 
 def test_llm_metrics_need_an_endpoint(tmp_path):
-    from radmetrics.inference.scorer import MissingComponentError, Scorer
+    from radmetrics.inference.scoring.scorer import MissingComponentError, Scorer
 
     with pytest.raises(MissingComponentError, match="judged by an LLM"):
         Scorer(["fineradscore"])

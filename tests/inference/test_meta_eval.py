@@ -8,7 +8,7 @@ import pytest
 from cli_args import compare_in
 
 from radmetrics.inference.cli import main
-from radmetrics.inference.sentences import split_sentences
+from radmetrics.inference.text.sentences import split_sentences
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ def test_correlate_without_metrics_runs_what_the_components_allow(rated, tmp_pat
     data = write_csv(tmp_path / "rated.csv", rated[:12])
     options = ["--human-column", "dropped", "--bootstrap", "20"]
     assert main(["meta-eval", "correlate", "--csv", data, *options, "--out", str(tmp_path / "out")]) == 0
-    from radmetrics.inference.registry import available_metrics, metrics
+    from radmetrics.inference.scoring.registry import available_metrics, metrics
 
     offline = {key for name in available_metrics({}) for key in metrics()[name].keys}
     assert {"bleu2", "bleu4", "rougeL", "bertscore", "semantic_green"} <= offline

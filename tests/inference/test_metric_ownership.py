@@ -15,7 +15,7 @@ import tomllib
 from cli_args import score_args
 
 from radmetrics.inference import registry
-from radmetrics.inference.scorer import Scorer
+from radmetrics.inference.scoring.scorer import Scorer
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -82,7 +82,7 @@ def test_a_plugin_metric_appears_everywhere(toy_plugin, tmp_path):
     assert [row["toy_length_ratio"] for row in result.per_sample] == [1.0, 4.0]
 
     evaluate = pytest.importorskip("evaluate")
-    from radmetrics.inference.evaluate_modules import module_path
+    from radmetrics.inference.scoring.evaluate_modules import module_path
 
     module = evaluate.load(module_path("toy_length"))
     assert module.compute(predictions=hyps, references=refs) == {"toy_length_ratio": pytest.approx(1.25)}
@@ -105,7 +105,7 @@ def test_a_plugin_metric_appears_everywhere(toy_plugin, tmp_path):
 
 def test_pages_and_modules_name_no_metric():
     names = set(registry.metrics()) | {key for cls in registry.metrics().values() for key in cls.keys}
-    for path in ("inference/report_html.py", "inference/evaluate_modules.py"):
+    for path in ("inference/files/report_html.py", "inference/scoring/evaluate_modules.py"):
         text = (REPO / path).read_text()
         named = sorted(name for name in names if re.search(rf"\b{re.escape(name)}\b", text))
         assert not named, f"{path} names the metric(s) {named}: declare what it needs on the metric class"

@@ -9,8 +9,8 @@ import pytest
 
 from radmetrics.inference.cli import main
 from radmetrics.inference.metrics.base import Option, OptionError
-from radmetrics.inference.registry import metrics
-from radmetrics.inference.scorer import Scorer
+from radmetrics.inference.scoring.registry import metrics
+from radmetrics.inference.scoring.scorer import Scorer
 
 MISSING = "no-such-dir/refs.txt"  # the option is refused before this file is looked for
 
@@ -194,7 +194,7 @@ def test_the_console_script_prints_no_traceback(tmp_path):
 
 
 def test_text_options_take_the_text_as_typed_and_files_are_expanded(tmp_path, monkeypatch):
-    from radmetrics.inference.option_flags import parse_option_flags
+    from radmetrics.inference.scoring.option_flags import parse_option_flags
 
     flags = ["bertscore.model=0123", "semantic_green.threshold=0.50"]
     assert parse_option_flags(flags) == {"bertscore": {"model": "0123"}, "semantic_green": {"threshold": 0.5}}

@@ -76,7 +76,7 @@ def test_radgraph_precision_and_recall_per_level(monkeypatch):
 
 
 def test_semantic_teacher_precision_and_recall():
-    from radmetrics.inference.scorer import Scorer
+    from radmetrics.inference.scoring.scorer import Scorer
 
     references = ["Heart size is normal. Lungs are clear. Small left pleural effusion. Mild cardiomegaly."]
     candidates = ["Heart size is normal. Lungs are clear. Mild cardiomegaly."]

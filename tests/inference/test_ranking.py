@@ -6,7 +6,7 @@ import math
 import pytest
 
 from radmetrics.inference.cli import main
-from radmetrics.inference.ranking import SuiteError, case_order, load_suite, pairs, ranking_report
+from radmetrics.inference.meta_evaluation.ranking import SuiteError, case_order, load_suite, pairs, ranking_report
 
 
 def test_the_bundled_suite_has_40_cases_in_8_categories_with_2_to_4_candidates():

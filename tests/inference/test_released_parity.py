@@ -115,7 +115,7 @@ def test_radcliq_options_give_it_models_of_its_own(released, pairs):
     original RadGraph and another BERTScore setting (options radgraph_model, bertscore_model), each equal to a run that
     gives RadCliQ those sub-scores as the run's own keys. Asked for alone, RadCliQ with both options computes neither
     replaced metric and needs no radgraph component."""
-    from radmetrics.inference.scorer import Scorer
+    from radmetrics.inference.scoring.scorer import Scorer
 
     rrg = lookalikes.snapshot(released, lookalikes.RRG)
     model = {kind: str(rrg / f"{kind}.tar.gz") for kind in ("radgraph", "radgraph-xl")}
@@ -302,7 +302,7 @@ def test_empty_candidates_score_as_the_reference_packages_score_them(released):
 def test_released_green_refuses_a_prompt_other_than_greens(released, pairs, monkeypatch):
     from radmetrics.inference.metrics.base import OptionError
     from radmetrics.inference.metrics.green import released as released_green
-    from radmetrics.inference.scorer import Scorer
+    from radmetrics.inference.scoring.scorer import Scorer
 
     def load(*args, **kwargs):
         raise AssertionError("the model loaded before the prompt was refused")

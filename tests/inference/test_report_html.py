@@ -10,13 +10,13 @@ import subprocess
 import pytest
 from cli_args import score_in
 
-from radmetrics.inference.report_html import (
+from radmetrics.inference.files.report_html import (
     compact_detail,
     render_score_report,
     write_compare_report,
     write_score_report,
 )
-from radmetrics.inference.scorer import Scorer
+from radmetrics.inference.scoring.scorer import Scorer
 
 REFS = ["No acute cardiopulmonary process.", "Mild cardiomegaly.", "Small left pleural effusion.", "Lungs are clear."]
 HYPS = ["No acute cardiopulmonary process.", "The heart is mildly enlarged.", "", "Normal chest </script> <b>x</b>."]

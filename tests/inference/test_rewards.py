@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from radmetrics.inference.rewards import MetricReward
+from radmetrics.inference.scoring.rewards import MetricReward
 
 
 def test_reward_function_contract():
@@ -84,7 +84,7 @@ def test_rewards_and_a_scorer_on_one_component_load_it_once(tmp_path, monkeypatc
     from parity import lookalikes
 
     from radmetrics.inference.metrics.radgraph import dygie
-    from radmetrics.inference.scorer import Scorer
+    from radmetrics.inference.scoring.scorer import Scorer
 
     lookalikes.build_radgraph(tmp_path, "radgraph-xl", 11)
     loads = []

@@ -5,11 +5,11 @@ import pytest
 from cli_args import workload_args
 
 from radmetrics.inference.cli import main
+from radmetrics.inference.files.report_io import ReportFileError, read_reports
 from radmetrics.inference.metrics.radcliq.composite import FEATURES, _params, fit_radcliq, radcliq_v0, radcliq_v1
-from radmetrics.inference.registry import UnknownMetricError
-from radmetrics.inference.report_io import ReportFileError, read_reports
-from radmetrics.inference.scorer import MissingComponentError, Scorer, ScoringInputError
-from radmetrics.inference.stats import bootstrap_ci, kendall_tau, paired_comparison, paired_means
+from radmetrics.inference.scoring.registry import UnknownMetricError
+from radmetrics.inference.scoring.scorer import MissingComponentError, Scorer, ScoringInputError
+from radmetrics.inference.scoring.stats import bootstrap_ci, kendall_tau, paired_comparison, paired_means
 
 REFS = ["No acute cardiopulmonary process.", "Mild cardiomegaly.", "Small left pleural effusion.", "Lungs are clear."]
 HYPS = ["No acute cardiopulmonary process.", "The heart is mildly enlarged.", "No pleural effusion.", "Normal chest."]
@@ -52,7 +52,7 @@ def test_missing_component_is_named(monkeypatch):
 def test_radcliq_options_replace_the_metrics_they_stand_in_for():
     """RadCliQ's radgraph_model / bertscore_model compute those features with models of its own: the run then skips
     the radgraph and bertscore metrics (unless asked for) and needs no radgraph component."""
-    from radmetrics.inference.registry import REGISTRY, resolve
+    from radmetrics.inference.scoring.registry import REGISTRY, resolve
 
     def names(metrics, options=None):
         return [spec.name for spec in resolve(metrics, options)]

@@ -9,7 +9,7 @@ import pytest
 from radmetrics.inference.metrics.green.format import parse_green_response
 from radmetrics.inference.metrics.semantic_green.metric import SemanticGreen
 from radmetrics.inference.metrics.semantic_green.teacher import Rules, SemanticTeacher
-from radmetrics.inference.scorer import Scorer
+from radmetrics.inference.scoring.scorer import Scorer
 
 NORMAL = "Heart size is normal. Lungs are clear."
 CATEGORY_PAIRS = {  # name: (reference, candidate, significant counts (a)-(f), insignificant counts (a)-(f))
@@ -110,8 +110,8 @@ def test_threshold_is_an_option_that_changes_values():
 
 
 def test_the_reward_and_the_page_run_it(tmp_path):
-    from radmetrics.inference.report_html import compact_detail
-    from radmetrics.inference.rewards import MetricReward
+    from radmetrics.inference.files.report_html import compact_detail
+    from radmetrics.inference.scoring.rewards import MetricReward
 
     reward = MetricReward("semantic_green_significant_errors")
     assert reward(completions=["No pneumothorax.", NORMAL], reference=[NORMAL, NORMAL]) == [-0.0, -0.0]
@@ -210,7 +210,7 @@ def test_builder_pairs_annotated_by_the_semantic_teacher(tmp_path, iu_reports):
 
 def test_the_frozen_split_is_the_seeded_draw_and_covers_every_case_once():
     """radpref_dev's frozen split (30 cases to develop on, 20 touched once) is the committed seeded draw."""
-    from radmetrics.inference.radpref import draw_split, load_radpref, load_split, split_candidates
+    from radmetrics.inference.meta_evaluation.radpref import draw_split, load_radpref, load_split, split_candidates
 
     candidates = load_radpref()
     ids = sorted({c.case_id for c in candidates})
@@ -276,7 +276,7 @@ def test_abbreviations_and_reversed_changes_are_significant_errors(reference, ca
 
 
 def test_abbreviations_read_as_words():
-    from radmetrics.inference.sentences import expand_abbreviations
+    from radmetrics.inference.text.sentences import expand_abbreviations
 
     assert expand_abbreviations("Lt. lower lobe. b/l opacities. PTX. ETT and NGT in place.") == (
         "left lower lobe. bilateral opacities. pneumothorax. endotracheal tube and nasogastric tube in place."
@@ -293,7 +293,7 @@ def test_placeholders_are_no_finding_and_agreeing_change_words_are_no_error():
 
 
 def test_an_abbreviation_before_a_new_sentence_keeps_its_full_stop():
-    from radmetrics.inference.sentences import expand_abbreviations, statements
+    from radmetrics.inference.text.sentences import expand_abbreviations, statements
 
     assert statements(expand_abbreviations("small effusion on the rt. no ptx.")) == [
         "small effusion on the right",

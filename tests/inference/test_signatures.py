@@ -7,8 +7,8 @@ import pytest
 from cli_args import compare_in, score_in
 
 from radmetrics.inference.cli import main
-from radmetrics.inference.scorer import Scorer
-from radmetrics.inference.signature import fingerprint, version
+from radmetrics.inference.scoring.scorer import Scorer
+from radmetrics.inference.scoring.signature import fingerprint, version
 
 REFS = [
     "Small left pleural effusion. Heart size is normal.",

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from radmetrics.inference.findings.significance import age_of, significance, weight
-from radmetrics.inference.scorer import Scorer
+from radmetrics.inference.scoring.scorer import Scorer
 
 
 @pytest.mark.parametrize(

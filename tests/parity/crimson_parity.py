@@ -27,7 +27,7 @@ def compare_endpoint(work: Path) -> dict:
 
     from parity.crimson_judge import judge, pairs, request_record
     from parity.reports import fingerprint
-    from radmetrics.inference.scorer import Scorer
+    from radmetrics.inference.scoring.scorer import Scorer
 
     made = fixture("endpoint")
     references, candidates = pairs()
@@ -80,7 +80,7 @@ def lookalike_calls(root: Path, n: int | None) -> tuple[list[dict], object]:
     from parity.lookalikes import CRIMSON_REPO, snapshot
     from parity.make_crimson_fixture import lookalike_inputs
     from parity.reference._common import record_generate
-    from radmetrics.inference.scorer import Scorer
+    from radmetrics.inference.scoring.scorer import Scorer
 
     data, original, calls = lookalike_inputs(), GenerationMixin.generate, []
     n = n or len(data["references"])

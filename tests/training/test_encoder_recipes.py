@@ -47,7 +47,7 @@ def test_rate_ner_iob_trains_resumes_and_beats_baseline(silver_dir, tmp_path, ca
 
 def test_chexbert_trains_exports_and_scores(silver_dir, tmp_path):
     from radmetrics.inference.loading.checkpoint import load_manifest
-    from radmetrics.inference.scorer import Scorer
+    from radmetrics.inference.scoring.scorer import Scorer
     from radmetrics.training.chexbert import finetune
     from radmetrics.training.export import export_run
 
@@ -85,7 +85,7 @@ def test_chexbert_trains_exports_and_scores(silver_dir, tmp_path):
 
 
 def test_ratescore_scores_through_an_exported_tagger(silver_dir, tmp_path):
-    from radmetrics.inference.scorer import Scorer
+    from radmetrics.inference.scoring.scorer import Scorer
     from radmetrics.training.export import export_run
     from radmetrics.training.rate_ner import iob
 

@@ -78,7 +78,7 @@ def test_pretrain_then_sft_then_export_and_score(pretrained, tmp_path, monkeypat
     """With the short prompt: the export records it, scoring the export builds its prompts with it, and another
     `prompt` option is refused."""
     from radmetrics.inference.metrics.green.generation import load_green_model
-    from radmetrics.inference.scorer import Scorer
+    from radmetrics.inference.scoring.scorer import Scorer
     from radmetrics.training.export import export_run
 
     assert read_eval_results(pretrained.parent)["validation_perplexity"] > 1
@@ -137,7 +137,7 @@ def test_the_findings_student_learns_the_findings_teacher_and_scoring_extracts_t
     import importlib.util
     import logging
 
-    from radmetrics.inference.scorer import Scorer
+    from radmetrics.inference.scoring.scorer import Scorer
     from radmetrics.training.export import export_run
     from radmetrics.training.rehearsal import REPO
 
@@ -301,7 +301,7 @@ def test_agreement_baseline_is_the_teacher_median():
 
 
 def test_green_through_an_openai_compatible_server_with_summary(tmp_path):
-    from radmetrics.inference.scorer import Scorer
+    from radmetrics.inference.scoring.scorer import Scorer
 
     def judge(messages):
         prompt = messages[0]["content"]
@@ -344,7 +344,7 @@ def test_green_through_an_openai_compatible_server_with_summary(tmp_path):
 
 def test_green_endpoint_is_sent_the_prompt_option(tmp_path):
     """A server hosting an export trained with `prompt: short` is sent the short prompt when asked."""
-    from radmetrics.inference.scorer import Scorer
+    from radmetrics.inference.scoring.scorer import Scorer
 
     seen = []
 

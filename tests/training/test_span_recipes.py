@@ -205,7 +205,7 @@ def test_score_cli_prints_every_component_metric(exports, test_data, tmp_path, c
     code = main(["score", *workload_args(workload), *options])
     assert code == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
-    from radmetrics.inference.registry import metrics
+    from radmetrics.inference.scoring.registry import metrics
 
     expected = {
         key
@@ -230,7 +230,7 @@ def test_score_cli_prints_every_component_metric(exports, test_data, tmp_path, c
 
 
 def test_encoder_metrics_score_in_bf16_only_on_request(exports, test_data):
-    from radmetrics.inference.scorer import Scorer
+    from radmetrics.inference.scoring.scorer import Scorer
 
     pairs = json.loads((test_data / "synthetic_pairs" / "radeval_speed_workload.json").read_text())
     references, candidates = [p["ref"] for p in pairs], [p["hyp"] for p in pairs]
@@ -254,7 +254,7 @@ def test_encoder_metrics_score_in_bf16_only_on_request(exports, test_data):
 
 
 def test_ratescore_runs_on_the_span_tagger(exports):
-    from radmetrics.inference.scorer import Scorer
+    from radmetrics.inference.scoring.scorer import Scorer
 
     refs = ["Small left pleural effusion. The heart is normal in size.", "No pneumothorax."]
     hyps = ["Small left pleural effusion. The heart is normal in size.", "."]  # no entity in the candidate
@@ -303,8 +303,8 @@ def test_rewards_and_a_scorer_share_one_loaded_model(exports, monkeypatch):
     """Two rewards on one RadGraph component and a Scorer beside them load the extractor once in the process."""
     from radmetrics.inference.metrics import base
     from radmetrics.inference.metrics.radgraph import metric
-    from radmetrics.inference.rewards import MetricReward
-    from radmetrics.inference.scorer import Scorer
+    from radmetrics.inference.scoring.rewards import MetricReward
+    from radmetrics.inference.scoring.scorer import Scorer
 
     base.clear_loaded_models()
     load, loads = metric.radgraph_extractor, []

@@ -64,7 +64,7 @@ def sentence_examples(texts) -> dict[str, list]:
     finding's wording a few dozen times."""
     from radmetrics.data_builders.corpus.splits import normalise_report_text
     from radmetrics.data_builders.silver.rule_labeler import label_report
-    from radmetrics.inference.sentences import split_sentences
+    from radmetrics.inference.text.sentences import split_sentences
 
     seen, sentences = set(), []
     for text in texts:

@@ -2,16 +2,16 @@
 
 Per label, precision / recall / F1 of "positive" (a labeler's 1; its uncertain and negative count as not positive,
 as data_builders/agreement/labeler.py scores the rule labeler), 0 where undefined; macro F1 is their plain mean over
-the shared labels. Intervals resample reports (inference/stats.py): a 95% percentile bootstrap for each macro F1, and
-the paired bootstrap and approximate-randomisation test (Koehn 2004; Riezler & Maxwell 2005) for the difference, with
-macro F1 recomputed from counts on every resample rather than averaged per report.
+the shared labels. Intervals resample reports (inference/scoring/stats.py): a 95% percentile bootstrap for each macro
+F1, and the paired bootstrap and approximate-randomisation test (Koehn 2004; Riezler & Maxwell 2005) for the
+difference, with macro F1 recomputed from counts on every resample rather than averaged per report.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from radmetrics.inference.stats import bootstrap_ci, paired_comparison, precision_recall_f1
+from radmetrics.inference.scoring.stats import bootstrap_ci, paired_comparison, precision_recall_f1
 
 
 def per_label_scores(gold: np.ndarray, predicted: np.ndarray, labels: list[str]) -> dict[str, dict]:

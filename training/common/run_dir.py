@@ -101,7 +101,7 @@ def read_run_manifest(run_dir: str | Path) -> dict:
 
 
 def write_eval_results(run_dir: str | Path, results: dict) -> None:
-    from radmetrics.inference.json_io import dumps
+    from radmetrics.inference.files.json_io import dumps
 
     (Path(run_dir) / EVAL_RESULTS).write_text(dumps(results, indent=2, default=float), encoding="utf-8")
 

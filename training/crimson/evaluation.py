@@ -2,7 +2,7 @@
 score) and, over the pairs that parsed, the mean absolute error of the CRIMSON score and of each weighted error count
 beside a constant's (the teacher's training-set median score, the constant with the smallest expected absolute
 error), with bootstrap intervals and a paired comparison of model against constant on the same pairs
-(`radmetrics.inference.stats`), and Kendall tau-b of the student's score against the teacher's."""
+(`radmetrics.inference.scoring.stats`), and Kendall tau-b of the student's score against the teacher's."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 from radmetrics.inference.llm.local import generate_sorted, render_prompt
 from radmetrics.inference.metrics.crimson.metric import evaluate_answer
 from radmetrics.inference.metrics.crimson.parse import CrimsonParseError
-from radmetrics.inference.stats import bootstrap_ci, kendall_tau, paired_comparison
+from radmetrics.inference.scoring.stats import bootstrap_ci, kendall_tau, paired_comparison
 
 BOOTSTRAP_RESAMPLES = 1000
 WEIGHTED = ("false_findings", "missing_findings", "attribute_errors")

@@ -135,10 +135,10 @@ def evaluate(head: FindingsHead, split: list[dict], rows: np.ndarray, name: str)
 def radpref_develop_extraction(head: FindingsHead, encoder) -> dict:
     """Extraction precision, recall and F1 against RadPref's listed findings on the development part of radpref_dev's
     frozen split (meta-eval findings' measure), for the card. The frozen part is never read here."""
-    from radmetrics.inference.findings.agreement import extraction_scores
     from radmetrics.inference.findings.extractor import FindingsExtractor
-    from radmetrics.inference.radpref import load_radpref, split_candidates
-    from radmetrics.inference.sentences import expand_abbreviations
+    from radmetrics.inference.meta_evaluation.findings_agreement import extraction_scores
+    from radmetrics.inference.meta_evaluation.radpref import load_radpref, split_candidates
+    from radmetrics.inference.text.sentences import expand_abbreviations
 
     candidates = split_candidates(load_radpref(), "develop")
     references = {c.case_id: (c.reference, c.reference_findings) for c in candidates}

@@ -8,7 +8,7 @@ strongest one a constant can be.
 With `intervals`, 95% percentile bootstrap intervals resample the held-out pairs (parse rate, and the MAEs over the
 pairs of each resample that parsed), and a paired bootstrap of model MAE minus constant MAE on the same pairs says
 whether the model beats its constant (`beats_constant`): on a hundred pairs, a lower MAE alone is not a win.
-Approximate randomisation gives that difference a p-value as well (`inference/stats.py`)."""
+Approximate randomisation gives that difference a p-value as well (`inference/scoring/stats.py`)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import numpy as np
 
 from radmetrics.inference.metrics.green.format import parse_green_response, prompt_reports
 from radmetrics.inference.metrics.green.generation import generate_green_responses
-from radmetrics.inference.stats import bootstrap_ci, paired_comparison
+from radmetrics.inference.scoring.stats import bootstrap_ci, paired_comparison
 
 BOOTSTRAP_RESAMPLES = 1000
 
@@ -93,7 +93,7 @@ def _green_score_tau(kept, prefix: str, intervals: bool) -> dict:
     """Kendall tau-b of the model's GREEN score against the teacher's over the parsed pairs (with its bootstrap
     interval);
     absent when either side is constant, where tau is undefined."""
-    from radmetrics.inference.stats import kendall_tau
+    from radmetrics.inference.scoring.stats import kendall_tau
 
     scores = np.array([[m.score, t.score] for m, t in kept], dtype=float)
     if len(scores) < 2 or len(np.unique(scores[:, 0])) < 2 or len(np.unique(scores[:, 1])) < 2:

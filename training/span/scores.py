@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from radmetrics.inference.stats import precision_recall_f1
+from radmetrics.inference.scoring.stats import precision_recall_f1
 
 STATISTICS = ("precision", "recall", "f1")
 

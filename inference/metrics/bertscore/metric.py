@@ -4,7 +4,7 @@ Options: `model` (a local directory, a Hub id, or "default" for the bundled all-
 `idf` (inverse document frequencies from the references, as CXR-Report-Metric does), and
 `rescale_with_baseline`. Baselines come from the bert-score package's files for the models it knows
 (RadCliQ uses distilroberta-base, layer 5, idf, rescaled); for the bundled default encoder radmetrics ships
-its own baseline, made by `python -m radmetrics.inference.metrics.bertscore.baseline` the way
+its own baseline, made by `python -m radmetrics.data_builders.bertscore_baseline` the way
 bert-score made its own (mean P/R/F per layer over unrelated sentence pairs). The encoder is loaded once per process;
 with `idf` only the weights are recomputed per call. RoBERTa-family tokenizers are given the prefix space that
 bert-score asks for and transformers 5 ignores (`with_prefix_space`).

@@ -31,7 +31,7 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from ...llm.engine import json_object_text
-from ...sentences import FINERADSCORE_PATTERN
+from ...text.sentences import FINERADSCORE_PATTERN
 
 SEVERITY_SCORES = {
     "not actionable": 1,

@@ -164,7 +164,7 @@ Notation},
         parts = super().signature_parts()
         if self.effective_prompt() in NEEDS_FINDINGS:
             from ...findings.extractor import shipped_extractor
-            from ...signature import fingerprint
+            from ...scoring.signature import fingerprint
 
             parts.append(f"extractor:{fingerprint(str(shipped_extractor()))}")
         return parts

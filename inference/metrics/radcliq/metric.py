@@ -66,7 +66,7 @@ generation},
             )
 
     def compute(self, references, candidates):
-        from ...registry import key_owner
+        from ...scoring.registry import key_owner
         from .composite import FEATURES, load_constants, radcliq_v0, radcliq_v1
 
         owners = key_owner()

@@ -15,7 +15,7 @@ class RadGraphExtractor(SpanExtractorRunner):
 
     def documents(self, reports: Sequence[str]) -> list[dict]:
         """Per report a DyGIE document (document-level inclusive indices)."""
-        from ...sentences import sentences_with_owner
+        from ...text.sentences import sentences_with_owner
         from .annotation import dygie_document
 
         sentences, owner = sentences_with_owner(reports)

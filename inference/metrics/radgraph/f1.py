@@ -46,7 +46,7 @@ def _items(annotation: dict, level: str, case: str) -> set:
 
 
 def _prf(hyp: set, ref: set) -> tuple[float, float, float]:
-    from ...stats import precision_recall_f1
+    from ...scoring.stats import precision_recall_f1
 
     precision, recall, f1 = precision_recall_f1(len(hyp & ref), len(hyp), len(ref))
     return f1, precision, recall

@@ -43,7 +43,7 @@ class RateNerTagger:
         self.batch_size, self.max_length, self._torch = batch_size, max_length, torch
 
     def entities(self, reports: Sequence[str]) -> list[list[tuple[str, str]]]:
-        from ...sentences import sentences_with_owner
+        from ...text.sentences import sentences_with_owner
 
         sentences, owner = sentences_with_owner(reports)
         found: list[list[tuple[str, str]]] = [[] for _ in reports]
@@ -77,7 +77,7 @@ class RateNerSpanTagger(SpanExtractorRunner):
     component = "rate_ner_span"
 
     def entities(self, reports: Sequence[str]) -> list[list[tuple[str, str]]]:
-        from ...sentences import sentences_with_owner
+        from ...text.sentences import sentences_with_owner
 
         sentences, owner = sentences_with_owner(reports)
         found: list[list[tuple[str, str]]] = [[] for _ in reports]

@@ -105,7 +105,7 @@ Notation},
         return str(self.components.get("findings_extractor") or shipped_extractor())
 
     def signature_parts(self) -> list[str]:
-        from ...signature import fingerprint
+        from ...scoring.signature import fingerprint
 
         parts = super().signature_parts()
         if self.options["findings"] == "extractor":

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...sentences import statements
+from ...text.sentences import statements
 from ..green.format import CATEGORY_LETTERS, render_green_response
 from . import rules
 

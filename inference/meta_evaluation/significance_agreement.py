@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..radpref import Candidate, _percentiles, _tau, case_index, case_resamples
-from .significance import LEVELS, WEIGHTS
+from ..findings.significance import LEVELS, WEIGHTS
+from .radpref import Candidate, _percentiles, _tau, case_index, case_resamples
 
 
 @dataclass

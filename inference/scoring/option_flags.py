@@ -9,7 +9,7 @@ def parse_option_flags(items: list[str], trust_remote_code: bool = False) -> dic
     OptionError (one line) for a flag that is not METRIC.KEY=VALUE or names an unknown metric."""
     import yaml
 
-    from .metrics.base import OptionError
+    from ..metrics.base import OptionError
     from .registry import REGISTRY
 
     options: dict = {}

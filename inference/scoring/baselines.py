@@ -230,7 +230,7 @@ def _match_split(references) -> str | None:
 
 def rexrank_comparable(metric) -> bool:
     """Whether `metric` (an instance) runs in ReXrank's configuration (CXR-Report-Metric's models and settings)."""
-    from .loading.released import ARTEFACTS
+    from ..loading.released import ARTEFACTS
 
     if metric.name == "radcliq":
         return (

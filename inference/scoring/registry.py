@@ -20,7 +20,7 @@ import pkgutil
 from functools import lru_cache
 from importlib.metadata import entry_points
 
-from .metrics.base import Metric
+from ..metrics.base import Metric
 
 ENTRY_POINT_GROUP = "radmetrics.metrics"
 _BUILTIN = "radmetrics.inference.metrics"

@@ -19,10 +19,11 @@ candidate finding, a false finding (`error_type: false`) and, per reference find
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 
-from ..radpref import Candidate, _percentiles, _tau, case_index, case_resamples
+from .radpref import Candidate, _percentiles, _tau, case_index, case_resamples
 
 RECOVERED_AT = 0.6
 
@@ -31,7 +32,7 @@ def todays_findings(report: str) -> list[str]:
     """Today's statement filter: the report's statements that are not normal and name an abnormality (the semantic
     teacher's significance rule), each taken as one finding."""
     from ..metrics.semantic_green import rules
-    from ..sentences import statements
+    from ..text.sentences import statements
 
     return [s for s in statements(report) if rules.is_significant_alone(s)]
 
@@ -152,7 +153,7 @@ def findings_agreement(
     """Extraction, the judge alone and report-level tau-b (module docstring), for one extractor. `statement_teacher`
     judges every statement (semantic_green before findings-first), `findings_teacher` judges findings lists as
     semantic_green does now; reports are read with their abbreviations expanded, as semantic_green reads them."""
-    from ..sentences import expand_abbreviations
+    from ..text.sentences import expand_abbreviations
 
     references = list(dict.fromkeys((c.case_id, c.reference) for c in candidates))
     texts = [r for _, r in references] + [c.text for c in candidates]
@@ -188,3 +189,18 @@ def findings_agreement(
 def significant_counts(annotations: list) -> np.ndarray:
     """Per pair, the significant error count (semantic_green_significant_errors)."""
     return np.array([sum(a.significant) for a in annotations], dtype=float)
+
+
+def extractor_named(name: str, encoder) -> Callable[[list[str]], list[list[str]]]:
+    """reports -> findings lists for `meta-eval findings --extractor`: rules (the statement filter), trained (the
+    shipped export), an export, or a findings/classifier run directory (its final/ head)."""
+    from ..findings.extractor import FindingsExtractor, FindingsHead
+
+    if name == "rules":
+        return lambda texts: [todays_findings(t) for t in texts]
+    if name == "trained":
+        return FindingsExtractor.from_export(None, encoder)
+    path = Path(name)
+    if (path / "final" / "findings_head.json").is_file():
+        return FindingsExtractor(FindingsHead.load(path / "final"), encoder)
+    return FindingsExtractor.from_export(path, encoder)

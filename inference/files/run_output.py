@@ -8,7 +8,7 @@ from pathlib import Path
 
 def file_digests(inputs: dict[str, str]) -> dict[str, dict]:
     """{role: {path, sha256}} of the input files, as run.json records them."""
-    from .loading.checkpoint import sha256_file
+    from ..loading.checkpoint import sha256_file
 
     return {role: {"path": str(path), "sha256": sha256_file(Path(path))} for role, path in inputs.items()}
 
@@ -33,7 +33,7 @@ def write_result(
     (out / "summary.json").write_text(dumps(result.summary, indent=2), encoding="utf-8")
     table = result.table()
     if baselines:
-        from .baselines import baselines_table
+        from ..scoring.baselines import baselines_table
 
         (out / "baselines.json").write_text(dumps(baselines, indent=2), encoding="utf-8")
         table += "\n\n## Baselines on the same references\n\n" + baselines_table(
@@ -55,7 +55,7 @@ def write_result(
     }
     (out / "run.json").write_text(dumps(run, indent=2), encoding="utf-8")
     if references is not None:
-        from .baselines import baselines_html
+        from ..scoring.baselines import baselines_html
 
         write_score_report(
             result,

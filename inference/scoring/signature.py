@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import subprocess
 from functools import lru_cache
 from pathlib import Path
@@ -45,7 +46,7 @@ def version() -> str:
 
     try:
         top = git("rev-parse", "--show-toplevel")
-        if top and Path(top).resolve() == here.parent and git("ls-files", "--error-unmatch", "signature.py"):
+        if top and Path(top).resolve() == here.parent.parent and git("ls-files", "--error-unmatch", "signature.py"):
             dirty = git("status", "--porcelain", "--untracked-files=no")
             text += f"+{git('rev-parse', '--short=7', 'HEAD')}{'.dirty' if dirty else ''}"
     except (OSError, subprocess.SubprocessError):
@@ -53,12 +54,17 @@ def version() -> str:
     return text
 
 
+def machine() -> str:
+    """Where a result was computed (architecture and Python), for the results files meta-evaluation writes."""
+    return f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}"
+
+
 def _file_digest(path: Path) -> str:
     """sha256 of a file, remembered in the radmetrics cache by (path, size, mtime) so that it is computed once. The
     cache is a convenience: an unreadable or unwritable one (a read-only cache, another process writing it) is passed
     over, never a reason to stop a run."""
-    from .loading.cache import radmetrics_cache
-    from .loading.checkpoint import sha256_file
+    from ..loading.cache import radmetrics_cache
+    from ..loading.checkpoint import sha256_file
 
     stat = path.stat()
     key = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
@@ -92,7 +98,7 @@ def _snapshot(path: Path) -> tuple[str, str] | None:
 
 def _cached_hub_file(text: str) -> Path | None:
     """A released artefact's file or a Hub model's config in the local Hugging Face cache; never a download."""
-    from .loading.released import ARTEFACTS
+    from ..loading.released import ARTEFACTS
 
     try:
         from huggingface_hub import try_to_load_from_cache
@@ -116,8 +122,8 @@ def fingerprint(name_or_path: str) -> str:
     name or Hub id (the commit of its snapshot in the local Hugging Face cache; nothing is downloaded), the bundled
     encoder (its package version), or a local file or folder (its sha256, computed once). A name with no local copy is
     given as it is, with no hash."""
-    from .loading.checkpoint import MANIFEST_NAME
-    from .loading.hub import DEFAULT_ENCODER_ALIASES
+    from ..loading.checkpoint import MANIFEST_NAME
+    from ..loading.hub import DEFAULT_ENCODER_ALIASES
 
     text = str(name_or_path)
     if text in DEFAULT_ENCODER_ALIASES:

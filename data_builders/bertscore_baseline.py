@@ -4,7 +4,7 @@ bert-score's own baselines are the mean P, R and F per layer over a million unre
 sentence pairs. Offline we use unrelated sentence pairs from the bundled IU X-ray reports instead, so the
 rescaled score reads "how much better than two unrelated radiology sentences", the same intent.
 
-    python -m radmetrics.inference.metrics.bertscore.baseline --pairs 5000 --out inference/resources/...
+    python -m radmetrics.data_builders.bertscore_baseline --pairs 5000 --out inference/resources/...
 """
 
 from __future__ import annotations
@@ -12,6 +12,10 @@ from __future__ import annotations
 import argparse
 import random
 import re
+
+from radmetrics.inference.loading.hub import resolve_model_path
+
+from .corpus.corpora import iu_xray_corpus
 
 
 def unrelated_sentence_pairs(texts: list[str], n_pairs: int, seed: int = 0) -> tuple[list[str], list[str]]:
@@ -33,10 +37,6 @@ def main(argv=None) -> None:
     import torch
     from bert_score.utils import bert_cos_score_idf, get_model, get_tokenizer
     from transformers import AutoConfig
-
-    from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
-
-    from ...loading.hub import resolve_model_path
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="default")

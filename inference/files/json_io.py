@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 
@@ -27,3 +28,10 @@ def strict(value):
 def dumps(value, **kwargs) -> str:
     """json.dumps of `strict(value)`; refuses what is still not JSON instead of writing it."""
     return json.dumps(strict(value), allow_nan=False, **kwargs)
+
+
+def write_json(path, value) -> None:
+    """`dumps(value, indent=2)` into `path`, its folder made first."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(value, indent=2), encoding="utf-8")

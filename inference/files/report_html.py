@@ -16,17 +16,17 @@ import json
 import math
 from pathlib import Path
 
+from ..metrics.display import cut, json_detail
 from .json_io import strict
-from .metrics.display import cut, json_detail
 
 BINS = 20
-RESOURCES = Path(__file__).resolve().parent / "resources" / "report_html"
+RESOURCES = Path(__file__).resolve().parent.parent / "resources" / "report_html"
 
 
 def compact_detail(metric: str, detail: dict | None):
     """What the page shows of one metric's per-pair detail: the metric class's `display_detail` (see metrics/display.py
     for the parts), or the error when the pair was not scored."""
-    from .registry import metrics
+    from ..scoring.registry import metrics
 
     if not isinstance(detail, dict):
         return None

@@ -1,0 +1,2 @@
+"""The files users bring and get back: report files read strictly, results and report.html written, JSON that keeps
+NaN readable."""

@@ -1,0 +1,302 @@
+"""`Scorer`: score candidate reports against references with any set of registered metrics."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..metrics.base import OptionError
+from .registry import build_metric, resolve
+from .registry import metrics as registered_metrics
+from .stats import bootstrap_ci
+
+
+class ScoringInputError(ValueError):
+    pass
+
+
+def finite_or_none(value) -> float | None:
+    """A value for strict JSON: NaN and infinities (no value) become None, which JSON writes as null."""
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+class MissingComponentError(RuntimeError):
+    pass
+
+
+def default_llm_cache() -> Path:
+    from ..loading.cache import radmetrics_cache
+
+    return radmetrics_cache() / "llm_answers.sqlite"
+
+
+def _is_grounded(value) -> bool:
+    return isinstance(value, list) and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in value)
+
+
+def validate_reports(
+    references: Sequence, candidates: Sequence, ids: Sequence | None = None, grounded_ok: bool = False
+) -> list[str]:
+    """The pairs' ids as strings, or a ScoringInputError naming the pair. An empty or whitespace-only candidate is
+    scored (each metric gives what its reference implementation gives for it); an empty reference is refused."""
+    if len(references) != len(candidates):
+        raise ScoringInputError(
+            f"{len(references)} references but {len(candidates)} candidates; they must pair up one to one"
+        )
+    ids = [str(i) for i in (ids if ids is not None else range(len(references)))]
+    if len(ids) != len(references):
+        raise ScoringInputError(f"{len(ids)} ids for {len(references)} pairs")
+    for i, (ref, cand) in enumerate(zip(references, candidates)):
+        for side, value in (("reference", ref), ("candidate", cand)):
+            if grounded_ok and _is_grounded(value):
+                continue
+            if not isinstance(value, str):
+                kind = 'a string or a grounded report (a list of {"text", "boxes"})' if grounded_ok else "a string"
+                raise ScoringInputError(f"pair {ids[i]}: the {side} is {type(value).__name__}, not {kind}")
+            if side == "reference" and not value.strip():  # a defect in the data; an empty candidate is a real output
+                raise ScoringInputError(f"pair {ids[i]}: the reference is empty")
+    return ids
+
+
+def validate_context(context: Sequence, ids: list[str]) -> list[dict | None]:
+    """Each pair's context as a dict (or None), or a ScoringInputError naming the pair."""
+    context = list(context)
+    if len(context) != len(ids):
+        raise ScoringInputError(f"{len(context)} contexts for {len(ids)} pairs; give one per pair (or None)")
+    for pair_id, value in zip(ids, context):
+        if value is not None and not isinstance(value, dict):
+            raise ScoringInputError(f"pair {pair_id}: the context is {type(value).__name__}, not a dict of fields")
+    return context
+
+
+def is_empty_report(value) -> bool:
+    return isinstance(value, str) and not value.strip()
+
+
+def failure_warning(metric: str, key: str, not_scored: int, n: int, details: list[dict] | None) -> str | None:
+    """A warning when `key` could not score more than half of the n pairs, naming the commonest error in the metric's
+    per-pair details; None otherwise. A metric that fails everywhere must not look like a result."""
+    if n == 0 or not_scored <= n / 2:
+        return None
+    errors = Counter(str(d.get("error"))[:200] for d in details or [] if isinstance(d, dict) and d.get("error"))
+    commonest = f"; commonest error ({errors.most_common(1)[0][1]}x): {errors.most_common(1)[0][0]}" if errors else ""
+    return f"{metric}: {key} could not score {not_scored} of {n} pairs{commonest}"
+
+
+@dataclass
+class ScoreResult:
+    summary: dict[str, dict]
+    per_sample: list[dict]
+    details: dict[str, list[dict] | None] = field(default_factory=dict)
+    references: dict[str, str] = field(default_factory=dict)  # metric -> what it reproduces
+    meta: dict[str, dict] = field(default_factory=dict)  # metric -> run information (LLM totals)
+    higher_is_better: dict[str, bool] = field(default_factory=dict)  # score key -> its metric's declared direction
+    outputs: dict = field(default_factory=dict, repr=False)  # metric -> MetricOutput (for `aggregate`)
+    warnings: list[str] = field(default_factory=list)  # keys that could not score most pairs (`failure_warning`)
+    signatures: dict[str, str] = field(default_factory=dict)  # score key -> its signature (signature.py)
+    first_key: str | None = None  # the first key the user named (or the first metric's first key): report.html's sort
+
+    def aggregate(self, key: str, indices) -> float:
+        """The corpus value of `key` over the samples at `indices` (repeats allowed): how bootstrap and paired tests
+        resample a metric, corpus-level ones (BLEU-4, CheXbert F1) included."""
+        owner = next(name for name, out in self.outputs.items() if key in out.per_sample)
+        return self.outputs[owner].aggregate(key, np.asarray(indices))
+
+    def table(self) -> str:
+        lines = ["| score | value | 95% CI | n |", "|---|---|---|---|"]
+        for key, s in self.summary.items():
+            if s["value"] is None:
+                lines.append(f"| {key}{' (failed: see warning)' if 'warning' in s else ''} | n/a | | 0 |")
+                continue
+            lo, hi = s["ci95"]
+            interval = "n/a" if lo is None else f"[{lo:.4f}, {hi:.4f}]"
+            lines.append(
+                f"| {key}{' (most pairs not scored)' if 'warning' in s else ''} | {s['value']:.4f} | {interval} |"
+                f" {s['n']} |"
+            )
+        empty = max((s.get("empty_candidates", 0) for s in self.summary.values()), default=0)
+        if empty:
+            lines.append(f"\n{empty} of the candidates are empty; they are scored and counted in n.")
+        if self.signatures:
+            lines.append("\nSignatures (everything that changes each value):\n")
+            lines.extend(f"- `{signature}`" for signature in self.signatures.values())
+        lines.extend(f"\nwarning: {w}" for w in self.warnings)
+        return "\n".join(lines)
+
+
+def checked_options(metric_options: dict | None) -> dict[str, dict]:
+    """{metric: {option: value}} with every value checked against the metric's declaration and normalised (what the
+    signatures show); OptionError, one line, for an unknown metric, an option it lacks or a value it refuses."""
+    registry = registered_metrics()
+    checked = {}
+    for name, options in (metric_options or {}).items():
+        if name not in registry:
+            raise OptionError(f"options for an unknown metric {name!r}; known metrics: {', '.join(registry)}")
+        if not isinstance(options, dict):
+            raise OptionError(f"options for metric {name} must be a dict of option -> value, got {options!r}")
+        checked[name] = registry[name].check_options(options)
+    return checked
+
+
+class Scorer:
+    """Scorer(metrics=[...], components={kind: path_or_hub_id})(references, candidates).
+
+    `metric_options` passes options to one metric, e.g. {"bertscore": {"model": "distilroberta-base"}}.
+    LLM-judged metrics (FineRadScore, RadFact) need `endpoint` (an Endpoint or its YAML path); their answers
+    are cached in `llm_cache` (default: $RADMETRICS_CACHE or ~/.cache/radmetrics, llm_answers.sqlite).
+    A per-sample value of None is a sample that could not be scored; `n` counts the scored ones.
+    """
+
+    def __init__(
+        self,
+        metrics: list[str] | None = None,
+        components: dict | None = None,
+        metric_options: dict | None = None,
+        n_bootstrap: int = 1000,
+        seed: int = 0,
+        endpoint=None,
+        llm_cache: str | Path | None = None,
+    ):
+        self.metric_options = checked_options(metric_options)
+        self.specs = resolve(metrics, self.metric_options)
+        self.named = [str(m) for m in metrics] if metrics else []  # in the user's order (specs are registry order)
+        self.components = dict(components or {})
+        self.n_bootstrap, self.seed = n_bootstrap, seed
+        self.endpoint, self.llm_cache = endpoint, llm_cache or default_llm_cache()
+        for spec in self.specs:
+            given = self.metric_options.get(spec.name, {})
+            defaults = {name: option.default for name, option in spec.declared_options().items()}
+            spec.check_setup({**defaults, **given}, self.components, endpoint)
+        # LLM-judged metrics without a local model of their own (CRIMSON's `crimson` component) need the endpoint
+        judged = [
+            s
+            for s in self.specs
+            if s.judged_by_llm and (not s.requires_components or s.missing_components(self.components))
+        ]
+        if judged and endpoint is None:
+            local = [k for s in judged for k in s.requires_components]
+            raise MissingComponentError(
+                f"{', '.join(s.name for s in judged)} {'is' if len(judged) == 1 else 'are'} judged by an LLM: "
+                "pass endpoint=... (radmetrics score --endpoint YAML)"
+                + (
+                    f" or a local model (--components {' '.join(f'{k}=PATH' for k in local)}, or a released one: "
+                    "radmetrics weights list)"
+                    if local
+                    else ""
+                )
+            )
+        missing = {
+            s.name: s.missing_components(self.components, endpoint is not None, self.metric_options.get(s.name))
+            for s in self.specs
+        }
+        missing = {k: v for k, v in missing.items() if v}
+        if missing:
+            text = "; ".join(f"{m} needs {', '.join(c)}" for m, c in missing.items())
+            raise MissingComponentError(
+                f"missing component checkpoints: {text} (pass components={{kind: path}} or --components DIR)"
+            )
+
+    def __call__(
+        self,
+        references: Sequence[str],
+        candidates: Sequence[str],
+        ids: Sequence | None = None,
+        context: Sequence[dict | None] | None = None,
+    ) -> ScoreResult:
+        """`context`: each pair's patient context ({field: value}, e.g. age and indication) for the metrics that take
+        one (CRIMSON); the others ignore it."""
+        ids = validate_reports(references, candidates, ids, grounded_ok=all(s.accepts_grounded for s in self.specs))
+        if context is not None:
+            context = validate_context(context, ids)
+        outputs, docs, directions = {}, {}, {}
+        empty = sum(is_empty_report(c) for c in candidates)
+        metrics = self.metrics(outputs)
+        signatures = self.signatures(metrics)
+        for spec, metric in zip(self.specs, metrics):
+            outputs[spec.name] = metric(list(references), list(candidates), context=context)
+            docs[spec.name] = metric.reference
+            directions.update({key: metric.higher_is_better[key] for key in spec.keys})
+        summary, rows, warnings = {}, [{"id": i} for i in ids], []
+        for spec in self.specs:
+            out = outputs[spec.name]
+            for key in spec.keys:
+                values = out.per_sample[key]
+                for row, v in zip(rows, values):
+                    row[key] = None if v is None else finite_or_none(float(v))
+                n = len(values)
+                scored = int(sum(1 for row in rows if row[key] is not None))
+                value = out.aggregate(key)
+                interval = bootstrap_ci(lambda idx, k=key, o=out: o.aggregate(k, idx), n, self.n_bootstrap, self.seed)
+                summary[key] = {
+                    "value": finite_or_none(value),
+                    "higher_is_better": directions[key],
+                    "ci95": [finite_or_none(v) for v in interval],
+                    "n": scored,
+                    "not_scored": n - scored,
+                    "empty_candidates": empty,
+                }
+                warning = failure_warning(spec.name, key, n - scored, n, out.details)
+                if warning:
+                    summary[key]["warning"] = warning
+                    warnings.append(warning)
+        for key, signature in signatures.items():
+            summary[key]["signature"] = signature
+        return ScoreResult(
+            summary,
+            rows,
+            {name: o.details for name, o in outputs.items()},
+            docs,
+            {name: o.meta for name, o in outputs.items() if o.meta},
+            directions,
+            outputs,
+            warnings,
+            signatures,
+            self.first_named_key(),
+        )
+
+    def first_named_key(self) -> str | None:
+        """The first score key the user named: a key itself, or the first key of the metric named first."""
+        if not self.named:
+            return None
+        first = self.named[0]
+        for spec in self.specs:
+            if first == spec.name:
+                return spec.keys[0]
+            if first in spec.keys:
+                return first
+        return None
+
+    def metrics(self, upstream: dict | None = None) -> list:
+        """The metric instances of this Scorer's metrics, built from their options (no model is loaded until they
+        run)."""
+        upstream = {} if upstream is None else upstream
+        return [
+            build_metric(
+                spec, self.components, upstream, self.metric_options.get(spec.name), self.endpoint, self.llm_cache
+            )
+            for spec in self.specs
+        ]
+
+    def signatures(self, metrics: list | None = None) -> dict[str, str]:
+        """Score key -> its signature (scoring/signature.py): the key, what pins its metric's values (a
+        composite's dependencies' parts prefixed with their names), the device and precision, radmetrics' version."""
+        from .signature import version
+
+        metrics = metrics if metrics is not None else self.metrics()
+        by_name = dict(zip((spec.name for spec in self.specs), metrics))
+        signatures = {}
+        for spec, metric in zip(self.specs, metrics):
+            parts = metric.signature_parts()
+            for dependency in spec.dependencies(metric.options):
+                parts += [f"{dependency}.{part}" for part in by_name[dependency].signature_parts()]
+            runtimes = {
+                m.runtime_part() for m in (metric, *(by_name[d] for d in spec.dependencies(metric.options)))
+            } - {None}
+            tail = [*sorted(runtimes), f"v:{version()}"]
+            signatures.update({key: "|".join([key, *parts, *tail]) for key in spec.keys})
+        return signatures
