@@ -13,6 +13,16 @@ import importlib
 import sys
 from importlib.metadata import entry_points
 
+from ..files.report_io import ReportFileError
+from ..loading.checkpoint import CheckpointError
+from ..loading.discovery import ComponentError
+from ..loading.hub import ModelLoadError
+from ..loading.released import ArtefactError
+from ..meta_evaluation.ranking import SuiteError
+from ..metrics.base import OptionError
+from ..scoring.registry import UnknownMetricError
+from ..scoring.scorer import MissingComponentError, ScoringInputError
+
 ORDER = ["data", "train", "rehearse", "export", "weights", "score", "compare", "meta-eval", "demo"]
 
 
@@ -44,16 +54,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def user_errors() -> tuple[type[Exception], ...]:
     """Errors that describe bad input or a missing file: printed as one message, not a traceback."""
-    from ..files.report_io import ReportFileError
-    from ..loading.checkpoint import CheckpointError
-    from ..loading.discovery import ComponentError
-    from ..loading.hub import ModelLoadError
-    from ..loading.released import ArtefactError
-    from ..meta_evaluation.ranking import SuiteError
-    from ..metrics.base import OptionError
-    from ..scoring.registry import UnknownMetricError
-    from ..scoring.scorer import MissingComponentError, ScoringInputError
-
     return (
         ComponentError,
         ReportFileError,

@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .score import add_report_field_arguments, add_scoring_arguments, build_scorer, print_llm_totals
+from ..files.json_io import dumps
+from ..files.report_html import write_compare_report
+from ..files.report_io import pair_reports, read_reports
+from ..scoring.stats import paired_comparison
+from .score import add_report_field_arguments, add_scoring_arguments, build_scorer, id_fields, print_llm_totals
 
 HELP = "compare two systems' reports on the same references: differences with paired bootstrap CIs and p-values"
 DESCRIPTION = """Scores system A's and system B's candidates against the same references (paired by id when the files
@@ -40,8 +44,6 @@ def compare_key(result, key: str, n: int, args: argparse.Namespace) -> dict:
     side could not score is left out of both sides' aggregates, intervals and tests, and counted."""
     import numpy as np
 
-    from ..scoring.stats import paired_comparison
-
     scored = np.array([row[key] is not None for row in result.per_sample])
     both = np.flatnonzero(scored[:n] & scored[n:])
     lost = {
@@ -61,11 +63,6 @@ def compare_key(result, key: str, n: int, args: argparse.Namespace) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..files.json_io import dumps
-    from ..files.report_html import write_compare_report
-    from ..files.report_io import pair_reports, read_reports
-    from .score import id_fields
-
     out = Path(args.out)
     scorer = build_scorer(args, out, n_bootstrap=0)  # checks every option before any file or model loads
     (ref_id, ref_named), (hyp_id, hyp_named) = id_fields(args)

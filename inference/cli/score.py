@@ -6,6 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..files.report_io import pair_reports, read_columns, read_reports, refuse_silent_pairing
+from ..files.run_output import write_result
+from ..loading.discovery import discover_components
+from ..metrics.base import OptionError
+from ..scoring.option_flags import parse_option_flags
+from ..scoring.registry import REGISTRY, available_metrics
+from ..scoring.scorer import Scorer
+
 HELP = "score candidate reports against references with any set of metrics, with bootstrap CIs"
 DESCRIPTION = """Score candidate reports against references.
 
@@ -99,8 +107,6 @@ def id_fields(args: argparse.Namespace) -> tuple[tuple[str, bool], tuple[str, bo
 
 def read_pairs_from_args(args: argparse.Namespace, hyps_path: str):
     """(references, candidates, ids) of --refs and one candidates file, paired by the id fields the arguments name."""
-    from ..files.report_io import pair_reports, read_reports, refuse_silent_pairing
-
     (ref_id, ref_named), (hyp_id, hyp_named) = id_fields(args)
     if not (ref_named or hyp_named):
         refuse_silent_pairing(args.refs, hyps_path)
@@ -160,10 +166,6 @@ def metric_names(args: argparse.Namespace) -> list[str] | None:
 
 def build_scorer(args: argparse.Namespace, out: Path, n_bootstrap: int | None = None):
     """The Scorer the shared arguments describe; without --metrics, every metric the components and endpoint allow."""
-    from ..loading.discovery import discover_components
-    from ..scoring.registry import available_metrics
-    from ..scoring.scorer import Scorer
-
     components = discover_components(args.components)
     metrics = metric_names(args) or available_metrics(components, endpoint=bool(args.endpoint))
     return Scorer(
@@ -192,9 +194,6 @@ def removed_dest(flag: str) -> str:
 def metric_options(args: argparse.Namespace) -> dict:
     """Every --option METRIC.KEY=VALUE and --trust-remote-code (`option_flags.parse_option_flags`); OptionError (one
     line) for a bad one, or for a removed flag, naming its --option."""
-    from ..metrics.base import OptionError
-    from ..scoring.option_flags import parse_option_flags
-
     for flag, replacement in REMOVED_FLAGS.items():
         if getattr(args, removed_dest(flag), None) is not None:
             raise OptionError(f"{flag} was removed: use --option {replacement}=VALUE")
@@ -202,8 +201,6 @@ def metric_options(args: argparse.Namespace) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..scoring.registry import REGISTRY
-
     if args.list:
         for spec in REGISTRY.values():
             print(describe_metric(spec))
@@ -226,7 +223,6 @@ def run(args: argparse.Namespace) -> int:
             baselines = score_baselines(scorer, refs, result, args.baseline_template or DEFAULT_TEMPLATE, args.seed)
         except BaselineError as exc:  # the scores are still written, without baselines
             print(f"radmetrics score: warning: no baselines: {exc}", file=sys.stderr)
-    from ..files.run_output import write_result
 
     write_result(
         result, out, refs, hyps, inputs={"references": args.refs, "candidates": args.hyps}, baselines=baselines
@@ -249,7 +245,6 @@ def context_from_args(args: argparse.Namespace) -> list[dict] | None:
     """Each reference's context from --context-fields COLUMN[=NAME] (the prompt names the field NAME), or None."""
     if not args.context_fields:
         return None
-    from ..files.report_io import read_columns
 
     names = dict(item.partition("=")[::2] for item in args.context_fields)
     rows = read_columns(args.refs, list(names))

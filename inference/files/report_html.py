@@ -17,6 +17,7 @@ import math
 from pathlib import Path
 
 from ..metrics.display import cut, json_detail
+from ..scoring.registry import metrics
 from .json_io import strict
 
 BINS = 20
@@ -26,8 +27,6 @@ RESOURCES = Path(__file__).resolve().parent.parent / "resources" / "report_html"
 def compact_detail(metric: str, detail: dict | None):
     """What the page shows of one metric's per-pair detail: the metric class's `display_detail` (see metrics/display.py
     for the parts), or the error when the pair was not scored."""
-    from ..scoring.registry import metrics
-
     if not isinstance(detail, dict):
         return None
     if "error" in detail:

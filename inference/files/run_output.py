@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..loading.checkpoint import sha256_file
+from .json_io import dumps
+from .report_html import write_score_report
+
 
 def file_digests(inputs: dict[str, str]) -> dict[str, dict]:
     """{role: {path, sha256}} of the input files, as run.json records them."""
-    from ..loading.checkpoint import sha256_file
-
     return {role: {"path": str(path), "sha256": sha256_file(Path(path))} for role, path in inputs.items()}
 
 
@@ -23,9 +25,6 @@ def write_result(
 ) -> None:
     """per_sample.jsonl, summary.json, summary.md, details/, run.json (with the input files' sha256 when `inputs`
     names them), baselines.json (when computed), and report.html when the texts are given."""
-    from .json_io import dumps
-    from .report_html import write_score_report
-
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "per_sample.jsonl", "w", encoding="utf-8") as fh:
         for row in result.per_sample:

@@ -25,7 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..loading.checkpoint import load_manifest
 from ..loading.components import FINDINGS_RULE_FEATURES as RULE_FEATURES
+from ..metrics.semantic_green import rules
+from ..models.text_encoder import TextEncoder
+from ..text.sentences import expand_abbreviations, statements
 
 HEAD_FILE = "findings_head.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -67,8 +71,6 @@ def clauses(statement: str) -> list[str]:
 
 
 def rule_features(text: str) -> list[float]:
-    from ..metrics.semantic_green import rules
-
     return [float(rules.is_normal(text)), float(rules.names_abnormality(text)), float(rules.is_comparison(text))]
 
 
@@ -170,8 +172,6 @@ class FindingsExtractor:
     """`FindingsExtractor.from_export(path)(reports) -> [[finding, ...], ...]`."""
 
     def __init__(self, head: FindingsHead, encoder=None, batch_size: int = 64):
-        from ..models.text_encoder import TextEncoder
-
         self.head = head
         self.encoder = encoder if encoder is not None else TextEncoder(head.encoder)
         self.batch_size = batch_size
@@ -179,8 +179,6 @@ class FindingsExtractor:
     @classmethod
     def from_export(cls, path: str | Path | None = None, encoder=None, batch_size: int = 64) -> FindingsExtractor:
         """An export of the findings_extractor component (its manifest checked), or the shipped one."""
-        from ..loading.checkpoint import load_manifest
-
         directory, _ = load_manifest(path or shipped_extractor(), COMPONENT)
         return cls(FindingsHead.load(directory), encoder, batch_size)
 
@@ -192,13 +190,9 @@ class FindingsExtractor:
     def of_reports(self, reports: Sequence[str], progress: bool = False) -> list[list[str]]:
         """The findings of reports as written: abbreviations read as words first ("Lt" left, "PTX" pneumothorax), as
         semantic_green and a GREEN student prompted with findings read them."""
-        from ..text.sentences import expand_abbreviations
-
         return self([expand_abbreviations(t) for t in reports], progress)
 
     def __call__(self, reports: Sequence[str], progress: bool = False) -> list[list[str]]:
-        from ..text.sentences import statements
-
         split = [statements(report) for report in reports]
         probability = self.probabilities([s for report in split for s in report if latin(s)], progress)
         kept = {s for s, p in probability.items() if p >= self.head.statement_threshold}

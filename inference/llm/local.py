@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
+from ..loading.hub import inference_device, load_causal_lm
 from .endpoint import Endpoint
 
 
@@ -28,8 +29,6 @@ def cut_at_stop(text: str, stop) -> str:
 
 class HFBackend:
     def __init__(self, endpoint: Endpoint, model=None, tokenizer=None):
-        from ..loading.hub import inference_device, load_causal_lm
-
         self.endpoint = endpoint
         if model is None:
             model, tokenizer = load_causal_lm(endpoint.model)

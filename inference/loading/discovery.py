@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .checkpoint import MANIFEST_NAME, component_key, component_kind, manifest_component, resolve_checkpoint
+from .released import ARTEFACTS, DEFAULT_ARTEFACT, KINDS, fetch, identify
+
 
 class ComponentError(ValueError):
     """A --components entry that names nothing loadable, or the wrong kind of thing."""
@@ -14,9 +17,6 @@ class ComponentError(ValueError):
 def discover_components(entries: list[str]) -> dict[str, str]:
     """--components entries -> {component key: path or catalogue name}. An entry is an export, a directory of exports,
     a Hub id of an export, KIND=PATH / KIND=NAME (a released artefact, or an export of that kind), or `released`."""
-    from .checkpoint import MANIFEST_NAME, component_key, component_kind, manifest_component, resolve_checkpoint
-    from .released import ARTEFACTS, DEFAULT_ARTEFACT, KINDS, fetch, identify
-
     found: dict[str, str] = {}
     for entry in entries:
         if entry == "released":
@@ -67,8 +67,6 @@ def refuse_run_directory(path: Path, entry: str) -> None:
     """A training run directory, or a checkpoint inside one (final/, checkpoint-N/), is not an export: it has no
     manifest saying how to prompt or read it, and a GREEN run's final/ prompted as a released model answers nothing
     usable."""
-    from .checkpoint import MANIFEST_NAME
-
     path = path.expanduser()
     if (path / MANIFEST_NAME).is_file():  # an export, wherever it was written
         return

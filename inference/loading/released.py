@@ -17,6 +17,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .checkpoint import MANIFEST_NAME, sha256_file
+
 KINDS = ("chexbert", "radgraph", "rate_ner", "green", "crimson")
 
 
@@ -264,8 +266,6 @@ def resolve_model_dir(name_or_path: str | os.PathLike, needed_by: str) -> Path:
 
 def identify(kind: str, path: str | os.PathLike) -> str:
     """ "export" for a radmetrics export, else "released" if `path` holds `kind`'s published format."""
-    from .checkpoint import MANIFEST_NAME
-
     path = Path(path)
     if (path / MANIFEST_NAME).is_file():
         return "export"
@@ -303,8 +303,6 @@ def _token_classifier(path: Path) -> bool:
 def sha256_of(path: Path) -> str:
     """sha256 of a file, or of a directory's files (sorted relative paths and their digests)."""
     import hashlib
-
-    from .checkpoint import sha256_file
 
     if path.is_file():
         return sha256_file(path)

@@ -23,6 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..findings.extractor import FindingsExtractor, FindingsHead
+from ..metrics.semantic_green import rules
+from ..text.sentences import expand_abbreviations, statements
 from .radpref import Candidate, _percentiles, _tau, case_index, case_resamples
 
 RECOVERED_AT = 0.6
@@ -31,9 +34,6 @@ RECOVERED_AT = 0.6
 def todays_findings(report: str) -> list[str]:
     """Today's statement filter: the report's statements that are not normal and name an abnormality (the semantic
     teacher's significance rule), each taken as one finding."""
-    from ..metrics.semantic_green import rules
-    from ..text.sentences import statements
-
     return [s for s in statements(report) if rules.is_significant_alone(s)]
 
 
@@ -153,8 +153,6 @@ def findings_agreement(
     """Extraction, the judge alone and report-level tau-b (module docstring), for one extractor. `statement_teacher`
     judges every statement (semantic_green before findings-first), `findings_teacher` judges findings lists as
     semantic_green does now; reports are read with their abbreviations expanded, as semantic_green reads them."""
-    from ..text.sentences import expand_abbreviations
-
     references = list(dict.fromkeys((c.case_id, c.reference) for c in candidates))
     texts = [r for _, r in references] + [c.text for c in candidates]
     extracted = extract([expand_abbreviations(t) for t in texts])
@@ -194,8 +192,6 @@ def significant_counts(annotations: list) -> np.ndarray:
 def extractor_named(name: str, encoder) -> Callable[[list[str]], list[list[str]]]:
     """reports -> findings lists for `meta-eval findings --extractor`: rules (the statement filter), trained (the
     shipped export), an export, or a findings/classifier run directory (its final/ head)."""
-    from ..findings.extractor import FindingsExtractor, FindingsHead
-
     if name == "rules":
         return lambda texts: [todays_findings(t) for t in texts]
     if name == "trained":

@@ -25,6 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from ..llm.endpoint import Endpoint
+from ..llm.engine import LLMEngine
+from ..scoring.signature import fingerprint, option_value
+from .display import json_detail
+
 _SHARED: dict = {}  # (metric class, name, inputs) -> what Metric.loaded built, kept for the process
 
 
@@ -276,8 +281,6 @@ class Metric:
     def signature_parts(self) -> list[str]:
         """What pins this metric's values in a score signature (scoring/signature.py): its components' and
         weight-naming options' fingerprints, every value-changing option at its value, and the LLM judge."""
-        from ..scoring.signature import fingerprint, option_value
-
         parts = []
         for kind in self.requires_components:
             if kind not in self.replaced(self.options):
@@ -289,8 +292,6 @@ class Metric:
                 parts.append(f"{name}:{shown}")
         endpoint = self.options.get("endpoint")
         if endpoint is not None and (self.judged_by_llm or self.missing_components(self.components)):
-            from ..llm.endpoint import Endpoint
-
             parts.append(
                 f"judge:{(endpoint if isinstance(endpoint, Endpoint) else Endpoint.from_yaml(endpoint)).model}"
             )
@@ -315,8 +316,6 @@ class Metric:
         `display` parts: {"notes": [str], "entities": {"reference": [[text, label, matched]], "candidate": [...]},
         "tables": [{"caption", "columns", "rows"}], "texts": [{"caption", "text"}]}. The default: the detail as JSON.
         """
-        from .display import json_detail
-
         return json_detail(detail)
 
     def loaded(self, name: str, build, *inputs):
@@ -330,9 +329,6 @@ class Metric:
 
     def llm_engine(self, max_reprompts: int = 0):
         """The LLM engine of an LLM-judged metric: options `endpoint` (Endpoint or YAML path) and `llm_cache`."""
-        from ..llm.endpoint import Endpoint
-        from ..llm.engine import LLMEngine
-
         endpoint = self.options.get("endpoint")
         if endpoint is None:
             raise RuntimeError(

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 
+from ..files.json_io import strict
+
 MAX_TEXT = 2000
 
 
@@ -42,6 +44,4 @@ def table(caption: str, columns: list[str], rows: list[list]) -> dict:
 
 def json_detail(detail: dict) -> dict:
     """The detail as indented JSON, cut: for metrics that declare no display of their own."""
-    from ..files.json_io import strict
-
     return {"texts": [{"caption": "", "text": cut(json.dumps(strict(detail), indent=1, default=str))}]}

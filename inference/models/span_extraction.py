@@ -12,6 +12,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..loading.checkpoint import load_manifest
+from ..loading.hub import load_tokenizer
+
 INPUT_KEYS = ("input_ids", "attention_mask", "token_type_ids")
 
 
@@ -103,8 +106,6 @@ class SpanExtractorRunner:
 
     @classmethod
     def from_export(cls, path: str, **kwargs):
-        from ..loading.checkpoint import load_manifest
-        from ..loading.hub import load_tokenizer
         from .span import SpanExtractor
 
         directory, _ = load_manifest(path, cls.component)

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..loading.hub import load_pretrained, load_tokenizer
+
 POOLINGS = ("mean", "cls")
 
 
@@ -20,8 +22,6 @@ class TextEncoder:
     ):
         import torch
         from transformers import AutoModel
-
-        from ..loading.hub import load_pretrained, load_tokenizer
 
         if pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r}; expected one of {POOLINGS}")

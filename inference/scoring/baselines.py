@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..loading.released import ARTEFACTS
+
 DEFAULT_TEMPLATE = "No acute cardiopulmonary process."
 SHUFFLED = "another patient's report"
 TEMPLATE = "normal template"
@@ -230,8 +232,6 @@ def _match_split(references) -> str | None:
 
 def rexrank_comparable(metric) -> bool:
     """Whether `metric` (an instance) runs in ReXrank's configuration (CXR-Report-Metric's models and settings)."""
-    from ..loading.released import ARTEFACTS
-
     if metric.name == "radcliq":
         return (
             not metric.options.get("constants")

@@ -21,7 +21,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..loading.cache import radmetrics_cache
 from .registry import metrics
+from .scorer import Scorer
 
 SCRIPT = '''"""radmetrics `{name}` as an `evaluate` module (written by radmetrics.inference.evaluate_modules)."""
 
@@ -90,8 +92,6 @@ def evaluate_module_class(name: str):
             endpoint=None,
             bootstrap: int = 0,
         ):
-            from .scorer import Scorer
-
             components = {**self.components, **(components or {})}
             options = {**self.options, **(options or {})}
             endpoint = endpoint if endpoint is not None else self.endpoint
@@ -166,8 +166,6 @@ def write_evaluate_modules(out_dir: str | os.PathLike) -> list[Path]:
 
 def module_path(name: str) -> str:
     """The folder of metric `name`'s evaluate module under the radmetrics cache, written when missing or outdated."""
-    from ..loading.cache import radmetrics_cache
-
     folder = radmetrics_cache() / "evaluate" / name
     if not (folder / f"{name}.py").is_file() or (folder / f"{name}.py").read_text(encoding="utf-8") != SCRIPT.format(
         name=name

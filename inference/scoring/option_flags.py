@@ -3,14 +3,14 @@ for a text option, which takes the text as typed; the metric then checks and nor
 
 from __future__ import annotations
 
+from ..metrics.base import OptionError
+from .registry import REGISTRY
+
 
 def parse_option_flags(items: list[str], trust_remote_code: bool = False) -> dict:
     """{metric: {option: value}} of the flags; `trust_remote_code` sets that option on every metric that has it.
     OptionError (one line) for a flag that is not METRIC.KEY=VALUE or names an unknown metric."""
     import yaml
-
-    from ..metrics.base import OptionError
-    from .registry import REGISTRY
 
     options: dict = {}
     if trust_remote_code:

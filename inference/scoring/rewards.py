@@ -24,6 +24,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from .registry import build_metric, key_owner
+from .scorer import Scorer
+
 
 def completion_text(completion) -> str:
     """A completion as text: a string as it is, a conversation's last message content."""
@@ -46,9 +49,6 @@ class MetricReward:
         endpoint=None,
         llm_cache=None,
     ):
-        from .registry import build_metric, key_owner
-        from .scorer import Scorer
-
         owner = key_owner().get(key)
         if owner is None:
             raise ValueError(f"{key!r} is not a score key; `radmetrics score --list` shows them")

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..loading.cache import radmetrics_cache
 from ..metrics.base import OptionError
 from .registry import build_metric, resolve
 from .registry import metrics as registered_metrics
+from .signature import version
 from .stats import bootstrap_ci
 
 
@@ -30,8 +32,6 @@ class MissingComponentError(RuntimeError):
 
 
 def default_llm_cache() -> Path:
-    from ..loading.cache import radmetrics_cache
-
     return radmetrics_cache() / "llm_answers.sqlite"
 
 
@@ -285,8 +285,6 @@ class Scorer:
     def signatures(self, metrics: list | None = None) -> dict[str, str]:
         """Score key -> its signature (scoring/signature.py): the key, what pins its metric's values (a
         composite's dependencies' parts prefixed with their names), the device and precision, radmetrics' version."""
-        from .signature import version
-
         metrics = metrics if metrics is not None else self.metrics()
         by_name = dict(zip((spec.name for spec in self.specs), metrics))
         signatures = {}

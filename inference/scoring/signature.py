@@ -24,6 +24,11 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
+from ..loading.cache import radmetrics_cache
+from ..loading.checkpoint import MANIFEST_NAME, sha256_file
+from ..loading.hub import DEFAULT_ENCODER_ALIASES
+from ..loading.released import ARTEFACTS
+
 SHORT = 6
 
 
@@ -63,9 +68,6 @@ def _file_digest(path: Path) -> str:
     """sha256 of a file, remembered in the radmetrics cache by (path, size, mtime) so that it is computed once. The
     cache is a convenience: an unreadable or unwritable one (a read-only cache, another process writing it) is passed
     over, never a reason to stop a run."""
-    from ..loading.cache import radmetrics_cache
-    from ..loading.checkpoint import sha256_file
-
     stat = path.stat()
     key = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
     store = radmetrics_cache() / "fingerprints.json"
@@ -98,8 +100,6 @@ def _snapshot(path: Path) -> tuple[str, str] | None:
 
 def _cached_hub_file(text: str) -> Path | None:
     """A released artefact's file or a Hub model's config in the local Hugging Face cache; never a download."""
-    from ..loading.released import ARTEFACTS
-
     try:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:
@@ -122,9 +122,6 @@ def fingerprint(name_or_path: str) -> str:
     name or Hub id (the commit of its snapshot in the local Hugging Face cache; nothing is downloaded), the bundled
     encoder (its package version), or a local file or folder (its sha256, computed once). A name with no local copy is
     given as it is, with no hash."""
-    from ..loading.checkpoint import MANIFEST_NAME
-    from ..loading.hub import DEFAULT_ENCODER_ALIASES
-
     text = str(name_or_path)
     if text in DEFAULT_ENCODER_ALIASES:
         from importlib.metadata import PackageNotFoundError

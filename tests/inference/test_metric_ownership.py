@@ -14,7 +14,7 @@ import pytest
 import tomllib
 from cli_args import score_args
 
-from radmetrics.inference import registry
+from radmetrics.inference.scoring import registry
 from radmetrics.inference.scoring.scorer import Scorer
 
 REPO = Path(__file__).resolve().parents[2]

@@ -38,8 +38,8 @@ def test_bad_input_is_named():
 
 
 def test_missing_component_is_named(monkeypatch):
-    from radmetrics.inference import registry
     from radmetrics.inference.metrics.base import Metric
+    from radmetrics.inference.scoring import registry
 
     class NeedsCheXbert(Metric):
         name, keys, requires_components = "needs_chexbert", ("k",), ("chexbert",)

@@ -9,7 +9,7 @@ import pytest
 from radmetrics.inference.metrics.green.format import render_green_response
 from radmetrics.training import demo
 from radmetrics.training.config import RecipeParser
-from radmetrics.training.green.evaluation import agreement_from_responses, write_generations
+from radmetrics.training.green.evaluation import agreement_from_responses
 
 
 def response(significant_b: int) -> str:
@@ -43,15 +43,17 @@ def test_green_stage_arguments_parse(tmp_path):
     assert data_args.max_train_samples == demo.DEMO_GREEN_TRAIN_PAIRS and data_args.pairs_dir == str(
         tmp_path / "pairs"
     )
-    assert data_args.final_eval_samples == demo.DEMO_GREEN_EVAL_PAIRS and training_args.save_strategy == "no"
+    # no final evaluation: the stage scores the export, and the same answers measure it (nothing generated twice)
+    assert data_args.final_eval_samples == 0 and training_args.save_strategy == "no"
     assert (
         training_args.learning_rate == demo.DEMO_GREEN_LEARNING_RATE and training_args.lr_scheduler_type == "constant"
     )
     # GREEN's prompt and the teacher's summary explanation: a walkthrough looped in 8 steps (training/demo.py says how)
     assert data_args.prompt == demo.DEMO_GREEN_PROMPT == "green" and demo.DEMO_GREEN_EXPLANATION == "summary"
     assert training_args.max_length == demo.DEMO_GREEN_MAX_LENGTH == 1536
-    # four conversations a step, one at a time: the demo's peak memory stays under 8 GiB
-    assert training_args.per_device_train_batch_size == 1 and training_args.gradient_accumulation_steps == 4
+    # one conversation at a time: the demo's peak memory stays under 8 GiB
+    assert training_args.per_device_train_batch_size == 1
+    assert training_args.gradient_accumulation_steps == demo.DEMO_GREEN_ACCUMULATION
 
 
 def test_green_row_states_whether_the_model_beats_its_constant_and_varies():
@@ -67,20 +69,11 @@ def test_green_row_states_whether_the_model_beats_its_constant_and_varies():
     assert "beats its constant: NOT MEASURED" in demo.green_row(unparsed, Counter())
 
 
-def test_significant_count_answers_read_the_test_generations(tmp_path):
-    write_generations(
-        tmp_path / "test_generations.jsonl",
-        [{"id": i, "response": response(1)} for i in range(3)],
-        [response(0), response(2), "garbage"],
-    )
-    assert demo.significant_count_answers(tmp_path) == Counter({0: 1, 2: 1})
-
-
 def test_demo_table_says_when_green_does_not_beat_its_constant(tmp_path, monkeypatch, capsys):
     def green(out, state):
         results = sft_results([1] * 20, [n % 3 for n in range(20)])
         state["green_verdict"] = "no"
-        state["score_table"] = "| score | value | 95% CI | n |"
+        state["green_table"] = "| score | value | 95% CI | n |"
         return demo.green_row(results, Counter({1: 20}))
 
     monkeypatch.setattr(demo, "stages", lambda: [demo.Stage("train+export: GREEN", green)])

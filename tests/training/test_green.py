@@ -461,3 +461,24 @@ def test_small_pretrain_from_the_packaged_gguf_then_sft_from_its_final(tmp_path,
     )
     source = json.loads((sft / "radmetrics_run.json").read_text())["data_provenance"]["base_model_source"]
     assert source["quantisation"] == "Q4_1" and source["stage1_run"] == str(pretrain)
+
+
+def test_demo_green_stage_scores_its_export_and_measures_the_same_answers(pretrained, tmp_path, monkeypatch):
+    """`radmetrics demo`'s GREEN stage on a tiny model: trained with no final evaluation, exported, scored through the
+    Scorer on test pairs, and the row measured from those same answers against the teacher's."""
+    from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
+    from radmetrics.training import demo
+
+    monkeypatch.setattr(demo, "DEMO_PAIR_REPORTS", 150)
+    monkeypatch.setattr(demo, "DEMO_PAIRS_PER_HEURISTIC", 8)
+    state = {"reports": iu_xray_corpus()}
+    demo.stage_pairs(tmp_path, state)
+    tiny = sft_args(pretrained, tmp_path / "runs" / "green", "--pairs_dir", str(tmp_path / "pairs"))
+    tiny += ["--final_eval_samples", "0", "--save_strategy", "no", "--eval_strategy", "no"]
+    monkeypatch.setattr(demo, "green_sft_args", lambda out: tiny)
+    row = demo.stage_green(tmp_path, state)
+    assert not (tmp_path / "runs" / "green" / "test_generations.jsonl").exists()  # nothing generated twice
+    scored = (tmp_path / "scores_green" / "per_sample.jsonl").read_text().splitlines()
+    assert len(scored) == demo.DEMO_GREEN_SCORE_PAIRS
+    assert f"scored on {demo.DEMO_GREEN_SCORE_PAIRS} test pairs against the teacher: parse rate" in row
+    assert "beats its constant:" in row and state["green_verdict"] in row.lower() and "green" in state["green_table"]

@@ -16,6 +16,7 @@ import warnings
 from importlib.resources import files
 from pathlib import Path
 
+from ...loading.hub import DEFAULT_ENCODER_ALIASES, resolve_model_path
 from ..base import Metric, MetricOutput, Option
 
 DEFAULT_LAYER = 5  # of 6: the depth bert-score recommends for 6-layer distilled models (distilroberta-base: 5)
@@ -25,8 +26,6 @@ DEFAULT_BASELINE = Path(
 
 
 def _is_default(model: str) -> bool:
-    from ...loading.hub import DEFAULT_ENCODER_ALIASES
-
     return model in DEFAULT_ENCODER_ALIASES
 
 
@@ -66,8 +65,6 @@ booktitle={ICLR}, year={2020}}"""
 
     def scorer(self):
         from bert_score import BERTScorer
-
-        from ...loading.hub import resolve_model_path
 
         model = self.options["model"]
         rescale = self.options["rescale_with_baseline"]

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...loading.components import CHEXPERT_CONDITIONS
 from ..base import Metric, MetricOutput, Option
+from ..display import table
+from .f1 import chexbert_f1, chexbert_precision_recall, per_condition
+from .runner import CheXbertRunner
 
 F1_KEYS = tuple(f"chexbert_f1_{n}_{kind}" for n in (14, 5) for kind in ("micro", "macro", "weighted"))
 PR_KEYS = tuple(
@@ -42,9 +46,6 @@ and Ng, Andrew Y.
 
     @classmethod
     def display_detail(cls, detail):
-        from ...loading.components import CHEXPERT_CONDITIONS
-        from ..display import table
-
         ref, cand = detail.get("reference_labels") or [], detail.get("candidate_labels") or []
         differing = [[name, r, c] for name, r, c in zip(CHEXPERT_CONDITIONS, ref, cand) if r != c]
         if not differing:
@@ -52,9 +53,6 @@ and Ng, Andrew Y.
         return {"tables": [table("labels that differ", ["condition", "reference", "candidate"], differing)]}
 
     def compute(self, references, candidates):
-        from .f1 import chexbert_f1, chexbert_precision_recall, per_condition
-        from .runner import CheXbertRunner
-
         runner = self.loaded(
             "runner",
             lambda: CheXbertRunner.from_component(self.components["chexbert"], self.options["base_model"]),

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...loading.hub import load_tokenizer
+from ...loading.released import resolve_model_dir
+
 BASE_MODEL = "bert-base-uncased"
 _POOLER = ("encoder.pooler.dense.weight", "encoder.pooler.dense.bias")
 
@@ -64,8 +67,6 @@ def load_released_chexbert(path: str | Path, base_model: str = BASE_MODEL):
     """(CheXbertLabeler in eval mode, tokenizer) from chexbert.pth and the base model's config and vocabulary."""
     from transformers import AutoConfig
 
-    from ...loading.hub import load_tokenizer
-    from ...loading.released import resolve_model_dir
     from .labeler import CheXbertConfig, CheXbertLabeler
 
     base = resolve_model_dir(base_model, "the released CheXbert")

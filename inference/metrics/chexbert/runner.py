@@ -13,6 +13,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ...loading.checkpoint import load_manifest
+from ...loading.hub import inference_device, load_tokenizer
+from ...loading.released import fetch, identify
+from ...models.batching import equal_length_batches
+
 MAX_LENGTH = 512
 
 
@@ -24,8 +29,6 @@ class CheXbertRunner:
     def __init__(self, model, tokenizer, batch_size: int = 32):
         import torch
 
-        from ...loading.hub import inference_device
-
         self.model, self.tokenizer = model.eval().to(inference_device()), tokenizer
         self.batch_size, self._torch = batch_size, torch
 
@@ -33,15 +36,11 @@ class CheXbertRunner:
     def from_component(cls, path: str, base_model: str | None = None, **kwargs) -> CheXbertRunner:
         """A radmetrics export, or the released chexbert.pth (`base_model`: where bert-base-uncased's config
         and vocabulary are, default the Hub id through the local cache)."""
-        from ...loading.released import fetch, identify
-
         path = fetch(path)
         if identify("chexbert", path) == "released":
             from .released import BASE_MODEL, load_released_chexbert
 
             return cls(*load_released_chexbert(path, base_model or BASE_MODEL), **kwargs)
-        from ...loading.checkpoint import load_manifest
-        from ...loading.hub import load_tokenizer
         from .labeler import CheXbertLabeler
 
         directory, _ = load_manifest(path, "chexbert")
@@ -54,7 +53,6 @@ class CheXbertRunner:
     def labels_and_embeddings(self, reports: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(reports x 14 head classes: 0 blank 1 positive 2 negative 3 uncertain, reports x hidden [CLS] states).
         Each distinct report text is run once (report corpora and generations repeat reports word for word)."""
-        from ...models.batching import equal_length_batches
         from .labeler import argmax_per_head
 
         torch = self._torch

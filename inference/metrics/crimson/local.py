@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...llm.local import generate_sorted, render_prompt
+
 REFERENCE_FALLBACK = {"max_new_tokens": 8192, "max_length": None, "do_sample": False}  # no generation_config.json
 
 
@@ -74,8 +76,6 @@ def export_answers(
     model, tokenizer, conversations: list[list[dict]], max_new_tokens: int, batch_size: int, progress: bool = True
 ) -> list[str]:
     """Greedy answers of a radmetrics CRIMSON export, rendered with its chat template."""
-    from ...llm.local import generate_sorted, render_prompt
-
     prompts = [render_prompt(tokenizer, conversation) for conversation in conversations]
     generation = {"temperature": 0.0, "max_tokens": max_new_tokens}
     return [text for text, _, _ in generate_sorted(model, tokenizer, prompts, generation, batch_size, progress)]

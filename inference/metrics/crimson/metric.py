@@ -29,7 +29,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from ...llm.engine import LLMTask
+from ...loading.checkpoint import load_manifest
+from ...loading.released import ARTEFACTS, fetch, identify
 from ..base import Metric, MetricOutput, Option, OptionError
+from ..display import table
 from .parse import CrimsonParseError, parse_crimson_answer
 from .prompt import RELEASED_MODEL, crimson_messages
 from .score import crimson_score
@@ -137,8 +141,6 @@ AlOmaish, Hassan and Kim, Sung Eun and Banerjee, Oishi and Rajpurkar, Pranav},
 
     @classmethod
     def display_detail(cls, detail):
-        from ..display import table
-
         evaluation = detail.get("evaluation") or {}
         errors = evaluation.get("errors", {}) if isinstance(evaluation, dict) else {}
         false, missing = set(errors.get("false_findings", [])), set(errors.get("missing_findings", []))
@@ -220,7 +222,6 @@ AlOmaish, Hassan and Kim, Sung Eun and Banerjee, Oishi and Rajpurkar, Pranav},
                 except CrimsonParseError as exc:
                     answers.append((text, None, str(exc)))
             return answers, meta
-        from ...llm.engine import LLMTask
 
         engine = self.llm_engine(self.options["max_reprompts"])
         if self.options["request"] == "reference":
@@ -266,9 +267,6 @@ def crimson_source(component: str) -> tuple[str, str, dict | None]:
     "system_message"}): found offline-first, a missing released model one line naming how to fetch it. Reads no
     weights; looked up once per process (the checks, the signature and the run all ask, and a catalogue name would
     otherwise ask the Hub each time)."""
-    from ...loading.checkpoint import load_manifest
-    from ...loading.released import fetch, identify
-
     local = fetch(component)
     if identify("crimson", local) == "export":
         directory, manifest = load_manifest(local, "crimson")
@@ -287,7 +285,6 @@ def resolved_guidelines(given: bool | None, components: dict) -> bool:
     if "crimson" not in components:
         return True
     component = str(components["crimson"])
-    from ...loading.released import ARTEFACTS
 
     if component == RELEASED_MODEL or (component in ARTEFACTS and ARTEFACTS[component].repo_id == RELEASED_MODEL):
         return False

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ...llm.engine import LLMTask
 from ..base import Metric, MetricOutput, Option
+from ..display import cut, table
 from .judge import (
     MAX_REPROMPTS,
     apply_corrections,
@@ -45,8 +46,6 @@ Reis, Eduardo and
 
     @classmethod
     def display_detail(cls, detail):
-        from ..display import cut, table
-
         if not detail.get("corrections") and not detail.get("corrected_report"):
             return {"notes": ["no correction"]}
         rows = [

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ...text.sentences import statements
+
 CATEGORY_LETTERS = ("a", "b", "c", "d", "e", "f")
 CATEGORIES = {
     "a": "False report of a finding in the candidate",
@@ -112,7 +114,6 @@ def numbered_prompt(reference: str, candidate: str) -> str:
     """The short instruction with each report's statements numbered (R1, R2, ... and C1, C2, ...) as the semantic
     teacher numbers them, so that a model distilled from it can name each decision as the teacher's walkthrough does
     ("C1 matches R2. C2 (a) significant: ...") instead of counting sentences itself."""
-    from ...text.sentences import statements
 
     def numbered(report: str, side: str) -> str:
         return "\n".join(f"{side}{i}: {s}." for i, s in enumerate(statements(report), 1)) or "(empty)"

@@ -12,6 +12,9 @@ A response the parser cannot read is reported (score None, counted), not scored 
 
 from __future__ import annotations
 
+from ...llm.local import generate_sorted, render_prompt
+from ...loading.checkpoint import load_manifest
+from ...loading.hub import load_causal_lm
 from .format import NEEDS_FINDINGS, PROMPTS
 
 MAX_REPORT_WORDS = 300
@@ -59,12 +62,11 @@ def generate_green_responses(
     `llm/continuous.py`), whose greedy answers are the same in fp32."""
     from accelerate import PartialState
 
-    from ...llm.local import generate_sorted, render_prompt
-
     if engine not in ENGINES:
         raise ValueError(f"GREEN engine {engine!r}: expected one of {', '.join(ENGINES)}")
+    generate = generate_sorted
     if engine == "continuous":
-        from ...llm.continuous import generate_continuous as generate_sorted
+        from ...llm.continuous import generate_continuous as generate
 
     state = PartialState() if shard else None
     indices = list(range(len(references)))
@@ -72,7 +74,7 @@ def generate_green_responses(
         with state.split_between_processes(indices) as mine:
             indices = list(mine)
     prompts = [render_prompt(tokenizer, green_messages(references[i], candidates[i], prompt=prompt)) for i in indices]
-    outputs = generate_sorted(
+    outputs = generate(
         model,
         tokenizer,
         prompts,
@@ -91,9 +93,6 @@ def generate_green_responses(
 def load_green_model(path: str):
     """An exported GREEN checkpoint (manifest checked) as (model, tokenizer, prompt) for generation: `prompt` is the
     one it was trained with (its training config's `prompt`; "green" for exports that predate the option)."""
-    from ...loading.checkpoint import load_manifest
-    from ...loading.hub import load_causal_lm
-
     directory, manifest = load_manifest(path, "green")
     model, tokenizer = load_causal_lm(directory, min_vocab=50)
     return model, tokenizer, trained_prompt(manifest)

@@ -18,9 +18,15 @@ own prompt is read from its manifest, and a different `prompt` is refused, as is
 
 from __future__ import annotations
 
+from ...llm.engine import LLMTask
+from ...loading.checkpoint import load_manifest
+from ...loading.released import ARTEFACTS, fetch, identify
 from ..base import Metric, MetricOutput, Option, OptionError
-from .format import NEEDS_FINDINGS, PROMPTS, findings_text, parse_green_response
-from .generation import ENGINES
+from ..display import cut, table
+from .format import CATEGORIES, NEEDS_FINDINGS, PROMPTS, findings_text, parse_green_response
+from .generation import ENGINES, generate_green_responses, green_messages, load_green_model, trained_prompt
+from .released import ReleasedGreen
+from .summary import green_summary
 
 NAN = float("nan")
 
@@ -28,9 +34,6 @@ NAN = float("nan")
 def released_source(path: str) -> tuple[str, str] | None:
     """(directory, name) of a released GREEN model or a converted one (its manifest names the release); None for
     radmetrics' own exports. Reads no weights, so a wrong option is refused before the model loads."""
-    from ...loading.checkpoint import load_manifest
-    from ...loading.released import ARTEFACTS, fetch, identify
-
     local = fetch(path)
     if identify("green", local) == "export":
         directory, manifest = load_manifest(local, "green")
@@ -40,8 +43,6 @@ def released_source(path: str) -> tuple[str, str] | None:
 
 def released_green(path: str, trust_remote_code: bool, batch_size: int):
     """A `ReleasedGreen` for a released model or a converted one; None for radmetrics' own exports."""
-    from .released import ReleasedGreen
-
     source = released_source(path)
     return None if source is None else ReleasedGreen(*source, trust_remote_code, batch_size)
 
@@ -101,8 +102,6 @@ Notation},
 
     @classmethod
     def display_detail(cls, detail):
-        from ..display import cut
-
         return green_display(
             detail.get("significant"),
             detail.get("insignificant"),
@@ -115,9 +114,6 @@ Notation},
         """The engine and the prompt against what will generate, read from manifests alone (no weights): a released
         model is prompted and decoded as the reference does; an export reads the prompt it was trained with; with an
         endpoint (and no local model) the server generates."""
-        from ...loading.checkpoint import load_manifest
-        from .generation import trained_prompt
-
         engine, prompt = options["engine"], options["prompt"]
         if engine == "generate" and prompt is None:
             return
@@ -151,9 +147,6 @@ Notation},
 
     def effective_prompt(self) -> str:
         """The prompt this run sends: an export's own (its manifest), else the option's, else GREEN's."""
-        from ...loading.checkpoint import load_manifest
-        from .generation import trained_prompt
-
         path = self.components.get("green")
         if path is not None and released_source(path) is None:
             return self.loaded("prompt", lambda: trained_prompt(load_manifest(path, "green")[1]), path)
@@ -191,10 +184,6 @@ Notation},
         return self._generate(references, candidates)
 
     def _generate(self, references, candidates) -> tuple[list[str | None], list[str | None], dict]:
-        from ...loading.checkpoint import load_manifest
-        from .generation import generate_green_responses, green_messages, load_green_model, trained_prompt
-        from .released import ReleasedGreen
-
         if "green" in self.components:
             path = self.components["green"]
             trust, batch_size = self.options["trust_remote_code"], self.options["batch_size"]
@@ -219,7 +208,6 @@ Notation},
                 engine=self.options["engine"],
             )
             return texts, [None] * len(texts), {}
-        from ...llm.engine import LLMTask
 
         engine = self.llm_engine()
         prompt = self.options["prompt"] or "green"
@@ -232,8 +220,6 @@ Notation},
         return [r.text if r.ok else None for r in results], [r.error for r in results], {"llm": engine.summary()}
 
     def compute(self, references, candidates):
-        from .summary import green_summary
-
         parser = self.options["parser"]
         responses, errors, meta = self._responses(references, candidates)
         values = {key: [] for key in self.keys}
@@ -273,9 +259,6 @@ Notation},
 
 def green_display(significant, insignificant, matched, texts: list[dict]) -> dict:
     """GREEN's six categories with their significant and insignificant counts, the matched count and the answer."""
-    from ..display import table
-    from .format import CATEGORIES
-
     rows = [
         [f"({letter}) {text}", sig, insig]
         for (letter, text), sig, insig in zip(CATEGORIES.items(), significant or [0] * 6, insignificant or [0] * 6)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...loading.hub import inference_device
 from .format import green_prompt
 from .generation import truncate_words
 
@@ -73,8 +74,6 @@ class ReleasedGreen:
     def __init__(self, path: str, name: str = "", trust_remote_code: bool = False, batch_size: int = BATCH_SIZE):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        from ...loading.hub import inference_device
 
         if tokenizer_is_code(path) and not trust_remote_code:
             raise RemoteCodeRequired(

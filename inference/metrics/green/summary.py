@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...models.text_encoder import TextEncoder
 from .format import CATEGORY_LETTERS, GreenParse
 
 
@@ -43,8 +44,6 @@ def green_summary(responses: list[str], parses: list[GreenParse], encoder="defau
     """The clustered GREEN summary (section 3.3): per category, the share of reports without such a significant
     error ("accuracy"), and the significant error sentences clustered (sentence-transformer embeddings, k by
     silhouette), each cluster named by the sentence nearest its centre, largest cluster first."""
-    from ...models.text_encoder import TextEncoder
-
     scored = [(r, p) for r, p in zip(responses, parses) if p.parsed]
     summary = {}
     for position, letter in enumerate(CATEGORY_LETTERS):

@@ -18,7 +18,11 @@ those own models under bfloat16 autocast, as the encoder metrics' option does; i
 
 from __future__ import annotations
 
+from ...scoring.registry import key_owner
 from ..base import Metric, MetricOutput, Option, OptionError
+from ..bertscore.metric import BertScore
+from ..radgraph.metric import RadGraph
+from .composite import FEATURES, load_constants, radcliq_v0, radcliq_v1
 
 # CXR-Report-Metric's BERTScorer (bert-score's default layer for distilroberta-base), on `bertscore_model`
 RADCLIQ_BERTSCORE = {"num_layers": 5, "idf": True, "rescale_with_baseline": True}
@@ -66,9 +70,6 @@ generation},
             )
 
     def compute(self, references, candidates):
-        from ...scoring.registry import key_owner
-        from .composite import FEATURES, load_constants, radcliq_v0, radcliq_v1
-
         owners = key_owner()
         params = load_constants(self.options["constants"]) if self.options["constants"] else None
         own = self.own_features(references, candidates)
@@ -82,9 +83,6 @@ generation},
 
     def own_features(self, references, candidates) -> dict:
         """The features that RadCliQ's own models compute (options radgraph_model, bertscore_model)."""
-        from ..bertscore.metric import BertScore
-        from ..radgraph.metric import RadGraph
-
         features = {}
         if self.options["radgraph_model"]:
             radgraph = RadGraph(

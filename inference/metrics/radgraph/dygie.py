@@ -36,6 +36,11 @@ import torch
 from torch import nn
 from transformers import AutoConfig, AutoModel, PreTrainedModel
 
+from ...loading.cache import radmetrics_cache
+from ...loading.checkpoint import load_manifest
+from ...loading.hub import inference_device, load_tokenizer
+from ...loading.released import fetch, identify, resolve_model_dir, sha256_of
+from ...models.batching import equal_length_batches
 from ...models.wrapped_encoder import WrappedEncoderConfig
 
 XL_MODEL_TYPES = ("radgraph-xl", "modern-radgraph-xl")
@@ -228,9 +233,6 @@ def unpack(path: str | Path) -> Path:
     """A RadGraph tarball is unpacked once into radmetrics' cache; a directory is used as it is."""
     import tarfile
 
-    from ...loading.cache import radmetrics_cache
-    from ...loading.released import sha256_of
-
     path = Path(path)
     if path.is_dir():
         return path
@@ -248,9 +250,6 @@ def load_released_radgraph(path: str | Path, base_model: str | None = None) -> t
     """(DyGIEModel, the transformer's tokenizer) from a RadGraph tarball or its unpacked folder
     (config.json, weights.th, vocabulary/). The transformer's config and tokenizer come from the Hub id named
     in config.json (through the local cache) unless `base_model` gives a directory."""
-    from ...loading.hub import load_tokenizer
-    from ...loading.released import resolve_model_dir
-
     directory = unpack(path)
     try:
         config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
@@ -298,8 +297,6 @@ class RadGraphDyGIE:
     """A released RadGraph model over report text -> the radgraph package's annotation dicts."""
 
     def __init__(self, model: DyGIEModel, tokenizer, batch_size: int = 32):
-        from ...loading.hub import inference_device
-
         self.model, self.tokenizer = model.eval().to(inference_device()), tokenizer
         self.batch_size = batch_size  # reports of equal wordpiece length per encoder call
         ids = tokenizer("a")["input_ids"]
@@ -309,10 +306,6 @@ class RadGraphDyGIE:
 
     @classmethod
     def from_component(cls, path: str, base_model: str | None = None) -> RadGraphDyGIE:
-        from ...loading.checkpoint import load_manifest
-        from ...loading.hub import load_tokenizer
-        from ...loading.released import fetch, identify
-
         path = fetch(path)
         if identify("radgraph", path) == "released":
             return cls(*load_released_radgraph(path, base_model))
@@ -423,8 +416,6 @@ class RadGraphDyGIE:
     def annotations(self, reports: list[str], progress: bool = False) -> list[dict]:
         """One annotation per report; each distinct report text is run once (repeated reports share the dict)."""
         from tqdm.auto import tqdm
-
-        from ...models.batching import equal_length_batches
 
         distinct = list(dict.fromkeys(reports))
         words = [radgraph_words(report, self.model.config.dataset) for report in distinct]

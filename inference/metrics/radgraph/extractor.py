@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...models.span_extraction import SpanExtractorRunner
+from ...text.sentences import sentences_with_owner
+from .annotation import dygie_document, dygie_to_annotation
 
 
 class RadGraphExtractor(SpanExtractorRunner):
@@ -15,9 +17,6 @@ class RadGraphExtractor(SpanExtractorRunner):
 
     def documents(self, reports: Sequence[str]) -> list[dict]:
         """Per report a DyGIE document (document-level inclusive indices)."""
-        from ...text.sentences import sentences_with_owner
-        from .annotation import dygie_document
-
         sentences, owner = sentences_with_owner(reports)
         per_report: list[list] = [[] for _ in reports]
         for words, n, (entities, relations) in zip(sentences, owner, self.extract(sentences)):
@@ -25,6 +24,4 @@ class RadGraphExtractor(SpanExtractorRunner):
         return [dygie_document(str(n), extracted) for n, extracted in enumerate(per_report)]
 
     def annotations(self, reports: Sequence[str]) -> list[dict]:
-        from .annotation import dygie_to_annotation
-
         return [dygie_to_annotation(doc) for doc in self.documents(reports)]

@@ -18,6 +18,8 @@ section "RadGraph F1"): (entity F1 + relation F1) / 2 with entities as (tokens, 
 
 from __future__ import annotations
 
+from ...scoring.stats import precision_recall_f1
+
 LEVELS = ("simple", "partial", "complete")
 CASES = ("reference", "sensitive", "insensitive")
 
@@ -46,8 +48,6 @@ def _items(annotation: dict, level: str, case: str) -> set:
 
 
 def _prf(hyp: set, ref: set) -> tuple[float, float, float]:
-    from ...scoring.stats import precision_recall_f1
-
     precision, recall, f1 = precision_recall_f1(len(hyp & ref), len(hyp), len(ref))
     return f1, precision, recall
 

@@ -12,15 +12,18 @@ Options: `case` ("insensitive" default, "reference" = radgraph 0.1.18, "sensitiv
 
 from __future__ import annotations
 
+from ...loading.checkpoint import manifest_component
+from ...loading.released import fetch
 from ..base import Metric, MetricOutput, Option
+from ..display import entity_display
+from .annotation import short_label
+from .extractor import RadGraphExtractor
+from .f1 import radgraph_radcliq, radgraph_scores
 
 
 def radgraph_extractor(path: str, base_model: str | None = None):
     """A released RadGraph model (raw or converted) as `RadGraphDyGIE`, else radmetrics' `RadGraphExtractor`."""
-    from ...loading.checkpoint import manifest_component
-    from ...loading.released import fetch
     from .dygie import RadGraphDyGIE
-    from .extractor import RadGraphExtractor
 
     if manifest_component(fetch(path)) in (None, "radgraph_dygie"):
         return RadGraphDyGIE.from_component(path, base_model)
@@ -61,8 +64,6 @@ Radiology Reports},
     def display_detail(cls, detail):
         """Entities coloured matched or not: matched when the other report has one of the same text and label (RadGraph
         F1's entity match at its partial level)."""
-        from ..display import entity_display
-        from .annotation import short_label
 
         def entities(annotation):
             return [
@@ -75,8 +76,6 @@ Radiology Reports},
         )
 
     def compute(self, references, candidates):
-        from .f1 import radgraph_radcliq, radgraph_scores
-
         extractor = self.loaded(
             "extractor",
             lambda: radgraph_extractor(self.components["radgraph"], self.options["base_model"]),

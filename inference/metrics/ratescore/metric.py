@@ -12,6 +12,10 @@ radmetrics' exports), `ner` ("iob" or "span": which of radmetrics' exports tags 
 from __future__ import annotations
 
 from ..base import Metric, MetricOutput, Option, OptionError
+from ..display import entity_display
+from .released import RaTEScorePipeline
+from .score import embed_entity_lists, load_affinity, pair_matches, score_from_matches
+from .taggers import RateNerSpanTagger, RateNerTagger
 
 
 class RaTEScore(Metric):
@@ -65,8 +69,6 @@ booktitle={EMNLP}, year={2024}}"""
 
     @classmethod
     def display_detail(cls, detail):
-        from ..display import entity_display
-
         def entities(items):
             return [(str(e[0]), str(e[1])) if isinstance(e, (list, tuple)) else (str(e), "") for e in items or []]
 
@@ -86,16 +88,12 @@ booktitle={EMNLP}, year={2024}}"""
     def _tagger(self):
         """The IOB tagger when given (the reference's decoder is IOB), else the span model; option `ner`
         ("iob" or "span") picks one when both are given."""
-        from .taggers import RateNerSpanTagger, RateNerTagger
-
         kind = self.options["ner"] or ("iob" if "rate_ner_iob" in self.components else "span")
         if kind == "iob":
             return RateNerTagger(self.components["rate_ner_iob"])
         return RateNerSpanTagger.from_export(self.components["rate_ner_span"])
 
     def _released(self, references, candidates) -> MetricOutput:
-        from .released import RaTEScorePipeline
-
         pipeline = self.loaded(
             "pipeline",
             lambda: RaTEScorePipeline.from_component(self.components["rate_ner"], self.options["encoder"]),
@@ -109,8 +107,6 @@ booktitle={EMNLP}, year={2024}}"""
         return MetricOutput({"ratescore": [float("nan") if s is None else s for s in scores]}, details=details)
 
     def compute(self, references, candidates):
-        from .score import embed_entity_lists, load_affinity, pair_matches, score_from_matches
-
         if "rate_ner" in self.components and self.options["ner"] is None:
             return self._released(references, candidates)
         tagger = self.loaded("tagger", self._tagger, sorted(self.components.items()), self.options["ner"])

@@ -25,6 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...loading.checkpoint import load_manifest
+from ...loading.hub import inference_device, load_pretrained, load_tokenizer
+from ...loading.released import fetch, identify, resolve_model_dir
+from ...models.batching import equal_length_batches
+from .rush import rush_splitter
 from .score import NEGATION_CLASHES, load_affinity
 
 ENCODER = "FremyCompany/BioLORD-2023-C"
@@ -66,8 +71,6 @@ class RaTEScorePipeline:
     def __init__(self, ner_model, ner_tokenizer, encoder_model, encoder_tokenizer, batch_size: int = 32):
         import torch
 
-        from ...loading.hub import inference_device
-
         device = inference_device()
         self.ner_model, self.ner_tokenizer = ner_model.eval().to(device), ner_tokenizer
         self.encoder_model, self.encoder_tokenizer = encoder_model.eval().to(device), encoder_tokenizer
@@ -79,10 +82,6 @@ class RaTEScorePipeline:
         """The released RaTE-NER folder (or its catalogue name) with BioLORD (`encoder`: a folder or Hub id),
         or a converted export holding both (`ner/`, `encoder/`)."""
         from transformers import AutoModel, AutoModelForTokenClassification
-
-        from ...loading.checkpoint import load_manifest
-        from ...loading.hub import load_pretrained, load_tokenizer
-        from ...loading.released import fetch, identify, resolve_model_dir
 
         path = fetch(path)
         if identify("rate_ner", path) == "export":
@@ -100,9 +99,6 @@ class RaTEScorePipeline:
 
     def entities(self, reports: Sequence[str]) -> list[list[tuple[str, str]] | None]:
         """Per report its (entity text, type) list, or None for a report with no usable sentence."""
-        from ...models.batching import equal_length_batches
-        from .rush import rush_splitter
-
         splitter, torch = rush_splitter(), self._torch
         # RuSH is pure Python, a large part of the call on a GPU: each distinct report (they repeat) is split once
         by_report = {report: splitter.sentences(report) for report in dict.fromkeys(reports)}

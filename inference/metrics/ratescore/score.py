@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ...loading.components import RATE_ENTITY_TYPES
+from ...models.text_encoder import TextEncoder
 
 NEGATION_CLASHES = {
     ("NON-DISEASE", "DISEASE"),
@@ -123,8 +124,6 @@ def ratescore_from_entities(
 @lru_cache(maxsize=2)
 def _text_encoder(encoder: str, pooling: str):
     """Loaded once per (encoder, pooling): entity lists are embedded on every call of a reward."""
-    from ...models.text_encoder import TextEncoder
-
     return TextEncoder(encoder, pooling=pooling, max_length=32)
 
 

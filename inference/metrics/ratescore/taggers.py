@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...loading.checkpoint import load_manifest
+from ...loading.hub import inference_device, load_tokenizer
 from ...models.span_extraction import SpanExtractorRunner
+from ...text.sentences import sentences_with_owner
 
 
 def decode_iob(words: list[str], tags: list[str]) -> list[tuple[str, str]]:
@@ -33,9 +36,6 @@ class RateNerTagger:
         import torch
         from transformers import AutoModelForTokenClassification
 
-        from ...loading.checkpoint import load_manifest
-        from ...loading.hub import inference_device, load_tokenizer
-
         directory, self.manifest = load_manifest(path, "rate_ner_iob")
         self.labels = self.manifest["label_map"]["labels"]
         self.tokenizer = load_tokenizer(directory, min_vocab=50)
@@ -43,8 +43,6 @@ class RateNerTagger:
         self.batch_size, self.max_length, self._torch = batch_size, max_length, torch
 
     def entities(self, reports: Sequence[str]) -> list[list[tuple[str, str]]]:
-        from ...text.sentences import sentences_with_owner
-
         sentences, owner = sentences_with_owner(reports)
         found: list[list[tuple[str, str]]] = [[] for _ in reports]
         for start in range(0, len(sentences), self.batch_size):
@@ -77,8 +75,6 @@ class RateNerSpanTagger(SpanExtractorRunner):
     component = "rate_ner_span"
 
     def entities(self, reports: Sequence[str]) -> list[list[tuple[str, str]]]:
-        from ...text.sentences import sentences_with_owner
-
         sentences, owner = sentences_with_owner(reports)
         found: list[list[tuple[str, str]]] = [[] for _ in reports]
         for words, n, (entities, _) in zip(sentences, owner, self.extract(sentences)):

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..radcliq.composite import fold_indices
 from .score import ENTITY_TYPES, affinity_to_json, embed_entity_lists, load_affinity, pair_matches, score_from_matches
 
 TYPE_PAIRS = [(a, b) for a, b in itertools.product(ENTITY_TYPES, ENTITY_TYPES)]
@@ -61,8 +62,6 @@ def tune_ratescore(
     pooling: str = "mean",
     folds: int = 5,
 ) -> dict:
-    from ..radcliq.composite import fold_indices
-
     if not (len(ref_entities) == len(cand_entities) == len(human)):
         raise ValueError("reference entities, candidate entities and human scores must have the same length")
     refs = embed_entity_lists(ref_entities, encoder, pooling)

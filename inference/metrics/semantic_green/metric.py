@@ -27,7 +27,14 @@ cosine), and every error with its category, significance and reason; report.html
 
 from __future__ import annotations
 
+from ...findings.extractor import COMPONENT, FindingsExtractor, FindingsHead, MemoEncoder, shipped_extractor
+from ...findings.significance import significance, weight
+from ...loading.checkpoint import load_manifest
+from ...models.text_encoder import TextEncoder
+from ...scoring.signature import fingerprint
 from ..base import Metric, MetricOutput, Option
+from ..display import table
+from ..green.metric import green_display
 from .teacher import THRESHOLD, Rules, SemanticTeacher
 
 PREFIX = "semantic_green"
@@ -88,8 +95,6 @@ Notation},
     accepts_context = True
 
     def encoder(self):
-        from ...models.text_encoder import TextEncoder
-
         return self.loaded("encoder", lambda: TextEncoder(self.options["encoder"]), self.options["encoder"])
 
     def teacher(self, encoder=None) -> SemanticTeacher:
@@ -100,13 +105,9 @@ Notation},
         return SemanticTeacher(encoder or self.encoder(), rules_, self.options["batch_size"])
 
     def extractor_path(self) -> str:
-        from ...findings.extractor import shipped_extractor
-
         return str(self.components.get("findings_extractor") or shipped_extractor())
 
     def signature_parts(self) -> list[str]:
-        from ...scoring.signature import fingerprint
-
         parts = super().signature_parts()
         if self.options["findings"] == "extractor":
             parts.append(f"extractor:{fingerprint(self.extractor_path())}")
@@ -114,10 +115,6 @@ Notation},
 
     def findings_lists(self, reports, encoder=None) -> list[list[str]]:
         """Each report's findings as the findings extractor lists them (abbreviations read as words first)."""
-        from ...findings.extractor import COMPONENT, FindingsExtractor, FindingsHead, MemoEncoder
-        from ...loading.checkpoint import load_manifest
-        from ...models.text_encoder import TextEncoder
-
         path = self.extractor_path()
         head = self.loaded("extractor", lambda: FindingsHead.load(load_manifest(path, COMPONENT)[0]), path)
         encoder = encoder if encoder is not None else MemoEncoder(self.encoder())
@@ -135,7 +132,6 @@ Notation},
         progress = self.options.get("progress", False)
         if self.options["findings"] == "statements":
             return self.teacher()(references, candidates, progress=progress)
-        from ...findings.extractor import MemoEncoder
 
         encoder = MemoEncoder(self.encoder())  # the extractor and the teacher embed each text once
         found = self.findings_lists([*references, *candidates], encoder)
@@ -165,9 +161,6 @@ Notation},
 
     @classmethod
     def display_detail(cls, detail):
-        from ..display import table
-        from ..green.metric import green_display
-
         ref, cand = detail.get("reference_statements", []), detail.get("candidate_statements", [])
 
         def statement(items, index, side):
@@ -203,8 +196,6 @@ def error_weight(error, annotation, context) -> tuple[str | None, float]:
     unmatched statement, or one whose presence the other side negates) by its finding's level; a location, severity or
     interval-change error of a matched pair 0.5 when significant (CRIMSON's significant attribute error); an
     insignificant error (a normal statement, a comparison) 0."""
-    from ...findings.significance import significance, weight
-
     if not error.significant:
         return None, 0.0
     both = error.candidate is not None and error.reference is not None

@@ -24,7 +24,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ...text.entity_lexicon import find_atoms
 from ...text.negation import BASIC_NEGATIONS
+from ...text.sentences import tokenize
 
 # A statement is normal (a negative or normal finding) when it holds one of these cues as whole words.
 NORMAL_CUES = (
@@ -141,9 +143,6 @@ def is_normal(statement: str) -> bool:
 def names_abnormality(statement: str) -> bool:
     """The entity lexicon finds an abnormality or disease in the statement that is present or uncertain, not negated.
     This is what keeps "The patient is a 72-year-old male" from counting as a significant false finding."""
-    from ...text.entity_lexicon import find_atoms
-    from ...text.sentences import tokenize
-
     return any(
         atom.kind in ("abnormality", "disease") and atom.status != "absent" for atom in find_atoms(tokenize(statement))
     )
