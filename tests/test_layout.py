@@ -129,3 +129,33 @@ def test_listing_the_metrics_loads_no_model_library():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+# Modules that import a model library (torch, transformers) when they load: imported where a model is built, so that
+# listing metrics, reading files and parsing options stay light (test_listing_the_metrics_loads_no_model_library).
+LOADS_A_MODEL_LIBRARY = {
+    "radmetrics.inference.metrics.chexbert.labeler",
+    "radmetrics.inference.metrics.radgraph.dygie",
+    "radmetrics.inference.models.span",
+}
+
+
+def test_inference_imports_its_own_modules_at_module_level():
+    """A function-level import hides a module's layer from its reader (and from a linter); inference imports its own
+    modules at the top of the file, except those that load a model library."""
+    known = {module_name(p) for p in (ROOT / "inference").rglob("*.py")}
+    inside = []
+    for path in sorted((ROOT / "inference").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+        for function in ast.walk(tree):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                if not isinstance(node, ast.ImportFrom) or not (node.level or (node.module or "").startswith("radm")):
+                    continue
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)] if node.level else []
+                target = ".".join(base + ([node.module] if node.module else [])) if node.level else node.module
+                if target in known and target not in LOADS_A_MODEL_LIBRARY:
+                    inside.append(f"{path.relative_to(ROOT)}:{node.lineno}: {target}")
+    assert not inside, "import these at module level:\n" + "\n".join(inside)

@@ -10,6 +10,7 @@ from ..files.report_io import pair_reports, read_columns, read_reports, refuse_s
 from ..files.run_output import write_result
 from ..loading.discovery import discover_components
 from ..metrics.base import OptionError
+from ..scoring.baselines import DEFAULT_TEMPLATE, BaselineError, baselines_table, score_baselines
 from ..scoring.option_flags import parse_option_flags
 from ..scoring.registry import REGISTRY, available_metrics
 from ..scoring.scorer import Scorer
@@ -217,8 +218,6 @@ def run(args: argparse.Namespace) -> int:
     result = scorer(refs, hyps, ids=ids, context=context_from_args(args))
     baselines = None
     if args.baselines:
-        from ..scoring.baselines import DEFAULT_TEMPLATE, BaselineError, score_baselines
-
         try:
             baselines = score_baselines(scorer, refs, result, args.baseline_template or DEFAULT_TEMPLATE, args.seed)
         except BaselineError as exc:  # the scores are still written, without baselines
@@ -229,8 +228,6 @@ def run(args: argparse.Namespace) -> int:
     )
     print(result.table())
     if baselines:
-        from ..scoring.baselines import baselines_table
-
         print(
             "\nBaselines on the same references:\n"
             + baselines_table(result.summary, baselines, baselines.get("rexrank"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..loading.checkpoint import sha256_file
+from ..scoring.baselines import baselines_html, baselines_table
 from .json_io import dumps
 from .report_html import write_score_report
 
@@ -32,8 +33,6 @@ def write_result(
     (out / "summary.json").write_text(dumps(result.summary, indent=2), encoding="utf-8")
     table = result.table()
     if baselines:
-        from ..scoring.baselines import baselines_table
-
         (out / "baselines.json").write_text(dumps(baselines, indent=2), encoding="utf-8")
         table += "\n\n## Baselines on the same references\n\n" + baselines_table(
             result.summary, baselines, baselines.get("rexrank")
@@ -54,8 +53,6 @@ def write_result(
     }
     (out / "run.json").write_text(dumps(run, indent=2), encoding="utf-8")
     if references is not None:
-        from ..scoring.baselines import baselines_html
-
         write_score_report(
             result,
             out,

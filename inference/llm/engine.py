@@ -27,6 +27,7 @@ from typing import Any
 
 from .cache import AnswerCache, cache_key
 from .endpoint import Endpoint
+from .local import HFBackend
 
 REPROMPT = (
     "Your previous answer could not be used: {error}\n"
@@ -200,8 +201,6 @@ class LLMEngine:
     def backend(self):
         if self._backend is None:
             if self.endpoint.backend == "hf":
-                from .local import HFBackend
-
                 self._backend = HFBackend(self.endpoint)
             else:
                 self._backend = OpenAIBackend(self.endpoint)

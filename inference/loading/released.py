@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .checkpoint import MANIFEST_NAME, sha256_file
+from .checkpoint import MANIFEST_NAME, resolve_checkpoint, sha256_file
 
 KINDS = ("chexbert", "radgraph", "rate_ner", "green", "crimson")
 
@@ -218,8 +218,6 @@ def fetch(name_or_path: str | os.PathLike, revision: str | None = None) -> Path:
     by_repo = {a.repo_id: a.name for a in ARTEFACTS.values() if a.filename is None}
     name_or_path = by_repo.get(str(name_or_path), name_or_path)  # a whole-repository release named by its Hub id
     if str(name_or_path) not in ARTEFACTS and str(name_or_path).count("/") == 1:  # a Hub repo id (an export)
-        from .checkpoint import resolve_checkpoint
-
         return resolve_checkpoint(name_or_path, revision)
     artefact = get_artefact(str(name_or_path))
     from huggingface_hub import hf_hub_download, snapshot_download

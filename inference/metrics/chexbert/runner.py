@@ -17,6 +17,7 @@ from ...loading.checkpoint import load_manifest
 from ...loading.hub import inference_device, load_tokenizer
 from ...loading.released import fetch, identify
 from ...models.batching import equal_length_batches
+from .released import BASE_MODEL, load_released_chexbert
 
 MAX_LENGTH = 512
 
@@ -38,8 +39,6 @@ class CheXbertRunner:
         and vocabulary are, default the Hub id through the local cache)."""
         path = fetch(path)
         if identify("chexbert", path) == "released":
-            from .released import BASE_MODEL, load_released_chexbert
-
             return cls(*load_released_chexbert(path, base_model or BASE_MODEL), **kwargs)
         from .labeler import CheXbertLabeler
 

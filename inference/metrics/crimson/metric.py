@@ -31,9 +31,11 @@ from functools import lru_cache
 
 from ...llm.engine import LLMTask
 from ...loading.checkpoint import load_manifest
+from ...loading.hub import load_causal_lm
 from ...loading.released import ARTEFACTS, fetch, identify
 from ..base import Metric, MetricOutput, Option, OptionError
 from ..display import table
+from .local import ReleasedCrimson, export_answers
 from .parse import CrimsonParseError, parse_crimson_answer
 from .prompt import RELEASED_MODEL, crimson_messages
 from .score import crimson_score
@@ -194,8 +196,6 @@ AlOmaish, Hassan and Kim, Sung Eun and Banerjee, Oishi and Rajpurkar, Pranav},
             kind, directory, _ = crimson_source(self.components["crimson"])
             batch_size = self.options["batch_size"]
             if kind == "released":
-                from .local import ReleasedCrimson
-
                 generation = self.options["generation"]
                 model = self.loaded(
                     "released",
@@ -207,9 +207,6 @@ AlOmaish, Hassan and Kim, Sung Eun and Banerjee, Oishi and Rajpurkar, Pranav},
                 texts = model.answers(conversations, progress)
                 meta = {"generation": {k: str(v) for k, v in model.generation_kwargs().items()}}
             else:
-                from ...loading.hub import load_causal_lm
-                from .local import export_answers
-
                 model, tokenizer = self.loaded("export", lambda: load_causal_lm(directory, min_vocab=50), directory)
                 texts = export_answers(
                     model, tokenizer, conversations, self.options["max_new_tokens"], batch_size, progress

@@ -12,6 +12,7 @@ A response the parser cannot read is reported (score None, counted), not scored 
 
 from __future__ import annotations
 
+from ...llm.continuous import generate_continuous
 from ...llm.local import generate_sorted, render_prompt
 from ...loading.checkpoint import load_manifest
 from ...loading.hub import load_causal_lm
@@ -64,9 +65,6 @@ def generate_green_responses(
 
     if engine not in ENGINES:
         raise ValueError(f"GREEN engine {engine!r}: expected one of {', '.join(ENGINES)}")
-    generate = generate_sorted
-    if engine == "continuous":
-        from ...llm.continuous import generate_continuous as generate
 
     state = PartialState() if shard else None
     indices = list(range(len(references)))
@@ -74,6 +72,7 @@ def generate_green_responses(
         with state.split_between_processes(indices) as mine:
             indices = list(mine)
     prompts = [render_prompt(tokenizer, green_messages(references[i], candidates[i], prompt=prompt)) for i in indices]
+    generate = generate_continuous if engine == "continuous" else generate_sorted
     outputs = generate(
         model,
         tokenizer,

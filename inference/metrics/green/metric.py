@@ -18,9 +18,13 @@ own prompt is read from its manifest, and a different `prompt` is refused, as is
 
 from __future__ import annotations
 
+import logging
+
+from ...findings.extractor import FindingsExtractor, shipped_extractor
 from ...llm.engine import LLMTask
 from ...loading.checkpoint import load_manifest
 from ...loading.released import ARTEFACTS, fetch, identify
+from ...scoring.signature import fingerprint
 from ..base import Metric, MetricOutput, Option, OptionError
 from ..display import cut, table
 from .format import CATEGORIES, NEEDS_FINDINGS, PROMPTS, findings_text, parse_green_response
@@ -156,9 +160,6 @@ Notation},
         """With a prompt that reads findings lists, the findings extractor that lists them too."""
         parts = super().signature_parts()
         if self.effective_prompt() in NEEDS_FINDINGS:
-            from ...findings.extractor import shipped_extractor
-            from ...scoring.signature import fingerprint
-
             parts.append(f"extractor:{fingerprint(str(shipped_extractor()))}")
         return parts
 
@@ -166,10 +167,6 @@ Notation},
         """(responses, errors, meta): from the local component, else through the LLM engine. A prompt that reads
         findings lists (`findings`) gets each report's findings from the findings extractor first, and says so."""
         if self.effective_prompt() in NEEDS_FINDINGS:
-            import logging
-
-            from ...findings.extractor import FindingsExtractor, shipped_extractor
-
             path = str(shipped_extractor())
             logging.getLogger(__name__).warning(
                 "green: the %s prompt reads each report's findings: running the findings extractor (%s) first",
