@@ -35,13 +35,13 @@ DEMO_PAIRS_PER_HEURISTIC = 30
 # and scored within 3 minutes on 2 cores, at most 8 GiB. The full recipe (benchmarks/green/green_small.py) is the one
 # measured against its constant; the demo's row says whether this short run beats its constant and whether its
 # answers vary. Why each setting below: docs/notes/green-small.md, "The demo's GREEN stage".
-DEMO_GREEN_TRAIN_PAIRS = 16  # 8 steps of 2 conversations (~1,100 tokens each)
+DEMO_GREEN_TRAIN_PAIRS = 12  # 6 steps of 2 conversations (~1,100 tokens each)
 DEMO_GREEN_ACCUMULATION = 2  # one conversation at a time: four 1,500-token ones at once top 8 GiB
-DEMO_GREEN_LEARNING_RATE = 5e-4  # constant: eight steps at the recipe's 1e-4 cosine rarely reach GREEN's format
-DEMO_GREEN_PROMPT = "green"  # GREEN's own format instructions carry eight steps to the format
-DEMO_GREEN_EXPLANATION = "summary"  # the numbered walkthrough loops when trained for eight steps
+DEMO_GREEN_LEARNING_RATE = 5e-4  # constant: a few steps at the recipe's 1e-4 cosine rarely reach GREEN's format
+DEMO_GREEN_PROMPT = "green"  # GREEN's own format instructions carry a few steps to the format
+DEMO_GREEN_EXPLANATION = "summary"  # the numbered walkthrough loops when trained for a few steps
 DEMO_GREEN_MAX_LENGTH = 1536  # GREEN's prompt makes conversations of 950-1,300 tokens
-DEMO_GREEN_SCORE_PAIRS = 4  # test pairs the export scores: about 15 s each on 2 cores
+DEMO_GREEN_SCORE_PAIRS = 4  # test pairs the export scores, in one batch: 4-15 s each on 2 cores
 DEMO_PAIRS = 50  # example pairs scored with every metric but GREEN
 DESCRIPTION = """End-to-end demo: corpus -> data builders -> short training runs -> export -> scoring.
 Stages that are not built in this version are listed as such. The LLM stages (teacher annotation,
