@@ -29,3 +29,27 @@ def test_console_script_runs():
         [sys.executable, "-m", "radmetrics.inference.cli", "export", "--help"], capture_output=True, text=True
     )
     assert proc.returncode == 0 and "--push-to-hub" in proc.stdout
+
+
+def test_the_import_paths_the_docs_show_stay_the_modules_themselves():
+    """README and docs import `radmetrics.inference.scorer`, `.rewards` and `.evaluate_modules`; since the code moved
+    into scoring/, each is the moved module itself (so patching one patches the other)."""
+    import importlib
+
+    for name in ("scorer", "rewards", "evaluate_modules"):
+        public = importlib.import_module(f"radmetrics.inference.{name}")
+        assert public is importlib.import_module(f"radmetrics.inference.scoring.{name}")
+    from radmetrics.inference import Scorer
+    from radmetrics.inference.scorer import Scorer as documented
+
+    assert Scorer is documented
+
+
+def test_a_command_does_not_discover_the_metrics_until_it_needs_them():
+    """Building the parser for any command leaves metric discovery (every metric module, every plugin) for later."""
+    code = (
+        "import sys; from radmetrics.inference.cli import build_parser; from radmetrics.inference.scoring import"
+        " registry; build_parser(); print(registry._registry.cache_info().currsize)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "0"

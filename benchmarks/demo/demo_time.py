@@ -78,6 +78,7 @@ def main(argv=None) -> int:
             "demo_peak_rss_gib": round(demo_peak / 2**20, 2),
             "demo_peak_rss_kb": demo_peak,
         }
+        Path(args.results).parent.mkdir(parents=True, exist_ok=True)
         Path(args.results).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
         print(json.dumps(results, indent=2))
         return 1 if status or failed else 0

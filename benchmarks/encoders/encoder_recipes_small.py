@@ -12,7 +12,7 @@ test predictions and the word-majority baseline's (RUN_DIR/test_predictions.json
 - the main held-out score (micro F1: seqeval's entity F1 for IOB, exact-span F1 for the span models, entity and
   relation F1 for RadGraph) with a 95% percentile bootstrap interval (1,000 resamples of the test reports: the
   sentences of one report move together, as they are not independent);
-- `inference.stats.paired_comparison` of small vs tiny and of each model vs the word-majority baseline: the
+- `inference.scoring.stats.paired_comparison` of small vs tiny and of each model vs the word-majority baseline: the
   difference with its paired-bootstrap 95% interval and the approximate-randomisation p-value (10,000 swaps);
 - per-class precision, recall and F1 (with its interval) and gold support.
 
@@ -173,7 +173,7 @@ def summary(table: np.ndarray, classes: tuple[str, ...]) -> dict:
 
 
 def paired(a: np.ndarray, b: np.ndarray) -> dict:
-    """Micro F1 of a minus that of b on the same test reports (inference.stats.paired_comparison)."""
+    """Micro F1 of a minus that of b on the same test reports (inference.scoring.stats.paired_comparison)."""
     both = np.concatenate([a, b])
     result = paired_comparison(lambda idx: micro_f1(both[idx]), len(a), RESAMPLES, PERMUTATIONS, SEED)
     return {**result, "ci95": [round(v, 4) for v in result["ci95"]]}

@@ -10,9 +10,10 @@ from ..files.report_io import pair_reports, read_columns, read_reports, refuse_s
 from ..files.run_output import write_result
 from ..loading.discovery import discover_components
 from ..metrics.base import OptionError
+from ..scoring import registry
 from ..scoring.baselines import DEFAULT_TEMPLATE, BaselineError, baselines_table, score_baselines
 from ..scoring.option_flags import parse_option_flags
-from ..scoring.registry import REGISTRY, available_metrics
+from ..scoring.registry import available_metrics
 from ..scoring.scorer import Scorer
 
 HELP = "score candidate reports against references with any set of metrics, with bootstrap CIs"
@@ -203,7 +204,7 @@ def metric_options(args: argparse.Namespace) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     if args.list:
-        for spec in REGISTRY.values():
+        for spec in registry.metrics().values():
             print(describe_metric(spec))
         return 0
     if args.signature_only:

@@ -5,17 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .report_io import ReportFileError, read_csv_rows, read_jsonl_records
+from .report_io import ReportFileError, read_csv_rows, read_jsonl_records, read_text_file
 
 
 def read_rows(path: str, required: list[str]) -> list[tuple[int, dict]]:
     """(line, row) of every row of a UTF-8 CSV file that has every `required` column, read as strictly as report
-    files are (report_io.read_csv_rows)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportFileError(f"{path}: not a readable UTF-8 CSV file ({exc})") from exc
-    rows = read_csv_rows(Path(path), text)
+    files are (report_io.read_csv_rows): an unclosed quote or a row with more fields than the header is refused."""
+    rows = read_csv_rows(Path(path), read_text_file(Path(path)))
     if not rows:
         raise ReportFileError(f"{path}: no rows")
     missing = [c for c in required if c not in rows[0][1]]

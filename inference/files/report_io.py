@@ -28,7 +28,9 @@ class ReportFileError(ValueError):
     pass
 
 
-def _read_text(path: Path) -> str:
+def read_text_file(path: Path) -> str:
+    """A user's text file as UTF-8 (a byte-order mark dropped, line endings kept), refused with the line when it is
+    not UTF-8 or holds a line longer than any report."""
     if not path.is_file():
         raise ReportFileError(f"report file not found: {path}")
     data = path.read_bytes()
@@ -64,7 +66,7 @@ def read_jsonl_records(path: str | Path, required: tuple[str, ...] | list[str] =
     """(line number, record) for each non-blank line; an error names the file and line of a bad record."""
     path = Path(path)
     records = []
-    for n, line in enumerate(split_lines(_read_text(path)), 1):
+    for n, line in enumerate(split_lines(read_text_file(path)), 1):
         if not line.strip():
             continue
         try:
@@ -177,7 +179,7 @@ def read_reports(
     (the
     user named the id field): a file without that field is refused, with its fields listed."""
     path = Path(path)
-    text = _read_text(path)
+    text = read_text_file(path)
     suffix = path.suffix.lower()
     id_required = id_required and bool(id_field)
     if suffix == ".txt":
@@ -233,11 +235,11 @@ def read_columns(path: str | Path, fields: list[str]) -> list[dict]:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        rows = [row for _, row in read_csv_rows(path, _read_text(path))]
+        rows = [row for _, row in read_csv_rows(path, read_text_file(path))]
     elif suffix == ".jsonl":
         rows = [record for _, record in read_jsonl_records(path)]
     elif suffix == ".json":
-        rows = json.loads(_read_text(path))
+        rows = json.loads(read_text_file(path))
     else:
         raise ReportFileError(f"{path}: context fields need a CSV, JSONL or JSON file of records, not {suffix!r}")
     for n, row in enumerate(rows, 1):
@@ -260,12 +262,12 @@ def file_columns(path: str | Path) -> set[str] | None:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        rows = read_csv_rows(path, _read_text(path))
+        rows = read_csv_rows(path, read_text_file(path))
         return set(rows[0][1]) if rows else set()
     if suffix == ".jsonl":
         return {k for _, record in read_jsonl_records(path)[:100] if isinstance(record, dict) for k in record}
     if suffix == ".json":
-        data = json.loads(_read_text(path))
+        data = json.loads(read_text_file(path))
         return (
             {k for record in data[:100] if isinstance(record, dict) for k in record}
             if isinstance(data, list)

@@ -11,7 +11,14 @@ from .oriented import quality_oriented
 
 
 def tau_b_and_c(x, y, bootstrap: int, seed: int) -> dict:
-    return {**kendall_tau(x, y, "b", bootstrap, seed), **kendall_tau(x, y, "c", bootstrap, seed)}
+    """tau-b with its interval and p-value (ci95, p_value), and tau-c with its own (tau_c_ci95, tau_c_p_value)."""
+    tau_c = kendall_tau(x, y, "c", bootstrap, seed)
+    return {
+        **kendall_tau(x, y, "b", bootstrap, seed),
+        "tau_c": tau_c["tau_c"],
+        "tau_c_ci95": tau_c["ci95"],
+        "tau_c_p_value": tau_c["p_value"],
+    }
 
 
 def correlation_report(result, raters: dict[str, np.ndarray], bootstrap: int, seed: int) -> dict:

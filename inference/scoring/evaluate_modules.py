@@ -1,7 +1,7 @@
 """Every radmetrics metric as a Hugging Face `evaluate` module, offline.
 
     import evaluate
-    from radmetrics.inference.scoring.evaluate_modules import module_path
+    from radmetrics.inference.evaluate_modules import module_path
 
     metric = evaluate.load(module_path(NAME), components={KIND: PATH})  # NAME: any of `radmetrics score --list`
     metric.compute(predictions=generated, references=references)       # {key: value}: the Scorer's values
@@ -27,7 +27,7 @@ from .scorer import Scorer
 
 SCRIPT = '''"""radmetrics `{name}` as an `evaluate` module (written by radmetrics.inference.evaluate_modules)."""
 
-from radmetrics.inference.scoring.evaluate_modules import evaluate_module_class
+from radmetrics.inference.evaluate_modules import evaluate_module_class
 
 RadmetricsMetric = evaluate_module_class("{name}")
 '''
@@ -131,7 +131,7 @@ description: "{_description(name).replace('"', "'")}"
 
 ```python
 import evaluate
-from radmetrics.inference.scoring.evaluate_modules import module_path
+from radmetrics.inference.evaluate_modules import module_path
 
 # by path: this folder, module_path (the copy radmetrics writes), or the Hub Space it is pushed to as "<user>/<space>";
 # a bare evaluate.load("{name}") would load the Hub's own metric of that name, if there is one

@@ -4,7 +4,7 @@ for a text option, which takes the text as typed; the metric then checks and nor
 from __future__ import annotations
 
 from ..metrics.base import OptionError
-from .registry import REGISTRY
+from . import registry
 
 
 def parse_option_flags(items: list[str], trust_remote_code: bool = False) -> dict:
@@ -14,7 +14,7 @@ def parse_option_flags(items: list[str], trust_remote_code: bool = False) -> dic
 
     options: dict = {}
     if trust_remote_code:
-        for name, spec in REGISTRY.items():
+        for name, spec in registry.metrics().items():
             if "trust_remote_code" in spec.declared_options():
                 options[name] = {"trust_remote_code": True}
     for item in items:
@@ -22,9 +22,9 @@ def parse_option_flags(items: list[str], trust_remote_code: bool = False) -> dic
         metric, dot, key = name.partition(".")
         if not (metric and key and dot and equals):
             raise OptionError(f"--option {item!r} is not METRIC.KEY=VALUE (e.g. --option rougeL.use_stemmer=false)")
-        if metric not in REGISTRY:
+        if metric not in registry.metrics():
             raise OptionError(f"--option {item!r}: unknown metric {metric!r}; `radmetrics score --list` names them")
-        declared = REGISTRY[metric].declared_options().get(key)
+        declared = registry.metrics()[metric].declared_options().get(key)
         if declared is not None and declared.kind() is str:
             parsed = value  # a text option takes the text as typed (YAML would read "0123" or "no" as other values)
         else:

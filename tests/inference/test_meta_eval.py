@@ -51,6 +51,9 @@ def test_correlate_per_rater_mean_and_inter_rater(rated, tmp_path, capsys):
             entry["higher_is_better"] and entry["mean_of_raters"]["tau_b"] > 0.3 and "tau_c" in entry["mean_of_raters"]
         )
         assert set(entry["per_rater"]) == {"rater_0", "rater_1", "rater_2"}
+        # tau-b and tau-c each keep their own interval
+        tau = entry["mean_of_raters"]
+        assert tau["ci95"][0] <= tau["tau_b"] <= tau["ci95"][1] and tau["tau_c_ci95"][0] <= tau["tau_c"]
     assert set(report["inter_rater"]["rater_vs_mean_of_others"]) == {"rater_0", "rater_1", "rater_2"}
     assert len(report["inter_rater"]["rater_pairs"]) == 3
     printed = capsys.readouterr().out
@@ -146,3 +149,21 @@ def test_fit_radcliq_reports_held_out_and_scoring_uses_the_refit(tmp_path):
     (tmp_path / "bad.json").write_text('{"feature_order": ["bleu2"]}')
     with pytest.raises(ValueError, match="feature_order must be"):
         RadCliQ(upstream=upstream, constants=str(tmp_path / "bad.json")).compute([""] * 5, [""] * 5)
+
+
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        ('reference,candidate,rater_0\nHeart normal.,"Heart normal.,1\nLungs clear.,Lungs clear.,0\n', "line 2"),
+        ("reference,candidate,rater_0\nHeart normal.,Heart normal.,1,7\n", "line 2: 4 fields where the header has 3"),
+        ("reference,candidate,rater_0\nHeart normal.,Heart normal.,many\n", "line 2: rater_0 is 'many', not a number"),
+    ],
+)
+def test_judgement_files_are_read_strictly(tmp_path, capsys, body, expected):
+    """An unclosed quote or a row with more fields than the header is refused with its line, as report files are."""
+    data = tmp_path / "rated.csv"
+    data.write_text(body, encoding="utf-8")
+    options = ["--human-columns", "rater_0", "--metrics", "rougeL", "--out", str(tmp_path / "out")]
+    assert main(["meta-eval", "correlate", "--csv", str(data), *options]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and f"rated.csv: {expected}" in error

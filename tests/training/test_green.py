@@ -479,6 +479,7 @@ def test_demo_green_stage_scores_its_export_and_measures_the_same_answers(pretra
     row = demo.stage_green(tmp_path, state)
     assert not (tmp_path / "runs" / "green" / "test_generations.jsonl").exists()  # nothing generated twice
     scored = (tmp_path / "scores_green" / "per_sample.jsonl").read_text().splitlines()
-    assert len(scored) == demo.DEMO_GREEN_SCORE_PAIRS
-    assert f"scored on {demo.DEMO_GREEN_SCORE_PAIRS} test pairs against the teacher: parse rate" in row
+    test_pairs = len((tmp_path / "pairs" / "test.jsonl").read_text().splitlines())
+    assert len(scored) == min(demo.DEMO_GREEN_SCORE_PAIRS, test_pairs) > 0
+    assert f"scored on {len(scored)} test pairs against the teacher: parse rate" in row
     assert "beats its constant:" in row and state["green_verdict"] in row.lower() and "green" in state["green_table"]

@@ -87,7 +87,13 @@ class CrimsonDataArguments:
     )
     max_eval_samples: int | None = field(default=None, metadata={"help": "truncate the validation and test splits"})
     final_eval_samples: int | None = field(
-        default=None, metadata={"help": "records of each final_eval_splits split the final evaluation generates for"}
+        default=None,
+        metadata={
+            "help": (
+                "records of each final_eval_splits split the final evaluation generates for (default: all; 0: no"
+                " final evaluation)"
+            )
+        },
     )
     final_eval_splits: list[str] = field(
         default_factory=lambda: ["test"],
@@ -242,9 +248,11 @@ def main(argv: list[str] | None = None):
     constant = teacher_median(records["train"])
 
     def evaluate(final: Path) -> dict:
+        results = {"teacher_median_score": constant}
+        if data_args.final_eval_samples == 0:
+            return results
         base = model_args.model_name_or_path if model_args.model_name_or_path != TINY else str(run_dir / "base")
         evaluated = final_model(final, base, peft_config, model_args.attn_implementation)
-        results = {"teacher_median_score": constant}
         for split in data_args.final_eval_splits:
             chosen = records[split][: data_args.final_eval_samples or len(records[split])]
             answers = student_answers(

@@ -66,7 +66,12 @@ class PretrainDataArguments:
     )
     final_eval_samples: int | None = field(
         default=None,
-        metadata={"help": "documents per split in the final perplexity, shared out over the ranks (default: all)"},
+        metadata={
+            "help": (
+                "documents per split in the final perplexity, shared out over the ranks (default: all; 0: no final"
+                " evaluation)"
+            )
+        },
     )
 
 
@@ -210,6 +215,8 @@ def main(argv: list[str] | None = None):
 
     def evaluate(final: Path) -> dict:
         """On every rank: this rank's share of each split, on its own device."""
+        if data_args.final_eval_samples == 0:
+            return {}
         final_model = AutoModelForCausalLM.from_pretrained(
             final, dtype=default_dtype(), attn_implementation=attention_implementation(model_args.attn_implementation)
         )
