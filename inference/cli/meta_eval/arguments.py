@@ -5,6 +5,16 @@ from __future__ import annotations
 from ..score import add_scoring_arguments
 
 
+def add_part(parser, default: str) -> None:
+    """--part: which part of the frozen split of RadPref's bundled half a subcommand reads."""
+    parser.add_argument(
+        "--part",
+        choices=["develop", "frozen", "all"],
+        default=default,
+        help="the part of the frozen split of the bundled half (develop: 30 cases; frozen: 20, touched once; all)",
+    )
+
+
 def add_correlate(sub) -> None:
     corr = sub.add_parser("correlate", help="Kendall tau of metrics vs human judgements, with CIs, per rater")
     corr.add_argument("--csv", required=True, help="one row per reference/candidate pair")
@@ -52,12 +62,7 @@ def add_radpref(sub) -> None:
         "--data", help="a RadPref folder (preference_data.json, user_*.json; default: the bundled half)"
     )
     radpref.add_argument("--baseline", default="rougeL", help="the key every other key's tau-b is compared with")
-    radpref.add_argument(
-        "--part",
-        choices=["develop", "frozen", "all"],
-        default="all",
-        help="the part of the frozen split of the bundled half (develop: 30 cases; frozen: 20, touched once; all)",
-    )
+    add_part(radpref, "all")
     add_scoring_arguments(radpref)
     radpref.add_argument("--out", required=True)
 
@@ -66,9 +71,7 @@ def add_significance(sub) -> None:
     significance = sub.add_parser(
         "significance", help="clinical significance per finding against RadPref's raters (weighted kappa)"
     )
-    significance.add_argument(
-        "--part", choices=["develop", "frozen", "all"], default="develop", help="the part of the frozen split"
-    )
+    add_part(significance, "develop")
     significance.add_argument("--bootstrap", type=int, default=1000, help="case bootstrap resamples for the interval")
     significance.add_argument("--seed", type=int, default=0)
     significance.add_argument("--out", required=True)
@@ -76,9 +79,7 @@ def add_significance(sub) -> None:
 
 def add_findings(sub) -> None:
     findings = sub.add_parser("findings", help="finding-level agreement with RadPref's raters, stage by stage")
-    findings.add_argument(
-        "--part", choices=["develop", "frozen", "all"], default="develop", help="the part of the frozen split"
-    )
+    add_part(findings, "develop")
     findings.add_argument(
         "--extractor",
         default="trained",
