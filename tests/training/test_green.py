@@ -155,6 +155,17 @@ def test_the_findings_student_learns_the_findings_teacher_and_scoring_extracts_t
         )(["Large right pneumothorax. Heart size is normal."], ["Heart size is normal."])
     assert "running the findings extractor" in caplog.text
     assert "findings_extracted_by" in result.meta["green"] and "extractor:" in result.signatures["green"]
+    # another extractor given with --components runs instead of the shipped one
+    import shutil
+
+    from radmetrics.inference.findings.extractor import shipped_extractor
+
+    other = shutil.copytree(shipped_extractor(), tmp_path / "other_extractor")
+    components = {"green": str(export), "findings_extractor": str(other)}
+    again = Scorer(["green"], components, metric_options={"green": {"max_new_tokens": 8, "summary": False}})(
+        ["Large right pneumothorax."], ["Heart size is normal."]
+    )
+    assert again.meta["green"]["findings_extracted_by"] == str(other)
 
     spec = importlib.util.spec_from_file_location("gpu_carry", REPO / "benchmarks" / "gpu" / "gpu_carry.py")
     carry = importlib.util.module_from_spec(spec)

@@ -156,18 +156,23 @@ Notation},
             return self.loaded("prompt", lambda: trained_prompt(load_manifest(path, "green")[1]), path)
         return self.options["prompt"] or "green"
 
+    def extractor_path(self) -> str:
+        """The findings extractor a findings prompt runs first: a `findings_extractor` component, else the shipped one
+        (as semantic_green)."""
+        return str(self.components.get("findings_extractor") or shipped_extractor())
+
     def signature_parts(self) -> list[str]:
         """With a prompt that reads findings lists, the findings extractor that lists them too."""
         parts = super().signature_parts()
         if self.effective_prompt() in NEEDS_FINDINGS:
-            parts.append(f"extractor:{fingerprint(str(shipped_extractor()))}")
+            parts.append(f"extractor:{fingerprint(self.extractor_path())}")
         return parts
 
     def _responses(self, references, candidates) -> tuple[list[str | None], list[str | None], dict]:
         """(responses, errors, meta): from the local component, else through the LLM engine. A prompt that reads
         findings lists (`findings`) gets each report's findings from the findings extractor first, and says so."""
         if self.effective_prompt() in NEEDS_FINDINGS:
-            path = str(shipped_extractor())
+            path = self.extractor_path()
             logging.getLogger(__name__).warning(
                 "green: the %s prompt reads each report's findings: running the findings extractor (%s) first",
                 self.effective_prompt(),
