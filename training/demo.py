@@ -16,8 +16,9 @@ from pathlib import Path
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 HELP = (
-    "run the whole pipeline on the bundled IU X-ray corpus with tiny and small models (CPU: 6-8 minutes and 5.6 GiB"
-    " on 2 cores, measured from a fresh clone on 2026-11-28 at fd1c88f: benchmarks/results/demo_time.json)"
+    "run the whole pipeline on the bundled IU X-ray corpus with tiny and small models (CPU: about 6 minutes and 5.6"
+    " GiB on 2 cores, measured from a fresh clone on an x86_64 machine on 2026-11-28 at fd1c88f:"
+    " benchmarks/results/demo_time.json)"
 )
 # Config scale of each encoder recipe in the demo: `small` fine-tunes the bundled pretrained all-MiniLM-L6-v2
 # (configs/<recipe>/small.yaml), `tiny` trains a random tiny encoder. Within the 15-minute budget on 2 cores only one
