@@ -205,6 +205,7 @@ def stage_green(out: Path, state: dict) -> str:
     is measured on). Nothing is generated twice."""
     import random
 
+    from radmetrics.inference.files.report_io import read_jsonl_records
     from radmetrics.inference.files.run_output import write_result
     from radmetrics.inference.scoring.scorer import Scorer
     from radmetrics.training.export import export_run
@@ -213,7 +214,8 @@ def stage_green(out: Path, state: dict) -> str:
 
     sft = load_recipe("green/sft").main(green_sft_args(out))
     state.setdefault("components", {})["green"] = str(export_run(sft, out / "exports" / "green"))
-    test = read_jsonl(out / "pairs" / "test.jsonl")  # in build order, grouped by heuristic: draw across them
+    # the test pairs come in build order, grouped by heuristic: the scored ones are drawn across them
+    test = [r for _, r in read_jsonl_records(out / "pairs" / "test.jsonl")]
     test = random.Random(0).sample(test, min(DEMO_GREEN_SCORE_PAIRS, len(test)))
     references, candidates = [r["reference"] for r in test], [r["candidate"] for r in test]
     result = Scorer(["green"], {"green": state["components"]["green"]})(
@@ -222,7 +224,8 @@ def stage_green(out: Path, state: dict) -> str:
     write_result(result, out / "scores_green", references, candidates)
     responses = [detail.get("response") or "" for detail in result.details["green"]]
     # the constant: the teacher's median count over all the demo's training pairs, not only the few trained on
-    constant = teacher_medians({"response": [r["response"] for r in read_jsonl(out / "pairs" / "train.jsonl")]})
+    train = read_jsonl_records(out / "pairs" / "train.jsonl", ("response",))
+    constant = teacher_medians({"response": [r["response"] for _, r in train]})
     agreement = agreement_from_responses(
         responses, [r["response"] for r in test], constant, prefix="test_", intervals=True
     )
@@ -230,12 +233,6 @@ def stage_green(out: Path, state: dict) -> str:
     state["green_table"] = result.table()  # last: run() prints the table with its verdict
     answers = Counter(sum(d["significant"]) for d in result.details["green"] if "significant" in d)
     return green_row(agreement, answers)
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    import json
-
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def green_sft_args(out: Path) -> list[str]:
