@@ -13,6 +13,7 @@ import importlib
 import sys
 from importlib.metadata import entry_points
 
+from ..files.output_paths import OutputPathError
 from ..files.report_io import ReportFileError
 from ..loading.checkpoint import CheckpointError
 from ..loading.discovery import ComponentError
@@ -65,6 +66,7 @@ def user_errors() -> tuple[type[Exception], ...]:
         ModelLoadError,
         OptionError,
         SuiteError,
+        OutputPathError,
     )
 
 

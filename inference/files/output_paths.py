@@ -1,0 +1,64 @@
+"""Output paths checked at the door: every command creates or checks the places it will write before any model loads
+or any work starts, so that a run of hours cannot end in `NotADirectoryError` with its results lost.
+
+`OutputPathError` is one line naming the path and the fix; the CLI prints it and exits 2.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+class OutputPathError(ValueError):
+    """An output path that cannot be written (one line naming the path and the fix)."""
+
+
+def _existing_ancestor(path: Path) -> Path:
+    for candidate in (path, *path.parents):
+        if candidate.exists() or candidate.is_symlink():
+            return candidate
+    return Path(os.sep)
+
+
+def _refuse_blocked(path: Path, what: str) -> None:
+    """OutputPathError when a file (not a folder) stands where `path` or one of its parent folders must be."""
+    blocker = _existing_ancestor(path)
+    if blocker.is_dir():
+        return
+    if blocker == path:
+        raise OutputPathError(f"{what} {path} is a file, not a folder: give a folder path")
+    raise OutputPathError(f"{what} {path}: {blocker} is a file, not a folder: give a path under a folder")
+
+
+def _probe_writable(folder: Path, what: str, shown: Path) -> None:
+    """Write and remove a scratch file in `folder` (the one test that holds on every file system and for root)."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".radmetrics-probe-", dir=folder)
+    except OSError as exc:
+        raise OutputPathError(f"{what} {shown} cannot be written ({exc.strerror or exc}): choose a writable folder") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def ensure_output_dir(path: str | os.PathLike, what: str = "--out") -> Path:
+    """Create the output folder `path` (and its parents) now and check that files can be written in it."""
+    folder = Path(path).expanduser()
+    _refuse_blocked(folder, what)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputPathError(f"{what} {folder} cannot be created ({exc.strerror or exc}): choose a writable folder") from None
+    _probe_writable(folder, what, folder)
+    return folder
+
+
+def check_output_file(path: str | os.PathLike, what: str = "--out") -> Path:
+    """Check that the file `path` can be written: its folder is made (or exists) and is writable, and `path` itself
+    is not a folder. Nothing is written at `path`."""
+    target = Path(path).expanduser()
+    if target.is_dir():
+        raise OutputPathError(f"{what} {target} is a folder: give a file path")
+    ensure_output_dir(target.parent if str(target.parent) else Path("."), what=f"{what}'s folder")
+    return target
