@@ -37,7 +37,8 @@ def _probe_writable(folder: Path, what: str, shown: Path) -> None:
     try:
         fd, probe = tempfile.mkstemp(prefix=".radmetrics-probe-", dir=folder)
     except OSError as exc:
-        raise OutputPathError(f"{what} {shown} cannot be written ({exc.strerror or exc}): choose a writable folder") from None
+        reason = exc.strerror or exc
+        raise OutputPathError(f"{what} {shown} cannot be written ({reason}): choose a writable folder") from None
     os.close(fd)
     os.unlink(probe)
 
@@ -49,7 +50,8 @@ def ensure_output_dir(path: str | os.PathLike, what: str = "--out") -> Path:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise OutputPathError(f"{what} {folder} cannot be created ({exc.strerror or exc}): choose a writable folder") from None
+        reason = exc.strerror or exc
+        raise OutputPathError(f"{what} {folder} cannot be created ({reason}): choose a writable folder") from None
     _probe_writable(folder, what, folder)
     return folder
 
