@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from radmetrics.inference.files.output_paths import OutputFolder
+
 HELP = "build corpora and training data: corpus, GREEN pairs + teacher, pretraining text, silver labels"
 DESCRIPTION = """Build data for the recipes. Subcommands:
 
@@ -79,7 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="data_command", metavar="WHAT", required=True)
     corpus = sub.add_parser("corpus", help="load a corpus and write reports.jsonl with splits")
     add_corpus_arguments(corpus)
-    corpus.add_argument("--out", required=True, help="output directory")
+    corpus.add_argument("--out", required=True, type=OutputFolder, help="output directory")
     pairs = sub.add_parser("pairs", help="build report pairs with edit logs and programmatic GREEN annotations")
     add_corpus_arguments(pairs)
     pairs.add_argument(
@@ -123,14 +125,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "them, as semantic_green does; for the `findings` prompt) or statements (every statement; `numbered`)"
         ),
     )
-    pairs.add_argument("--out", required=True, help="output directory")
+    pairs.add_argument("--out", required=True, type=OutputFolder, help="output directory")
     inject = sub.add_parser(
         "inject-errors", help="LLM-written candidates with sampled GREEN error categories (appendix A.4)"
     )
     add_corpus_arguments(inject)
     add_llm_arguments(inject)
     inject.add_argument("--max-errors", type=int, default=3, help="at most this many error categories per candidate")
-    inject.add_argument("--out", required=True, help="output directory")
+    inject.add_argument("--out", required=True, type=OutputFolder, help="output directory")
     annotate = sub.add_parser("annotate", help="GREEN annotations of any pairs by the semantic or an LLM teacher")
     annotate.add_argument(
         "--pairs",
@@ -173,12 +175,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ),
     )
     add_llm_arguments(annotate, endpoint_required=False)
-    annotate.add_argument("--out", required=True, help="output directory")
+    annotate.add_argument("--out", required=True, type=OutputFolder, help="output directory")
     pretrain = sub.add_parser(
         "pretrain-corpus", help="de-duplicated report text as an HF dataset for causal-LM pretraining"
     )
     add_corpus_arguments(pretrain)
-    pretrain.add_argument("--out", required=True, help="output directory")
+    pretrain.add_argument("--out", required=True, type=OutputFolder, help="output directory")
     silver = sub.add_parser("silver", help="silver CheXpert / RaTE-NER / RadGraph labels with a dataset card")
     add_corpus_arguments(silver)
     silver.add_argument(
@@ -189,7 +191,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="which silver labels to build (default: all)",
     )
     silver.add_argument("--sentence-splitter", default="robust", choices=["robust", "fineradscore"])
-    silver.add_argument("--out", required=True, help="output directory")
+    silver.add_argument("--out", required=True, type=OutputFolder, help="output directory")
     findings = sub.add_parser("findings", help="silver finding labels of statements and clauses (IU X-ray MeSH codes)")
     findings.add_argument(
         "--corpus-csv", help="an IU X-ray CSV with uid, MeSH, findings, impression (default: bundled)"
@@ -199,7 +201,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--positive-at", type=float, default=0.5, help="cosine with a MeSH code that makes a finding"
     )
     findings.add_argument("--negative-below", type=float, default=0.35, help="cosine under which it is not one")
-    findings.add_argument("--out", required=True, help="output directory")
+    findings.add_argument("--out", required=True, type=OutputFolder, help="output directory")
 
 
 def load_corpus_from_args(args: argparse.Namespace):

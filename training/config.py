@@ -13,6 +13,8 @@ from pathlib import Path
 import yaml
 from transformers import HfArgumentParser
 
+from radmetrics.inference.files.output_paths import ensure_output_dir
+
 
 class ConfigError(ValueError):
     pass
@@ -45,7 +47,7 @@ def check_keys(values: dict, dataclass_types, origin: str) -> None:
 class RecipeParser(HfArgumentParser):
     """HfArgumentParser that also reads `--config path.yaml` (CLI values win over the YAML)."""
 
-    def parse_recipe_args(self, argv: list[str] | None = None):
+    def parse_recipe_args(self, argv: list[str] | None = None, check_output: bool = True):
         argv = list(sys.argv[1:] if argv is None else argv)
         config_path = None
         if "--config" in argv:
@@ -74,6 +76,9 @@ class RecipeParser(HfArgumentParser):
 
         for arguments in parsed:
             if isinstance(arguments, TrainingArguments):
+                if check_output:
+                    # at the door: before data or a model loads (the config test parses every YAML with it off)
+                    ensure_output_dir(arguments.output_dir, what="output_dir")
                 use_process_group_on_cpu(arguments)
         return parsed
 
@@ -82,4 +87,4 @@ def parse_config_file(path: str | Path, dataclass_types):
     """Build the dataclasses from a YAML alone (used by the test that checks every config under configs/)."""
     values = read_yaml(path)
     check_keys(values, dataclass_types, str(path))
-    return RecipeParser(dataclass_types).parse_recipe_args(["--config", str(path)])
+    return RecipeParser(dataclass_types).parse_recipe_args(["--config", str(path)], check_output=False)

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from radmetrics.inference.files.output_paths import OutputFolder
+
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 HELP = (
     "run the whole pipeline on the bundled IU X-ray corpus with tiny and small models (CPU: about 6 minutes and 5.6"
@@ -377,7 +379,12 @@ def stages() -> list[Stage]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", default="checkpoints/demo", help="where the demo writes data, runs and exports")
+    parser.add_argument(
+        "--out",
+        default=OutputFolder("checkpoints/demo"),
+        type=OutputFolder,
+        help="where the demo writes data, runs and exports",
+    )
     parser.add_argument("--endpoint", help="LLM endpoint YAML (configs/llm/): adds the teacher and LLM-judge stages")
 
 

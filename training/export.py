@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from radmetrics.inference.files.json_io import dumps
+from radmetrics.inference.files.output_paths import refuse_non_empty
 from radmetrics.inference.loading.checkpoint import MANIFEST_FORMAT, MANIFEST_NAME, hash_directory, load_manifest
 
 from .base_models import BASE_MODELS, LICENCE_LINKS
@@ -223,8 +224,7 @@ def export_run(
     run_dir, out = Path(run_dir), Path(out_dir)
     run = read_run_manifest(run_dir)
     src = model_to_export(run_dir)
-    if out.exists() and any(out.iterdir()):
-        raise FileExistsError(f"export directory {out} exists and is not empty")
+    refuse_non_empty(out, what="export directory")
     out.mkdir(parents=True, exist_ok=True)
     _copy_model_files(src, out)
     spec = get_component(run["component"])

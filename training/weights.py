@@ -12,6 +12,7 @@ import json
 import time
 from pathlib import Path
 
+from radmetrics.inference.files.output_paths import refuse_non_empty
 from radmetrics.inference.loading.checkpoint import MANIFEST_FORMAT, MANIFEST_NAME, hash_directory, load_manifest
 from radmetrics.inference.loading.components import get_component
 from radmetrics.inference.loading.released import ARTEFACTS, KINDS, fetch, identify, sha256_of
@@ -144,8 +145,7 @@ def convert(src: str, kind: str, out: str | Path, revision: str | None = None, b
     if src in ARTEFACTS and ARTEFACTS[src].kind != kind:
         raise ValueError(f"{src} is a {ARTEFACTS[src].kind} release, not {kind}")
     out = Path(out)
-    if out.exists() and any(out.iterdir()):
-        raise FileExistsError(f"output directory {out} exists and is not empty")
+    refuse_non_empty(out, what="output directory")
     local = fetch(src, revision)
     if identify(kind, local) != "released":
         raise ValueError(f"{src} is already a radmetrics export")

@@ -13,7 +13,7 @@ import importlib
 import sys
 from importlib.metadata import entry_points
 
-from ..files.output_paths import OutputPathError
+from ..files.output_paths import OutputPathError, check_output_arguments
 from ..files.report_io import ReportFileError
 from ..loading.checkpoint import CheckpointError
 from ..loading.discovery import ComponentError
@@ -53,6 +53,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def option_flags(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """{dest: its first option string} over the parser and every subparser, for messages that name a flag."""
+    flags = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                flags.update({dest: flag for dest, flag in option_flags(sub).items() if dest not in flags})
+        elif action.option_strings:
+            flags.setdefault(action.dest, action.option_strings[-1])
+    return flags
+
+
 def user_errors() -> tuple[type[Exception], ...]:
     """Errors that describe bad input or a missing file: printed as one message, not a traceback."""
     return (
@@ -77,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        check_output_arguments(args, option_flags(parser))
         result = args._run(args)
     except user_errors() as exc:
         print(f"radmetrics {args.command}: error: {exc}", file=sys.stderr)

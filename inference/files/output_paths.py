@@ -56,6 +56,13 @@ def ensure_output_dir(path: str | os.PathLike, what: str = "--out") -> Path:
     return folder
 
 
+def refuse_non_empty(path: str | os.PathLike, what: str = "--out") -> None:
+    """OutputPathError when the folder `path` exists and holds anything."""
+    folder = Path(path).expanduser()
+    if folder.is_dir() and any(folder.iterdir()):
+        raise OutputPathError(f"{what} {folder} exists and is not empty: give a new or empty folder")
+
+
 def check_output_file(path: str | os.PathLike, what: str = "--out") -> Path:
     """Check that the file `path` can be written: its folder is made (or exists) and is writable, and `path` itself
     is not a folder. Nothing is written at `path`."""
@@ -64,3 +71,32 @@ def check_output_file(path: str | os.PathLike, what: str = "--out") -> Path:
         raise OutputPathError(f"{what} {target} is a folder: give a file path")
     ensure_output_dir(target.parent if str(target.parent) else Path("."), what=f"{what}'s folder")
     return target
+
+
+class OutputFolder(str):
+    """argparse `type=` of an output folder argument: parsing has no side effect; `check_output_arguments` creates and
+    checks every such value before the command runs."""
+
+
+class NewOutputFolder(OutputFolder):
+    """argparse `type=` of an output folder that must be new or empty (an export: nothing of another run mixes in)."""
+
+
+class OutputFile(str):
+    """argparse `type=` of an output file argument (checked, not written, before the command runs)."""
+
+
+def check_output_arguments(args, flags: dict[str, str] | None = None) -> None:
+    """Create or check every output path among the parsed arguments `args` (an argparse Namespace); `flags` maps an
+    argument's dest to the flag named in the message. The CLI calls this before any command runs, so no model loads
+    before its outputs are known to be writable."""
+    for dest, value in sorted(vars(args).items()):
+        values = value if isinstance(value, (list, tuple)) else [value]
+        flag = (flags or {}).get(dest, "--" + dest)
+        for item in values:
+            if isinstance(item, NewOutputFolder):
+                refuse_non_empty(item, what=flag)
+            if isinstance(item, OutputFolder):
+                ensure_output_dir(item, what=flag)
+            elif isinstance(item, OutputFile):
+                check_output_file(item, what=flag)

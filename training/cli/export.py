@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from radmetrics.inference.files.output_paths import NewOutputFolder
+
 HELP = "export a training run as a from_pretrained directory + radmetrics.json manifest + model card"
 DESCRIPTION = """Export the newest complete model of a run (final/ if the run finished, else the last
 checkpoint-<step> with a .complete marker). Weights are written as safetensors only; the manifest
@@ -14,7 +16,7 @@ uploaded (one --revision branch per run) to a private repository unless --public
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", help="a run directory written by `radmetrics train`")
-    parser.add_argument("--out", required=True, help="new (or empty) export directory")
+    parser.add_argument("--out", required=True, type=NewOutputFolder, help="new (or empty) export directory")
     parser.add_argument("--push-to-hub", metavar="REPO", help="also upload to this Hugging Face Hub repo id")
     parser.add_argument("--revision", help="Hub branch to upload to (created if missing), e.g. the run name")
     parser.add_argument(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from radmetrics.inference.files.output_paths import OutputFolder
+
 HELP = "rehearse GPU configs on CPU through the SLURM launcher before submitting them"
 DESCRIPTION = """Run each config as it is, with the model swapped for a tiny random model of the same architecture
 family and the steps cut, through slurm/launch.sbatch (stand-in srun/scontrol) as 2 nodes x 1 CPU process over gloo:
@@ -24,7 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ),
     )
     parser.add_argument(
-        "--workdir", default="rehearsal", help="look-alike models, data, runs and logs (default: ./rehearsal)"
+        "--workdir",
+        default=OutputFolder("rehearsal"),
+        type=OutputFolder,
+        help="look-alike models, data, runs and logs (default: ./rehearsal)",
     )
     parser.add_argument("--timeout", type=float, default=1800, help="seconds each job attempt may take")
 

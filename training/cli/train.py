@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 HELP = "train a component with a recipe (dataclass arguments + --config YAML + overrides)"
 DESCRIPTION = """Train one component/stage. Examples:
@@ -24,6 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..config import ConfigError
     from ..recipes import load_recipe, recipe_names
 
     if args.list or not args.recipe:
@@ -31,6 +33,10 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(names) if names else "no recipes are built yet")
         return 0 if args.list else 2
     recipe = load_recipe(args.recipe)
-    run_dir = recipe.main(args.recipe_args)
+    try:
+        run_dir = recipe.main(args.recipe_args)
+    except ConfigError as exc:  # a bad config or override: one line, before anything loads
+        print(f"radmetrics train: error: {exc}", file=sys.stderr)
+        return 2
     print(f"run directory: {run_dir}")
     return 0

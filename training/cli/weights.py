@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from radmetrics.inference.files.output_paths import NewOutputFolder
+
 HELP = "the metric authors' released weights: list them, convert one into the export contract"
 DESCRIPTION = """list     every known released artefact: name, kind, Hub repository and file, size, licence, the \
 metrics
@@ -25,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     convert = sub.add_parser("convert", help="convert a released artefact into radmetrics' export contract")
     convert.add_argument("src", help="a path (chexbert.pth, a RadGraph tarball, a model folder) or a name from `list`")
     convert.add_argument("--kind", required=True, choices=["chexbert", "radgraph", "rate_ner", "green"])
-    convert.add_argument("--out", required=True, help="new (or empty) output directory")
+    convert.add_argument("--out", required=True, type=NewOutputFolder, help="new (or empty) output directory")
     convert.add_argument("--revision", help="Hub revision, when SRC is a name")
     verify = sub.add_parser("verify", help="check every file of an exported checkpoint against its manifest's sha256")
     verify.add_argument("directory", help="an exported or converted checkpoint (a path or Hub repo id)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...files.output_paths import OutputFile, OutputFolder
 from ..score import add_scoring_arguments
 
 
@@ -29,7 +30,7 @@ def add_correlate(sub) -> None:
     )
     corr.add_argument("--human-higher-is-better", action="store_true", help="the human columns are quality ratings")
     add_scoring_arguments(corr)
-    corr.add_argument("--out", required=True)
+    corr.add_argument("--out", required=True, type=OutputFolder)
 
 
 def add_preference(sub) -> None:
@@ -51,7 +52,7 @@ def add_preference(sub) -> None:
         help="a metric scoring both candidates equally: half credit (default), wrong, or left out",
     )
     add_scoring_arguments(pref)
-    pref.add_argument("--out", required=True)
+    pref.add_argument("--out", required=True, type=OutputFolder)
 
 
 def add_radpref(sub) -> None:
@@ -64,7 +65,7 @@ def add_radpref(sub) -> None:
     radpref.add_argument("--baseline", default="rougeL", help="the key every other key's tau-b is compared with")
     add_part(radpref, "all")
     add_scoring_arguments(radpref)
-    radpref.add_argument("--out", required=True)
+    radpref.add_argument("--out", required=True, type=OutputFolder)
 
 
 def add_significance(sub) -> None:
@@ -74,7 +75,7 @@ def add_significance(sub) -> None:
     add_part(significance, "develop")
     significance.add_argument("--bootstrap", type=int, default=1000, help="case bootstrap resamples for the interval")
     significance.add_argument("--seed", type=int, default=0)
-    significance.add_argument("--out", required=True)
+    significance.add_argument("--out", required=True, type=OutputFolder)
 
 
 def add_findings(sub) -> None:
@@ -96,14 +97,14 @@ def add_findings(sub) -> None:
     )
     findings.add_argument("--bootstrap", type=int, default=1000, help="case bootstrap resamples for the intervals")
     findings.add_argument("--seed", type=int, default=0)
-    findings.add_argument("--out", required=True)
+    findings.add_argument("--out", required=True, type=OutputFolder)
 
 
 def add_ranking(sub) -> None:
     ranking = sub.add_parser("ranking", help="how each metric orders candidates on the clinical ranking suite")
     ranking.add_argument("--suite", help="a suite JSONL file (default: the bundled clinical ranking suite)")
     add_scoring_arguments(ranking)
-    ranking.add_argument("--out", required=True)
+    ranking.add_argument("--out", required=True, type=OutputFolder)
 
 
 def add_fit_radcliq(sub) -> None:
@@ -112,7 +113,7 @@ def add_fit_radcliq(sub) -> None:
     fit.add_argument("--human-column", default="total_errors")
     fit.add_argument("--folds", type=int, default=5, help="cross-validation folds for the held-out tau (0: none)")
     fit.add_argument("--seed", type=int, default=0)
-    fit.add_argument("--out", required=True, help="JSON file for the fitted constants")
+    fit.add_argument("--out", required=True, type=OutputFile, help="JSON file for the fitted constants")
 
 
 def add_tune_ratescore(sub) -> None:
@@ -129,4 +130,6 @@ def add_tune_ratescore(sub) -> None:
     tune.add_argument("--seed", type=int, default=0)
     tune.add_argument("--encoder", default="default", help="entity encoder (default: bundled MiniLM)")
     tune.add_argument("--pooling", default="mean", choices=["mean", "cls"], help="cls as RaTEScore does with BioLORD")
-    tune.add_argument("--out", required=True, help="output directory (affinity_tuned.json, tuning.json)")
+    tune.add_argument(
+        "--out", required=True, type=OutputFolder, help="output directory (affinity_tuned.json, tuning.json)"
+    )
