@@ -1,4 +1,4 @@
-"""Outputs checked at the door (`inference/files/output_paths.py`) and published whole (`inference/files/atomic.py`)."""
+"""Outputs checked at the door (`files/output_paths.py`) and published whole (`files/atomic.py`)."""
 
 from __future__ import annotations
 
