@@ -13,6 +13,7 @@ import argparse
 import random
 import re
 
+from radmetrics.inference.files import atomic
 from radmetrics.inference.loading.hub import resolve_model_path
 
 from .corpus.corpora import iu_xray_corpus
@@ -59,7 +60,7 @@ def main(argv=None) -> None:
         p, r, f = prf[:, 0].mean().item(), prf[:, 1].mean().item(), prf[:, 2].mean().item()
         rows.append(f"{layer},{p},{r},{f}")
         print(rows[-1], flush=True)
-    with open(args.out, "w", encoding="utf-8") as fh:
+    with atomic.atomic_write(args.out) as fh:
         fh.write("LAYER,P,R,F\n" + "\n".join(rows) + "\n")
 
 

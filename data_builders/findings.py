@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from radmetrics.inference.files import atomic
 from radmetrics.inference.findings.extractor import clauses
 from radmetrics.inference.text.sentences import statements
 
@@ -123,10 +124,11 @@ def build_findings_silver(args: FindingsSilverArguments, encoder, out_dir: str |
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         for name, rows in splits.items():
-            with open(out / f"findings_{name}.jsonl", "w", encoding="utf-8") as fh:
+            with atomic.atomic_write(out / f"findings_{name}.jsonl") as fh:
                 for row in rows:
                     fh.write(json.dumps(row) + "\n")
-        (out / "findings_provenance.json").write_text(json.dumps(provenance(args, reports, splits), indent=2) + "\n")
+        record = json.dumps(provenance(args, reports, splits), indent=2) + "\n"
+        atomic.write_text(out / "findings_provenance.json", record)
     return splits
 
 

@@ -13,6 +13,7 @@ import shutil
 import time
 from pathlib import Path
 
+from radmetrics.inference.files import atomic
 from radmetrics.inference.files.json_io import dumps
 from radmetrics.inference.files.output_paths import refuse_non_empty
 from radmetrics.inference.loading.checkpoint import MANIFEST_FORMAT, MANIFEST_NAME, hash_directory, load_manifest
@@ -219,13 +220,21 @@ def export_run(
     private: bool = True,
     license: str | None = None,
 ) -> Path:
-    from radmetrics.inference.loading.components import get_component
-
     run_dir, out = Path(run_dir), Path(out_dir)
     run = read_run_manifest(run_dir)
     src = model_to_export(run_dir)
     refuse_non_empty(out, what="export directory")
-    out.mkdir(parents=True, exist_ok=True)
+    with atomic.atomic_directory(out) as staging:  # published whole, after the manifest's checks pass
+        _build_export(staging, run_dir, run, src, license)
+    if push_to_hub:
+        push_export(out, push_to_hub, revision=revision, private=private)
+    return out
+
+
+def _build_export(out: Path, run_dir: Path, run: dict, src: Path, license: str | None) -> None:
+    """The export's files, manifest and card in the folder `out`, checked as inference will load them."""
+    from radmetrics.inference.loading.components import get_component
+
     _copy_model_files(src, out)
     spec = get_component(run["component"])
     manifest = {
@@ -246,14 +255,11 @@ def export_run(
         "exported": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "files": hash_directory(out),
     }
-    (out / MANIFEST_NAME).write_text(dumps(manifest, indent=2, default=str), encoding="utf-8")
-    (out / "README.md").write_text(render_model_card(manifest), encoding="utf-8")
+    atomic.write_text(out / MANIFEST_NAME, dumps(manifest, indent=2, default=str))
+    atomic.write_text(out / "README.md", render_model_card(manifest))
     load_manifest(
         out, run["component"], verify_checksums=True
     )  # an export that inference would refuse is a bug here, not later
-    if push_to_hub:
-        push_export(out, push_to_hub, revision=revision, private=private)
-    return out
 
 
 def push_export(out: Path, repo_id: str, revision: str | None = None, private: bool = True) -> None:

@@ -14,6 +14,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from radmetrics.inference.files import atomic
+
 from .base_models import BASE_MODELS
 
 FAMILIES = {model_id: base.family for model_id, base in BASE_MODELS.items()}  # Hub id -> architecture family
@@ -91,7 +93,7 @@ def _sentencepiece(texts: Sequence[str], vocab_size: int, model_type: str, ids: 
 
 
 def _write_json(path: Path, content: dict) -> None:
-    path.write_text(json.dumps(content, indent=2), encoding="utf-8")
+    atomic.write_text(path, json.dumps(content, indent=2))
 
 
 def _tokenizer(family: str, texts: Sequence[str], out: Path, vocab_size: int):

@@ -34,6 +34,8 @@ from pathlib import Path
 
 import yaml
 
+from radmetrics.inference.files import atomic
+
 from .lookalike import CAUSAL_FAMILIES, FAMILIES, build_lookalike, family_of
 from .recipes import recipe_for_config
 
@@ -373,7 +375,7 @@ def rehearse(
     plan.export = str(export)
     plan.reloaded_as = _reload(export, family)
     plan.seconds = round(time.monotonic() - started, 1)
-    (job_dir / "rehearsal.json").write_text(json.dumps(asdict(plan), indent=2, default=str))
+    atomic.write_text(job_dir / "rehearsal.json", json.dumps(asdict(plan), indent=2, default=str))
     return plan
 
 

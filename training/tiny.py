@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from radmetrics.inference.files import atomic
+
 SPECIAL_WORDPIECE = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
@@ -17,7 +19,7 @@ def train_wordpiece_tokenizer(texts: Iterable[str], out_dir: str | Path, vocab_s
     vocabulary = wordpiece_vocabulary(texts, vocab_size, SPECIAL_WORDPIECE)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "vocab.txt").write_text("".join(f"{token}\n" for token in vocabulary), encoding="utf-8")
+    atomic.write_text(out_dir / "vocab.txt", "".join(f"{token}\n" for token in vocabulary))
     tokenizer = BertTokenizer(vocab=str(out_dir / "vocab.txt"), do_lower_case=True)
     if len(tokenizer) != len(vocabulary):  # the silent near-empty vocabulary trap
         raise RuntimeError(

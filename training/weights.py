@@ -12,6 +12,7 @@ import json
 import time
 from pathlib import Path
 
+from radmetrics.inference.files import atomic
 from radmetrics.inference.files.output_paths import refuse_non_empty
 from radmetrics.inference.loading.checkpoint import MANIFEST_FORMAT, MANIFEST_NAME, hash_directory, load_manifest
 from radmetrics.inference.loading.components import get_component
@@ -37,6 +38,7 @@ Licence of the original weights: {licence}. The conversion changes the file form
 
 ```python
 from radmetrics.inference.scoring.scorer import Scorer
+from radmetrics.inference.files import atomic
 Scorer(["{metric}"], {{"{key}": "PATH"}})(references, candidates)
 ```
 """
@@ -118,7 +120,7 @@ def _convert_green(local: Path, out: Path, _: str | None) -> tuple[str, dict, st
     index = out / "pytorch_model.bin.index.json"
     if index.is_file():  # sharded .bin weights: the index now names the safetensors shards
         text = index.read_text(encoding="utf-8").replace("pytorch_model", "model").replace(".bin", ".safetensors")
-        (out / "model.safetensors.index.json").write_text(text, encoding="utf-8")
+        atomic.write_text(out / "model.safetensors.index.json", text)
         index.unlink()
     return "green", get_component("green").label_map, None
 
@@ -163,7 +165,7 @@ def convert(src: str, kind: str, out: str | Path, revision: str | None = None, b
         "converted": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "files": hash_directory(out),
     }
-    (out / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    atomic.write_text(out / MANIFEST_NAME, json.dumps(manifest, indent=2))
     metric, key = METRIC[kind]
     released = manifest["released"]
     (out / "README.md").write_text(

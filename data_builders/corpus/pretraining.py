@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from radmetrics.inference.files import atomic
+
 from .corpora import Report
 from .corpus_io import write_split_records
 from .leakage import overlap_card_section, split_overlap
@@ -46,7 +48,7 @@ def write_pretrain_corpus(
         "provenance": provenance,
     }
     overlap = split_overlap({s: [r["text"] for r in rows] for s, rows in by_split.items()})
-    (out / "stats.json").write_text(json.dumps({**stats, "split_overlap": overlap}, indent=2), encoding="utf-8")
+    atomic.write_text(out / "stats.json", json.dumps({**stats, "split_overlap": overlap}, indent=2))
     (out / "README.md").write_text(
         "# radmetrics domain-pretraining corpus\n\nFindings + impression text, de-duplicated on normalised text, "
         f"in the splits of the provenance below.\n\n```json\n{json.dumps(stats, indent=2)}\n```\n\n"

@@ -7,6 +7,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from radmetrics.inference.files import atomic
+
 from ..corpus.corpus_io import write_split_records
 from ..corpus.leakage import overlap_card_section, split_overlap
 from .builders import PairRecord
@@ -138,6 +140,6 @@ def write_pairs(
         by_split.setdefault(record["split"], []).append(record)
     write_split_records(by_split, out)
     stats = pair_statistics(pairs)
-    (out / "stats.json").write_text(json.dumps(stats, indent=2), encoding="utf-8")
-    (out / "README.md").write_text(render_card(stats, provenance), encoding="utf-8")
+    atomic.write_text(out / "stats.json", json.dumps(stats, indent=2))
+    atomic.write_text(out / "README.md", render_card(stats, provenance))
     return stats

@@ -16,6 +16,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from radmetrics.inference.files import atomic
 from radmetrics.inference.text.sentences import split_sentences
 
 from ..corpus.corpora import Report
@@ -138,8 +139,8 @@ def write_silver(
             "gold_agreement": gold_agreement(name, provenance.get("corpus", "")),
         }
     out.mkdir(parents=True, exist_ok=True)
-    (out / "stats.json").write_text(json.dumps(stats, indent=2), encoding="utf-8")
-    (out / "README.md").write_text(render_card(stats), encoding="utf-8")
+    atomic.write_text(out / "stats.json", json.dumps(stats, indent=2))
+    atomic.write_text(out / "README.md", render_card(stats))
     return stats
 
 

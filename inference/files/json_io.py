@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import atomic
+
 
 def strict(value):
     """`value` with every non-finite float (numpy's too) replaced by None, numpy scalars and arrays made plain."""
@@ -34,4 +36,4 @@ def write_json(path, value) -> None:
     """`dumps(value, indent=2)` into `path`, its folder made first."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps(value, indent=2), encoding="utf-8")
+    atomic.write_text(path, dumps(value, indent=2))

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..files import atomic
 from ..loading.checkpoint import load_manifest
 from ..loading.components import FINDINGS_RULE_FEATURES as RULE_FEATURES
 from ..metrics.semantic_green import rules
@@ -114,7 +115,7 @@ class FindingsHead:
             "clause_threshold": self.clause_threshold,
             **(extra or {}),
         }
-        (directory / HEAD_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+        atomic.write_text(directory / HEAD_FILE, json.dumps(config, indent=2) + "\n")
 
     @classmethod
     def load(cls, directory: str | Path) -> FindingsHead:

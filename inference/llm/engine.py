@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..files import atomic
 from .cache import AnswerCache, cache_key
 from .endpoint import Endpoint
 from .local import HFBackend
@@ -330,4 +331,4 @@ class LLMEngine:
     def write_manifest(self, path: str | Path) -> None:
         manifest = {**self.summary(), "started": self.started, "finished": time.time()}
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        atomic.write_text(Path(path), json.dumps(manifest, indent=2))

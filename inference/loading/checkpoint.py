@@ -17,6 +17,7 @@ import json
 import os
 from pathlib import Path
 
+from ..files import atomic
 from .cache import radmetrics_cache
 from .components import get_component
 
@@ -150,7 +151,7 @@ def load_manifest(
         verify_files(directory, manifest["files"])
         if marker is not None:
             marker.parent.mkdir(parents=True, exist_ok=True)
-            marker.write_text(str(directory), encoding="utf-8")
+            atomic.write_text(marker, str(directory))
     return directory, manifest
 
 

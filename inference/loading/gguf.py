@@ -15,11 +15,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 from importlib import metadata
 from pathlib import Path
 from typing import NamedTuple
 
+from ..files import atomic
 from .cache import radmetrics_cache
 
 SOURCE_FILE = "gguf_source.json"
@@ -137,13 +137,10 @@ def _convert(gguf_path: Path, out: Path, record: dict) -> None:
         )
     model.tie_weights()
     record.update(architecture=type(model).__name__, parameters=sum(p.numel() for p in model.parameters()))
-    staging = out.with_name(out.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    model.save_pretrained(staging)
-    tokenizer.save_pretrained(staging)
-    (staging / SOURCE_FILE).write_text(json.dumps(record, indent=2), encoding="utf-8")
-    shutil.rmtree(out, ignore_errors=True)
-    staging.rename(out)
+    with atomic.atomic_directory(out) as staging:  # a unique staging folder: two processes never share one
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        atomic.write_text(staging / SOURCE_FILE, json.dumps(record, indent=2))
 
 
 def read_gguf_source(directory: str | os.PathLike) -> dict | None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..files import atomic
 from ..loading.cache import radmetrics_cache
 from .registry import metrics
 from .scorer import Scorer
@@ -154,9 +155,9 @@ def write_evaluate_module(name: str, out_dir: str | os.PathLike) -> Path:
     _metric(name)
     folder = Path(out_dir) / name
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{name}.py").write_text(SCRIPT.format(name=name), encoding="utf-8")
-    (folder / "README.md").write_text(metric_card(name), encoding="utf-8")
-    (folder / "requirements.txt").write_text("radmetrics[train]\n", encoding="utf-8")
+    atomic.write_text(folder / f"{name}.py", SCRIPT.format(name=name))
+    atomic.write_text(folder / "README.md", metric_card(name))
+    atomic.write_text(folder / "requirements.txt", "radmetrics[train]\n")
     return folder
 
 

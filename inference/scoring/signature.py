@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import platform
 import subprocess
 from functools import lru_cache
 from pathlib import Path
 
+from ..files import atomic
 from ..loading.cache import radmetrics_cache
 from ..loading.checkpoint import MANIFEST_NAME, sha256_file
 from ..loading.hub import DEFAULT_ENCODER_ALIASES
@@ -79,10 +79,7 @@ def _file_digest(path: Path) -> str:
         return known[key]
     digest = sha256_file(path)
     try:
-        store.parent.mkdir(parents=True, exist_ok=True)
-        scratch = store.with_name(f"{store.name}.{os.getpid()}.tmp")
-        scratch.write_text(json.dumps({**known, key: digest}, indent=0), encoding="utf-8")
-        os.replace(scratch, store)  # atomic: a reader sees the old file or the new one, never half of one
+        atomic.write_text(store, json.dumps({**known, key: digest}, indent=0))  # readers see old or new, whole
     except OSError:
         pass
     return digest

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
+from radmetrics.inference.files import atomic
+
 from .distributed import barrier, close_process_group, is_main_process
 from .logs import configure_logging, logger
 from .run_dir import (
@@ -180,5 +182,5 @@ def write_test_predictions(run_dir: Path, records: list[dict]) -> Path:
     import json
 
     path = Path(run_dir) / TEST_PREDICTIONS
-    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    atomic.write_text(path, "".join(json.dumps(record) + "\n" for record in records))
     return path

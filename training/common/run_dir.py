@@ -12,6 +12,7 @@ import re
 import time
 from pathlib import Path
 
+from radmetrics.inference.files import atomic
 from radmetrics.inference.loading.components import get_component
 
 RUN_MANIFEST = "radmetrics_run.json"
@@ -25,7 +26,7 @@ class RunDirError(RuntimeError):
 
 
 def mark_complete(directory: str | Path) -> None:
-    (Path(directory) / COMPLETE_MARKER).write_text(time.strftime("%Y-%m-%dT%H:%M:%S"), encoding="utf-8")
+    atomic.write_text(Path(directory) / COMPLETE_MARKER, time.strftime("%Y-%m-%dT%H:%M:%S"))
 
 
 def is_complete(directory: str | Path) -> bool:
@@ -89,7 +90,7 @@ def write_run_manifest(
         **(extra or {}),
     }
     path = run_dir / RUN_MANIFEST
-    path.write_text(json.dumps(manifest, indent=2, default=str), encoding="utf-8")
+    atomic.write_text(path, json.dumps(manifest, indent=2, default=str))
     return path
 
 
@@ -103,7 +104,7 @@ def read_run_manifest(run_dir: str | Path) -> dict:
 def write_eval_results(run_dir: str | Path, results: dict) -> None:
     from radmetrics.inference.files.json_io import dumps
 
-    (Path(run_dir) / EVAL_RESULTS).write_text(dumps(results, indent=2, default=float), encoding="utf-8")
+    atomic.write_text(Path(run_dir) / EVAL_RESULTS, dumps(results, indent=2, default=float))
 
 
 def read_eval_results(run_dir: str | Path) -> dict:

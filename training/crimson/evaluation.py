@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from radmetrics.inference.files import atomic
 from radmetrics.inference.llm.local import generate_sorted, render_prompt
 from radmetrics.inference.metrics.crimson.metric import evaluate_answer
 from radmetrics.inference.metrics.crimson.parse import CrimsonParseError
@@ -98,6 +99,6 @@ def student_answers(
 
 
 def write_generations(path: Path, records: list[dict], answers: list[str]) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
+    with atomic.atomic_write(path) as fh:
         for record, answer in zip(records, answers):
             fh.write(json.dumps({"id": record.get("id"), "answer": answer, "teacher": record["response"]}) + "\n")

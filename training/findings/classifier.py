@@ -27,6 +27,7 @@ import numpy as np
 from transformers import TrainingArguments
 
 from radmetrics.data_builders.findings import FindingsSilverArguments, build_findings_silver, load_findings_silver
+from radmetrics.inference.files import atomic
 from radmetrics.inference.findings.extractor import COMPONENT, FindingsHead, MemoEncoder, features
 
 from ..common.logs import configure_logging, logger
@@ -82,9 +83,8 @@ class CachedEncoder(MemoEncoder):
         vectors = super().encode(texts, batch_size, progress, desc)
         if len(self.known) > before:
             ordered = sorted(self.known)
-            scratch = self.cache.with_name(f"{self.cache.stem}.tmp.npz")
-            np.savez(scratch, texts=json.dumps(ordered), vectors=np.stack([self.known[t] for t in ordered]))
-            scratch.replace(self.cache)  # atomic: a crash leaves the old cache or the new one
+            with atomic.atomic_write(self.cache, "wb") as fh:  # a crash leaves the old cache or the new one
+                np.savez(fh, texts=json.dumps(ordered), vectors=np.stack([self.known[t] for t in ordered]))
         return vectors
 
 

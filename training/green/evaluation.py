@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from radmetrics.inference.files import atomic
 from radmetrics.inference.metrics.green.format import parse_green_response, prompt_reports
 from radmetrics.inference.metrics.green.generation import generate_green_responses
 from radmetrics.inference.scoring.stats import bootstrap_ci, paired_comparison
@@ -158,7 +159,7 @@ def beats_constant(results: dict, prefix: str = "test_", count: str = "significa
 
 def write_generations(path: Path, records, responses: list[str]) -> None:
     """One line per held-out pair: the model's response next to the teacher's, with both parses."""
-    with Path(path).open("w", encoding="utf-8") as out:
+    with atomic.atomic_write(Path(path)) as out:
         for record, response in zip(records, responses):
             model, teacher = parse_green_response(response), parse_green_response(record["response"])
             out.write(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ...files import atomic
 from ...files.json_io import write_json
 from ...meta_evaluation.oriented import quality_oriented
 from ...meta_evaluation.radpref import agreement, case_index, load_radpref, majority_preference, split_candidates
@@ -60,6 +61,6 @@ def run(args) -> int:
     }
     write_json(out / "agreement.json", report)
     table = agreement_table(report)
-    (out / "agreement.md").write_text(table + "\n", encoding="utf-8")
+    atomic.write_text(out / "agreement.md", table + "\n")
     print(table)
     return 0

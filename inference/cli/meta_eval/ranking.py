@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...files import atomic
 from ...files.json_io import write_json
 from ...meta_evaluation.oriented import quality_oriented
 from ...meta_evaluation.ranking import load_suite, pairs, ranking_report, ranking_table
@@ -28,6 +29,6 @@ def run(args) -> int:
     }
     write_json(out / "ranking.json", report)
     table = ranking_table(report["keys"])
-    (out / "ranking.md").write_text(table + "\n", encoding="utf-8")
+    atomic.write_text(out / "ranking.md", table + "\n")
     print(table)
     return 0

@@ -36,6 +36,7 @@ import torch
 from torch import nn
 from transformers import AutoConfig, AutoModel, PreTrainedModel
 
+from ...files import atomic
 from ...loading.cache import radmetrics_cache
 from ...loading.checkpoint import load_manifest
 from ...loading.hub import inference_device, load_tokenizer
@@ -237,13 +238,12 @@ def unpack(path: str | Path) -> Path:
     if path.is_dir():
         return path
     target = radmetrics_cache() / "radgraph" / f"{path.name.removesuffix('.tar.gz')}-{sha256_of(path)[:16]}"
-    if not (target / "weights.th").is_file():
-        partial = target.with_name(target.name + ".partial")
-        partial.mkdir(parents=True, exist_ok=True)
+
+    def extract(staging: Path) -> None:
         with tarfile.open(path, "r:gz") as archive:
-            archive.extractall(partial, filter="data")
-        partial.rename(target)
-    return target
+            archive.extractall(staging, filter="data")
+
+    return atomic.built_once(target, extract, lambda folder: (folder / "weights.th").is_file())
 
 
 def load_released_radgraph(path: str | Path, base_model: str | None = None) -> tuple[DyGIEModel, object]:
