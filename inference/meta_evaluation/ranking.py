@@ -1,12 +1,13 @@
 """The clinical ranking suite: does a metric order candidate reports as a radiologist would, on hard cases?
 
 Each case is a reference and 2-4 candidates listed from best to worst (`resources/clinical_ranking/suite.jsonl`,
-written by radmetrics' developers: 49 cases in 10 categories, laterality, severity, negation, uncertainty, interval
-change, device position, an urgent against a benign omission or false finding, paraphrase, and a normal template
-against a specific report). A metric (oriented so that higher is better) is scored on every (reference, candidate)
-pair; per case, each ordered pair of candidates (i before j in the expected order) is concordant when the metric scores
-i higher, and a tie counts half. Reported per category and over all cases: pairwise accuracy (concordant pairs over
-all ordered pairs) and the share of cases ordered exactly right (no tie, no inversion).
+written by radmetrics' developers: 85 cases in 16 categories, laterality, severity, negation, uncertainty, interval
+change, device position, an urgent against a benign omission or false finding, paraphrase, a normal template against a
+specific report, and attribute errors of a finding otherwise right: measurement, device tip position, certainty,
+specificity, location within an organ, and partial credit). A metric (oriented so that higher is better) is scored on
+every (reference, candidate) pair; per case, each ordered pair of candidates (i before j in the expected order) is
+concordant when the metric scores i higher, and a tie counts half. Reported per category and over all cases: pairwise
+accuracy (concordant pairs over all ordered pairs) and the share of cases ordered exactly right (no tie, no inversion).
 """
 
 from __future__ import annotations

@@ -8,13 +8,51 @@ import pytest
 from radmetrics.inference.cli import main
 from radmetrics.inference.meta_evaluation.ranking import SuiteError, case_order, load_suite, pairs, ranking_report
 
+ATTRIBUTE_CATEGORIES = {
+    "measurement": "meas",
+    "device_tip_position": "tip",
+    "certainty": "cert",
+    "specificity": "spec",
+    "location_within_organ": "loc",
+    "partial_credit": "part",
+}
 
-def test_the_bundled_suite_has_40_cases_in_8_categories_with_2_to_4_candidates():
+# Issue 61's table: (reference, the candidate a radiologist marks wrong, the case that holds the pair).
+ISSUE_61_ROWS = [
+    ("8 mm nodule in the right lower lobe.", "18 mm nodule in the right lower lobe.", "meas-1"),
+    (
+        "Endotracheal tube terminates 4 cm above the carina.",
+        "Endotracheal tube terminates 1 cm below the carina, in the right mainstem bronchus.",
+        "tip-1",
+    ),
+    ("Right upper lobe pneumonia.", "Possible right upper lobe pneumonia.", "cert-1"),
+    ("Right upper lobe pneumonia.", "Right upper lobe opacity.", "spec-1"),
+    ("Moderate right pleural effusion.", "Large right pleural effusion.", "part-1"),
+]
+
+
+def test_the_bundled_suite_has_85_cases_in_16_categories_with_2_to_4_candidates():
     cases = load_suite()
     categories = {case.category for case in cases}
-    assert len(cases) >= 40 and len(categories) >= 8
+    assert len(cases) == 85 and len(categories) == 16
     assert all(2 <= len(case.candidates) <= 4 for case in cases)
     assert all(sum(case.category == c for case in cases) >= 4 for c in categories)
+    assert all(case.why.strip() for case in cases)
+
+
+def test_the_attribute_categories_have_six_open_cases_each_named_by_their_short_category():
+    cases = load_suite()
+    for category, short in ATTRIBUTE_CATEGORIES.items():
+        ids = sorted(case.id for case in cases if case.category == category)
+        assert len(ids) >= 6, category
+        assert all(i.startswith(f"{short}-") for i in ids), ids
+
+
+@pytest.mark.parametrize(("reference", "wrong", "case_id"), ISSUE_61_ROWS, ids=[row[2] for row in ISSUE_61_ROWS])
+def test_the_rows_of_issue_61_are_cases_with_the_wrong_candidate_ranked_below_a_right_one(reference, wrong, case_id):
+    case = {case.id: case for case in load_suite()}[case_id]
+    assert case.reference == reference
+    assert wrong in case.candidates[1:], "the table's candidate must follow a better one"
 
 
 def test_case_order_counts_ties_half_and_missing_values_wrong():
