@@ -77,6 +77,30 @@ def test_report_per_category(tmp_path):
     assert report["all"]["pairwise_accuracy"] == pytest.approx(3 / 4) and report["all"]["exact_order"] == 0.5
 
 
+def test_intervals_resample_cases_the_same_way_for_every_key(tmp_path):
+    suite = tmp_path / "suite.jsonl"
+    rows = [
+        {"id": str(i), "category": "x" if i < 4 else "y", "reference": "r", "candidates": ["a", "b"]} for i in range(8)
+    ]
+    suite.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    cases = load_suite(suite)
+    right, wrong = [1, 0], [0, 1]
+    values = {"k": right * 6 + wrong * 2, "same": right * 6 + wrong * 2, "perfect": right * 8}
+    report = ranking_report(cases, values, n_bootstrap=200, seed=3)
+    low, high = report["k"]["all"]["ci95"]
+    assert low <= report["k"]["all"]["pairwise_accuracy"] == 0.75 <= high and low < high
+    assert report["k"]["all"]["ci95"] == report["same"]["all"]["ci95"]
+    assert report["perfect"]["all"]["ci95"] == [1.0, 1.0] and report["k"]["categories"]["x"]["ci95"] == [1.0, 1.0]
+    assert report["k"]["categories"]["y"]["ci95"][0] < 1.0
+    assert ranking_report(cases, values)["k"]["all"].keys() == {"pairwise_accuracy", "exact_order", "cases", "pairs"}
+
+
+def test_a_negative_bootstrap_is_refused_before_anything_loads(tmp_path, capsys):
+    out = tmp_path / "ranking"
+    assert main(["meta-eval", "ranking", "--metrics", "rougeL", "--bootstrap", "-1", "--out", str(out)]) == 2
+    assert "--bootstrap -1" in capsys.readouterr().err and not out.exists()
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
@@ -94,9 +118,11 @@ def test_a_malformed_suite_is_refused_naming_the_line(tmp_path, content, message
 
 def test_the_command_ranks_with_any_metric(tmp_path, capsys):
     out = tmp_path / "ranking"
-    assert main(["meta-eval", "ranking", "--metrics", "rougeL", "--out", str(out)]) == 0
+    assert main(["meta-eval", "ranking", "--metrics", "rougeL", "--bootstrap", "50", "--out", str(out)]) == 0
     report = json.loads((out / "ranking.json").read_text())
     entry = report["keys"]["rougeL"]
     assert report["cases"] == len(load_suite()) and set(entry["categories"]) >= {"laterality", "negation"}
     assert 0 < entry["all"]["pairwise_accuracy"] < 1
+    assert entry["all"]["ci95"][0] <= entry["all"]["pairwise_accuracy"] <= entry["all"]["ci95"][1]
+    assert report["bootstrap"] == {"resamples": 50, "seed": 0, "unit": "case"}
     assert "| rougeL |" in capsys.readouterr().out and (out / "ranking.md").is_file()
