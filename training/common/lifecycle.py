@@ -14,7 +14,9 @@ from radmetrics.inference.files import atomic
 
 from .distributed import barrier, close_process_group, is_main_process
 from .logs import configure_logging, logger
+from .resume_policy import check_same_run
 from .run_dir import (
+    RUN_MANIFEST,
     is_complete,
     last_complete_checkpoint,
     mark_complete,
@@ -74,13 +76,20 @@ def start_run(
 
     set_seed(training_args.seed)
     run_dir = Path(training_args.output_dir)
+    config = {
+        **asdict(model_args),
+        **asdict(data_args),
+        **{k: v for a in extra_args for k, v in asdict(a).items()},
+        "training": training_args.to_dict(),
+    }
+    identity = {"component": component, "recipe": recipe, "base_model": model_args.model_name_or_path}
+    changed = check_same_run(run_dir, identity, asdict(data_args), config)  # every rank refuses another run
     if is_main_process():
-        config = {
-            **asdict(model_args),
-            **asdict(data_args),
-            **{k: v for a in extra_args for k, v in asdict(a).items()},
-            "training": training_args.to_dict(),
-        }
+        if (run_dir / RUN_MANIFEST).is_file():
+            configure_logging()
+            logger.info("%s holds this run: it resumes from its newest complete checkpoint", run_dir)
+            for line in changed:
+                logger.info("changed since the run started: %s", line)
         write_run_manifest(
             run_dir,
             component=component,
