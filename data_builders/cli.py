@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from .labels.import_command import add_import_parser
+
 HELP = "build corpora and training data: corpus, GREEN pairs + teacher, pretraining text, silver labels"
 DESCRIPTION = """Build data for the recipes. Subcommands:
 
@@ -200,6 +202,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     findings.add_argument("--negative-below", type=float, default=0.35, help="cosine under which it is not one")
     findings.add_argument("--out", required=True, help="output directory")
+    add_import_parser(sub)
 
 
 def load_corpus_from_args(args: argparse.Namespace):
