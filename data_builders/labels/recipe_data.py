@@ -23,7 +23,7 @@ def _ner_problem(row: dict, types: set[str]) -> str | None:
     if not tokens or len(tags) != len(tokens):
         return f"{len(tokens)} tokens but {len(tags)} tags"
     bad = next((tag_problem(t) for t in tags if tag_problem(t)), None)
-    unknown = sorted({t[2:] for t in tags if t != "O"} | {s["label"] for s in row["spans"]} - types)
+    unknown = sorted(({t[2:] for t in tags if t != "O"} | {s["label"] for s in row["spans"]}) - types)
     return bad or (f"unknown entity type(s) {unknown}" if unknown else None)
 
 

@@ -73,7 +73,7 @@ def scored_ratescore(export, kind: str):
 
     texts = report_texts()
     options = {"ratescore": {"other_type_weight": 0.5}}
-    return Scorer(["ratescore"], {kind: str(export)}, options=options, n_bootstrap=20)(texts, texts[::-1])
+    return Scorer(["ratescore"], {kind: str(export)}, metric_options=options, n_bootstrap=20)(texts, texts[::-1])
 
 
 def refused_in_one_line(capsys, argv: list[str]) -> str:
@@ -91,8 +91,8 @@ def test_conll_with_a_sixth_type_trains_iob_exports_and_scores_its_own_tags(tmp_
 
     import_labels("conll", three_copies(tmp_path, write_conll, ".conll"), tmp_path / "data", "--labels-from-data")
     run = iob.main(
-        [*FAST, "--silver_dir", str(tmp_path / "data"), "--output_dir", str(tmp_path / "run"), "--max_steps", "150"]
-        + ["--learning_rate", "0.01", "--warmup_steps", "0"]
+        [*FAST, "--silver_dir", str(tmp_path / "data"), "--output_dir", str(tmp_path / "run"), "--max_steps", "100"]
+        + ["--learning_rate", "0.01", "--warmup_steps", "0", "--per_device_train_batch_size", "16"]
     )
     export = export_run(run, tmp_path / "export")
     manifest = json.loads((export / "radmetrics.json").read_text())
