@@ -177,7 +177,11 @@ def test_chexpert_csv_trains_chexbert(tmp_path):
 
     blank = dict.fromkeys(CHEXPERT_CONDITIONS)
     records = [
-        {"id": f"r{n}", "text": f"{'No' if n % 2 else 'Small'} {finding}.", "labels": {**blank, "Edema": n % 2 or -1}}
+        {
+            "id": f"r{n}",
+            "text": f"{'No' if n % 2 else 'Small'} {finding}, bed {n}.",
+            "labels": {**blank, "Edema": n % 2 or -1},
+        }
         for n, finding in enumerate(["edema", "pleural effusion", "edema of the lungs", "mild edema"] * 5)
     ]
     write_chexpert_csv(records, tmp_path / "labels.csv")
