@@ -153,3 +153,28 @@ def test_chexpert_csv_bad_values_and_missing_columns(tmp_path):
     (tmp_path / "b.csv").write_text("id,text,Cardiomegaly\na,x,1\n")
     with pytest.raises(LabelFileError, match="lacks Enlarged Cardiomediastinum"):
         read_chexpert_csv(tmp_path / "b.csv", Problems())
+
+
+def test_the_docs_five_line_examples_read_cleanly(tmp_path):
+    """docs/bring-your-own-labels.md: each format's example reads without a problem."""
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "bring-your-own-labels.md").read_text(encoding="utf-8")
+    conll, jsonl, radgraph, brat, csv_text = re.findall(r"```\n(.*?)```", doc, re.S)[:5]
+    (tmp_path / "a.conll").write_text(conll)
+    (tmp_path / "a.jsonl").write_text(jsonl)
+    (tmp_path / "a.json").write_text(radgraph)
+    brat_lines = brat.splitlines()
+    (tmp_path / "NAME.txt").write_text(brat_lines[0].split(maxsplit=1)[1])
+    (tmp_path / "NAME.ann").write_text("\n".join(line[11:] for line in brat_lines[1:]) + "\n")
+    (tmp_path / "a.csv").write_text(csv_text)
+    assert len(read_clean(read_conll, tmp_path / "a.conll")) == 1
+    assert len(read_clean(read_token_jsonl, tmp_path / "a.jsonl")) == 5
+    assert read_clean(read_radgraph_json, tmp_path / "a.json")[0]["relations"] == [
+        [[0, 0, 2, 2, "modify"], [2, 2, 1, 1, "located_at"]]
+    ]
+    assert read_clean(lambda p, problems: read_brat([p], problems), tmp_path)[0]["relations"] == [
+        [[2, 2, 1, 1, "located_at"]]
+    ]
+    assert len(read_clean(read_chexpert_csv, tmp_path / "a.csv")) == 4
