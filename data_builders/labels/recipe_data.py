@@ -75,3 +75,16 @@ def check_recipe_data(data, labeler: str, hf_dir: str | Path) -> dict:
     if bad:
         raise LabelFileError(f"{hf_dir}: {len(bad)} bad row(s): {'; '.join(bad)}")
     return label_set
+
+
+def import_provenance(root: str | Path) -> dict:
+    """What `radmetrics data import` recorded about the data in `root` (its format, files, splits and the records it
+    left out with --drop-bad), for the run's provenance; {} for silver labels."""
+    import json
+
+    path = Path(root) / "stats.json"
+    stats = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    if "format" not in stats:
+        return {}
+    keep = ("format", "splits", "records_per_split", "dropped", "dropped_records")
+    return {"imported_labels": {**{k: stats[k] for k in keep}, "files": stats["options"]["files"]}}

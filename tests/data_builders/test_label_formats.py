@@ -178,3 +178,10 @@ def test_the_docs_five_line_examples_read_cleanly(tmp_path):
         [[2, 2, 1, 1, "located_at"]]
     ]
     assert len(read_clean(read_chexpert_csv, tmp_path / "a.csv")) == 4
+
+
+def test_the_command_offers_every_format_the_importer_reads():
+    from radmetrics.data_builders.labels.import_command import FORMAT_NAMES
+    from radmetrics.data_builders.labels.importer import FORMATS
+
+    assert FORMAT_NAMES == tuple(FORMATS)

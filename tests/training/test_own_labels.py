@@ -168,6 +168,7 @@ def test_radgraph_json_and_brat_train_radgraph(tmp_path, fmt):
     )
     _, manifest = load_manifest(export_run(run, tmp_path / "export"), "radgraph")
     assert manifest["data_provenance"]["train_examples"] == 12 and "test_entity_f1" in manifest["eval_results"]
+    assert manifest["data_provenance"]["imported_labels"]["format"] == fmt
 
 
 @pytest.mark.slow

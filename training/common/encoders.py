@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from radmetrics.data_builders.labels.recipe_data import LabelFileError, check_recipe_data
+from radmetrics.data_builders.labels.recipe_data import LabelFileError, check_recipe_data, import_provenance
 
 from .arguments import TINY_MODELS, DataArguments, ModelArguments
 from .distributed import build_once
@@ -48,7 +48,8 @@ def load_silver(data_args: DataArguments, labeler: str, training_args):
         for split in ("validation", "test"):
             data[split] = data[split].select(range(min(data_args.max_eval_samples, len(data[split]))))
     counts = {f"{s}_examples": len(d) for s, d in data.items()}
-    return data, {"silver_dir": str(root), "labeler": labeler, "label_set": label_set, **counts}
+    provenance = {"silver_dir": str(root), "labeler": labeler, "label_set": label_set, **import_provenance(root)}
+    return data, {**provenance, **counts}
 
 
 def build_tokenizer(model_args: ModelArguments, texts, training_args):
