@@ -13,6 +13,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from radmetrics.data_builders.corpus.splits import normalise_split_name
 from radmetrics.inference.files.atomic import atomic_directory, write_text
 
 from .brat import ann_files, read_brat_document
@@ -67,17 +68,19 @@ def input_files(options: ImportOptions) -> list[Path]:
         raise LabelFileError(
             f"--file-splits names {len(options.file_splits)} split(s) for {len(options.files)} file(s): one per file"
         )
+    try:
+        options.file_splits = [normalise_split_name(s) for s in options.file_splits or []] or None
+    except ValueError as exc:
+        raise LabelFileError(f"--file-splits: {exc}") from None
     return files
 
 
 def _file_split(options: ImportOptions, path: Path) -> str | None:
     if not options.file_splits:
         return None
-    from radmetrics.data_builders.corpus.splits import normalise_split_name
-
     for given, split in zip(options.files, options.file_splits):
         if path == Path(given) or Path(given) in path.parents:
-            return normalise_split_name(split)
+            return split
     return None
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from radmetrics.data_builders.corpus.splits import normalise_split_name
 from radmetrics.inference.files.atomic import atomic_write
 
 from .problems import Problems
@@ -44,6 +45,10 @@ def _spans(raw) -> list[list] | None:
     return spans
 
 
+def _is_tag(tag) -> bool:
+    return isinstance(tag, str) and tag_problem(tag) is None
+
+
 def _from_tokens(row: dict) -> tuple[list[str], list[list]] | str:
     tokens, tags = row["tokens"], row.get("ner_tags", row.get("tags"))
     if not (isinstance(tokens, list) and all(isinstance(t, str) and t for t in tokens)):
@@ -51,7 +56,7 @@ def _from_tokens(row: dict) -> tuple[list[str], list[list]] | str:
     if tags is not None:
         if not isinstance(tags, list) or len(tags) != len(tokens):
             return f"'ner_tags' must list one tag per token ({len(tokens)} tokens)"
-        bad = next((tag_problem(t) for t in tags if not isinstance(t, str) or tag_problem(t)), None)
+        bad = next((tag_problem(str(t)) or f"tag {t!r} is not a string" for t in tags if not _is_tag(t)), None)
         return bad or (tokens, tags_to_spans(tags))
     spans = _spans(row.get("spans", row.get("entities")))
     if spans is None:
@@ -87,8 +92,13 @@ def _record(path: Path, number: int, row: dict, problems: Problems) -> dict | No
     if not tokens:
         problems.add(path, number, "the record has no tokens", "empty_document")
         return None
+    try:
+        split = normalise_split_name(row["split"]) if row.get("split") else None
+    except ValueError as exc:
+        problems.add(path, number, str(exc))
+        return None
     record_id = str(row.get("id", f"{path.name}:{number}"))
-    record = ner_record(record_id, str(row.get("report_id", record_id)), tokens, spans, row.get("split"))
+    record = ner_record(record_id, str(row.get("report_id", record_id)), tokens, spans, split)
     record["_source"] = (str(path), number)
     return record
 

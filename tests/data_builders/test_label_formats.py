@@ -90,6 +90,8 @@ def test_every_bad_record_is_named_by_file_and_line(tmp_path):
         "not json\n"
         '{"tokens": ["a"], "ner_tags": ["O", "O"]}\n'
         '{"tokens": ["a", "b"], "spans": [[0, 1, "X"]]}\n'
+        '{"tokens": ["a"], "ner_tags": [3]}\n'
+        '{"tokens": ["a"], "ner_tags": ["O"], "split": "holdout"}\n'
     )
     problems = Problems()
     read_conll(conll, problems)
@@ -102,13 +104,15 @@ def test_every_bad_record_is_named_by_file_and_line(tmp_path):
         ("b.jsonl", 1, "off_token_boundary"),
         ("b.jsonl", 2, "malformed"),
         ("b.jsonl", 3, "malformed"),
+        ("b.jsonl", 5, "malformed"),
+        ("b.jsonl", 6, "malformed"),
     ]
     with pytest.raises(LabelFileError) as refused:
         problems.refuse_or_count(drop=False, fix="fix them")
     assert "\n" not in str(refused.value) and "a.conll:3:" in str(refused.value) and "b.jsonl:3:" in str(refused.value)
     assert problems.refuse_or_count(drop=True, fix="")["dropped"] == {
         "empty_document": 1,
-        "malformed": 4,
+        "malformed": 6,
         "off_token_boundary": 1,
     }
 
