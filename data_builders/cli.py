@@ -7,6 +7,8 @@ import json
 
 from radmetrics.inference.files.output_paths import OutputFolder
 
+from .labels.import_command import add_import_parser
+
 HELP = "build corpora and training data: corpus, GREEN pairs + teacher, pretraining text, silver labels"
 DESCRIPTION = """Build data for the recipes. Subcommands:
 
@@ -202,6 +204,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     findings.add_argument("--negative-below", type=float, default=0.35, help="cosine under which it is not one")
     findings.add_argument("--out", required=True, type=OutputFolder, help="output directory")
+    add_import_parser(sub)
 
 
 def load_corpus_from_args(args: argparse.Namespace):

@@ -48,6 +48,28 @@ def iob_labels(types: tuple[str, ...]) -> list[str]:
     return ["O"] + [f"{prefix}-{t}" for t in types for prefix in ("B", "I")]
 
 
+def user_label_map_problem(schema: dict, found: dict) -> str | None:
+    """Why `found` is not `schema` with its label lists replaced by a user's own (same keys, the same non-list
+    values, distinct non-empty labels, a NULL class first where the schema has one, IOB lists in IOB form), or None."""
+    if not isinstance(found, dict) or set(found) != set(schema):
+        return f"expected the keys {sorted(schema)}, found {found!r}"
+    for key, expected in schema.items():
+        labels = found[key]
+        if not isinstance(expected, list):
+            if labels != expected:
+                return f"{key!r} must be {expected!r}, found {labels!r}"
+            continue
+        if not isinstance(labels, list) or not labels or len(set(labels)) != len(labels):
+            return f"{key!r} must list distinct labels, found {labels!r}"
+        if not all(isinstance(x, str) and x.strip() == x and x for x in labels):
+            return f"{key!r} holds an empty or padded label: {labels!r}"
+        if expected[0] in ("O", "NULL") and labels[0] != expected[0]:
+            return f"{key!r} must start with {expected[0]!r}, found {labels!r}"
+        if expected[0] == "O" and labels != iob_labels(tuple(x[2:] for x in labels[1::2])):
+            return f"{key!r} must be O then B-/I- per type, found {labels!r}"
+    return None
+
+
 @dataclass(frozen=True)
 class Component:
     """`label_map`: the exact labels and order a radmetrics-trained component has. Released models keep their
@@ -59,8 +81,11 @@ class Component:
     description: str
     label_map: dict = field(default_factory=dict)
     allowed_labels: dict | None = None
+    user_label_sets: bool = False  # a user's own labels may replace the label lists (`radmetrics data import`)
 
     def label_map_problem(self, found: dict) -> str | None:
+        if self.allowed_labels is None and self.user_label_sets and found != self.label_map:
+            return user_label_map_problem(self.label_map, found)
         if self.allowed_labels is None:
             return None if found == self.label_map else f"expected {self.label_map}, found {found}"
         for key, allowed in self.allowed_labels.items():
@@ -78,12 +103,14 @@ COMPONENTS: dict[str, Component] = {
             1,
             "RaTE-NER token classifier (IOB over the 5 RaTEScore entity types)",
             {"labels": iob_labels(RATE_ENTITY_TYPES)},
+            user_label_sets=True,
         ),
         Component(
             "rate_ner_span",
             1,
             "RaTE-NER span classifier, PURE-style (null class first)",
             {"labels": ["NULL", *RATE_ENTITY_TYPES], "max_span_width": 8},
+            user_label_sets=True,
         ),
         Component(
             "chexbert",
@@ -100,6 +127,7 @@ COMPONENTS: dict[str, Component] = {
             1,
             "RadGraph-style span entity + relation extractor",
             {"entities": ["NULL", *RADGRAPH_ENTITY_LABELS], "relations": ["NULL", *RADGRAPH_RELATION_LABELS]},
+            user_label_sets=True,
         ),
         Component(
             "radgraph_dygie",

@@ -29,8 +29,8 @@ class DataArguments:
         default=None,
         metadata={
             "help": (
-                "output of `radmetrics data silver`; when unset, silver labels of the bundled IU corpus are built "
-                "into OUTPUT_DIR/silver"
+                "output of `radmetrics data import` (your own labels) or `radmetrics data silver`; when unset, silver "
+                "labels of the bundled IU corpus are built into OUTPUT_DIR/silver"
             )
         },
     )

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from radmetrics.data_builders.labels.recipe_data import LabelFileError, check_recipe_data, import_provenance
+
 from .arguments import TINY_MODELS, DataArguments, ModelArguments
 from .distributed import build_once
 
@@ -17,7 +19,10 @@ def load_silver(data_args: DataArguments, labeler: str, training_args):
     root = Path(data_args.silver_dir) if data_args.silver_dir else Path(training_args.output_dir) / "silver"
     hf_dir = root / labeler / "hf"
     if data_args.silver_dir and not hf_dir.is_dir():
-        raise FileNotFoundError(f"{hf_dir} not found: run `radmetrics data silver --out {root}` first")
+        raise LabelFileError(
+            f"{hf_dir} not found: --silver_dir is the output of `radmetrics data import FORMAT FILE... --out {root}` "
+            f"(your own labels) or of `radmetrics data silver --out {root}`"
+        )
     if not data_args.silver_dir:
 
         def build():
@@ -36,15 +41,15 @@ def load_silver(data_args: DataArguments, labeler: str, training_args):
 
         build_once(root / labeler, build)
     data = load_from_disk(str(hf_dir))
-    for split in ("train", "validation", "test"):
-        if split not in data:
-            raise ValueError(f"{hf_dir}: the silver dataset has no {split!r} split (found {list(data)})")
+    label_set = check_recipe_data(data, labeler, hf_dir)
     if data_args.max_train_samples:
         data["train"] = data["train"].select(range(min(data_args.max_train_samples, len(data["train"]))))
     if data_args.max_eval_samples:
         for split in ("validation", "test"):
             data[split] = data[split].select(range(min(data_args.max_eval_samples, len(data[split]))))
-    return data, {"silver_dir": str(root), "labeler": labeler, **{f"{s}_examples": len(d) for s, d in data.items()}}
+    counts = {f"{s}_examples": len(d) for s, d in data.items()}
+    provenance = {"silver_dir": str(root), "labeler": labeler, "label_set": label_set, **import_provenance(root)}
+    return data, {**provenance, **counts}
 
 
 def build_tokenizer(model_args: ModelArguments, texts, training_args):

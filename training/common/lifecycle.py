@@ -68,10 +68,19 @@ class SaveAndStopOnRequest(TrainerCallback):
 
 
 def start_run(
-    component: str, recipe: str, model_args, data_args, training_args, provenance: dict, extra_args=()
+    component: str,
+    recipe: str,
+    model_args,
+    data_args,
+    training_args,
+    provenance: dict,
+    extra_args=(),
+    label_map: dict | None = None,
 ) -> Path:
     """Seed every RNG and write the run manifest. Recipes call this before building their model: the Trainer
-    seeds only when it is constructed, after a random model (or a new head) has already been initialised."""
+    seeds only when it is constructed, after a random model (or a new head) has already been initialised.
+    `label_map`: the labels the run trains when they are the user's own (`radmetrics data import`), not the
+    component schema's."""
     from transformers import set_seed
 
     set_seed(training_args.seed)
@@ -97,6 +106,7 @@ def start_run(
             base_model=model_args.model_name_or_path,
             config=config,
             data_provenance=provenance,
+            extra={"label_map": label_map} if label_map else None,
         )
     return run_dir
 

@@ -83,13 +83,17 @@ def main(argv: list[str] | None = None):
 
     model_args, data_args, training_args, span_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
     training_args.label_names = ["span_labels"]
-    label_map = get_component(COMPONENT).label_map
+    documents, provenance = load_silver(data_args, "radgraph", training_args)
+    user = provenance["label_set"]  # the schema's labels, or a user's (data import)
+    label_map = {"entities": ["NULL", *user["entities"]], "relations": ["NULL", *user["relations"]]}
     entity_ids = {label: i for i, label in enumerate(label_map["entities"])}
     relation_ids = {label: i for i, label in enumerate(label_map["relations"])}
-    documents, provenance = load_silver(data_args, "radgraph", training_args)
     data = map_on_main_first(documents, sentences_of, training_args, data_args, "split sentences")
     tokenizer = build_tokenizer(model_args, (" ".join(r["tokens"]) for r in data["train"]), training_args)
-    run_dir = start_run(COMPONENT, "radgraph/train", model_args, data_args, training_args, provenance, (span_args,))
+    own = label_map if label_map != get_component(COMPONENT).label_map else None
+    run_dir = start_run(
+        COMPONENT, "radgraph/train", model_args, data_args, training_args, provenance, (span_args,), own
+    )
 
     def featurize(batch):
         rows = encode_span_inputs(tokenizer, batch["tokens"], span_args.max_span_width, data_args.max_seq_length)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from transformers import TrainingArguments
 
-from radmetrics.inference.loading.components import get_component
+from radmetrics.inference.loading.components import get_component, iob_labels
 
 from ..common.arguments import DataArguments, ModelArguments
 from ..common.encoders import (
@@ -91,12 +91,15 @@ def main(argv: list[str] | None = None):
     from transformers import AutoModelForTokenClassification, DataCollatorForTokenClassification, Trainer
 
     model_args, data_args, training_args, iob_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
-    labels = get_component(COMPONENT).label_map["labels"]
+    data, provenance = load_silver(data_args, "rate_ner", training_args)
+    labels = iob_labels(tuple(provenance["label_set"]["entity_types"]))  # the schema's, or a user's (data import)
     label2id = {label: i for i, label in enumerate(labels)}
     types = entity_types(labels)
-    data, provenance = load_silver(data_args, "rate_ner", training_args)
     tokenizer = build_tokenizer(model_args, (" ".join(r["tokens"]) for r in data["train"]), training_args)
-    run_dir = start_run(COMPONENT, "rate_ner/iob", model_args, data_args, training_args, provenance, (iob_args,))
+    label_map = {"labels": labels} if labels != get_component(COMPONENT).label_map["labels"] else None
+    run_dir = start_run(
+        COMPONENT, "rate_ner/iob", model_args, data_args, training_args, provenance, (iob_args,), label_map
+    )
 
     def tokenize(batch):
         encoded = tokenizer(

@@ -45,11 +45,15 @@ def main(argv: list[str] | None = None):
 
     model_args, data_args, training_args, span_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
     training_args.label_names = ["span_labels"]
-    labels = get_component(COMPONENT).label_map["labels"]
-    label2id = {label: i for i, label in enumerate(labels)}
     data, provenance = load_silver(data_args, "rate_ner", training_args)
+    schema = get_component(COMPONENT).label_map
+    labels = ["NULL", *provenance["label_set"]["entity_types"]]  # the schema's, or a user's (data import)
+    label2id = {label: i for i, label in enumerate(labels)}
     tokenizer = build_tokenizer(model_args, (" ".join(r["tokens"]) for r in data["train"]), training_args)
-    run_dir = start_run(COMPONENT, "rate_ner/span", model_args, data_args, training_args, provenance, (span_args,))
+    label_map = {**schema, "labels": labels} if labels != schema["labels"] else None
+    run_dir = start_run(
+        COMPONENT, "rate_ner/span", model_args, data_args, training_args, provenance, (span_args,), label_map
+    )
 
     def featurize(batch):
         rows = encode_span_inputs(tokenizer, batch["tokens"], span_args.max_span_width, data_args.max_seq_length)

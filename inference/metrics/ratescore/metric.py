@@ -6,13 +6,15 @@ does, see `released.py`; option `empty_reports`), or radmetrics' own `rate_ner_i
 Options: `matrix` ("long" default, "short", or a tuned JSON from `meta-eval tune-ratescore`), `neg_weight`
 (override for radmetrics' exports), `encoder` (entity encoder: for `rate_ner` where BioLORD-2023-C is, default its
 Hub id through the cache; for radmetrics' exports the default is the bundled MiniLM), `pooling` ("mean" or "cls",
-radmetrics' exports), `ner` ("iob" or "span": which of radmetrics' exports tags entities).
+radmetrics' exports), `ner` ("iob" or "span": which of radmetrics' exports tags entities), `other_type_weight` (the
+weight of a type an export tags that the matrix lacks, entity_types.py; unset: such an export is refused).
 """
 
 from __future__ import annotations
 
 from ..base import Metric, MetricOutput, Option, OptionError
 from ..display import entity_display
+from .entity_types import check_export_types, matrix_types, with_other_types
 from .released import RaTEScorePipeline
 from .score import embed_entity_lists, load_affinity, pair_matches, score_from_matches
 from .taggers import RateNerSpanTagger, RateNerTagger
@@ -52,6 +54,14 @@ class RaTEScore(Metric):
             file=True,
         ),
         "neg_weight": Option(None, True, "weight of negated entities (default: the matrix's)", type=float),
+        "other_type_weight": Option(
+            None,
+            True,
+            "weight of every pair with an entity type the matrix lacks (a user's label set; unset: refused)",
+            type=float,
+            minimum=0.0,
+            maximum=1.0,
+        ),
         "empty_reports": Option(
             "pairwise",
             True,
@@ -84,6 +94,7 @@ booktitle={EMNLP}, year={2024}}"""
                 f"metric ratescore option ner={kind!r} needs the rate_ner_{kind} component: pass its export with "
                 "--components, or leave ner unset"
             )
+        check_export_types(options, components)
 
     def _tagger(self):
         """The IOB tagger when given (the reference's decoder is IOB), else the span model; option `ner`
@@ -116,9 +127,13 @@ booktitle={EMNLP}, year={2024}}"""
         )
         refs, cands = embedded[: len(references)], embedded[len(references) :]
         weights, neg_weight = load_affinity(self.options["matrix"])
+        found = {kind for entities in ref_entities + cand_entities for _, kind in entities}
+        weights = with_other_types(weights, found, self.options["other_type_weight"], self.options["matrix"])
         neg_weight = neg_weight if self.options["neg_weight"] is None else self.options["neg_weight"]
+        types = matrix_types(weights)
         scores = [
-            score_from_matches(*pair_matches(r[0], r[1], c[0], c[1]), weights, neg_weight) for r, c in zip(refs, cands)
+            score_from_matches(*pair_matches(r[0], r[1], c[0], c[1], types), weights, neg_weight)
+            for r, c in zip(refs, cands)
         ]
         details = [{"reference_entities": r, "candidate_entities": c} for r, c in zip(ref_entities, cand_entities)]
         return MetricOutput({"ratescore": scores}, details=details)

@@ -98,17 +98,18 @@ def score_from_matches(forward, backward, weights: Weights, neg_weight: float) -
     return 2 * f * b / (f + b) if f + b else 0.0
 
 
-def pair_matches(ref_embeddings, ref_types, cand_embeddings, cand_types):
-    """(reference->candidate, candidate->reference) matches of one pair, or (None, None) if a side is empty."""
+def pair_matches(ref_embeddings, ref_types, cand_embeddings, cand_types, entity_types=ENTITY_TYPES):
+    """(reference->candidate, candidate->reference) matches of one pair, or (None, None) if a side is empty;
+    `entity_types`: the types allowed (RaTE's five, and an export's own: entity_types.py)."""
     ref, cand = np.asarray(ref_embeddings, dtype=float), np.asarray(cand_embeddings, dtype=float)
     if len(ref) != len(ref_types) or len(cand) != len(cand_types):
         raise ValueError("each entity embedding needs exactly one type")
     if len(ref) == 0 or len(cand) == 0:
         return None, None
     ref_types, cand_types = [t.upper() for t in ref_types], [t.upper() for t in cand_types]
-    unknown = {t for t in ref_types + cand_types if t not in ENTITY_TYPES}
+    unknown = {t for t in ref_types + cand_types if t not in entity_types}
     if unknown:
-        raise ValueError(f"unknown RaTE-NER entity type(s) {sorted(unknown)}; expected {ENTITY_TYPES}")
+        raise ValueError(f"unknown RaTE-NER entity type(s) {sorted(unknown)}; expected {tuple(entity_types)}")
     return best_matches(ref, ref_types, cand, cand_types), best_matches(cand, cand_types, ref, ref_types)
 
 
