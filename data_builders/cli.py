@@ -205,7 +205,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     findings.add_argument("--negative-below", type=float, default=0.35, help="cosine under which it is not one")
     findings.add_argument("--out", required=True, help="output directory")
-    judge_pairs.register(sub)
+    judge_pairs.register(sub, add_corpus_arguments)
 
 
 def load_corpus_from_args(args: argparse.Namespace):
@@ -243,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
     from .corpus.corpus_io import write_corpus
 
     if getattr(args, "data_handler", None):  # a subcommand in a module of its own (judge_pairs/command.py)
-        return args.data_handler(args)
+        return args.data_handler(args, corpus_and_splits, corpus_provenance)
     if args.data_command == "corpus":
         stats = write_corpus(*corpus_and_splits(args), args.out)
         print(json.dumps(stats, indent=2))

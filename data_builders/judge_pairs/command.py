@@ -23,10 +23,9 @@ def positive_int(text: str) -> int:
     return value
 
 
-def register(sub) -> None:
-    """Add the `judge-pairs` subcommand to `radmetrics data`'s subparsers."""
-    from ..cli import add_corpus_arguments
-
+def register(sub, add_corpus_arguments) -> None:
+    """Add the `judge-pairs` subcommand to `radmetrics data`'s subparsers (`add_corpus_arguments`: the corpus options
+    every data command takes)."""
     parser = sub.add_parser("judge-pairs", help=HELP, description=__doc__)
     add_corpus_arguments(parser)
     parser.add_argument(
@@ -67,9 +66,8 @@ def dataset_card(stats: dict) -> str:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..cli import corpus_and_splits, corpus_provenance
-
+def run(args: argparse.Namespace, corpus_and_splits, corpus_provenance) -> int:
+    """`corpus_and_splits(args)` and `corpus_provenance(args)`: `radmetrics data`'s corpus reading."""
     out = ensure_output_dir(args.out, what="--out")
     reports, splits = corpus_and_splits(args)
     pairs = build_judge_pairs(reports, splits, args.per_label, args.seed)
