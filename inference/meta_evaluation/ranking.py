@@ -1,12 +1,13 @@
 """The clinical ranking suite: does a metric order candidate reports as a radiologist would, on hard cases?
 
 Each case is a reference and 2-4 candidates listed from best to worst (`resources/clinical_ranking/suite.jsonl`,
-written by radmetrics' developers: 49 cases in 10 categories, laterality, severity, negation, uncertainty, interval
-change, device position, an urgent against a benign omission or false finding, paraphrase, and a normal template
-against a specific report). A metric (oriented so that higher is better) is scored on every (reference, candidate)
-pair; per case, each ordered pair of candidates (i before j in the expected order) is concordant when the metric scores
-i higher, and a tie counts half. Reported per category and over all cases: pairwise accuracy (concordant pairs over
-all ordered pairs) and the share of cases ordered exactly right (no tie, no inversion).
+written by radmetrics' developers: 85 cases in 16 categories, laterality, severity, negation, uncertainty, interval
+change, device position, an urgent against a benign omission or false finding, paraphrase, a normal template against a
+specific report, and attribute errors of a finding otherwise right: measurement, device tip position, certainty,
+specificity, location within an organ, and partial credit). A metric (oriented so that higher is better) is scored on
+every (reference, candidate) pair; per case, each ordered pair of candidates (i before j in the expected order) is
+concordant when the metric scores i higher, and a tie counts half. Reported per category and over all cases: pairwise
+accuracy (concordant pairs over all ordered pairs) and the share of cases ordered exactly right (no tie, no inversion).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import json
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
+
+import numpy as np
 
 SUITE_FILE = "suite.jsonl"
 
@@ -98,47 +101,74 @@ def case_order(values: list[float]) -> tuple[float, int, bool]:
     return credit, total, exact
 
 
-def ranking_report(cases: list[RankingCase], oriented: dict[str, list[float]]) -> dict:
+def case_rows(cases: list[RankingCase], values: list[float]) -> list[dict]:
+    """Each case's values (in `pairs` order), concordant credit, ordered pairs and whether it is ordered exactly."""
+    start, rows = 0, []
+    for case in cases:
+        case_values = [float(v) for v in values[start : start + len(case.candidates)]]
+        start += len(case.candidates)
+        credit, total, exact = case_order(case_values)
+        rows.append(
+            {
+                "id": case.id,
+                "category": case.category,
+                "values": case_values,
+                "credit": credit,
+                "pairs": total,
+                "exact": exact,
+            }
+        )
+    return rows
+
+
+def accuracy_interval(rows: list[dict], n_resamples: int, seed: int) -> list[float]:
+    """95% percentile interval of the pairwise accuracy of `rows` over resamples of its cases (with replacement). The
+    same seed draws the same cases for every key, so two keys' intervals come from the same resamples."""
+    credit = np.array([r["credit"] for r in rows], dtype=float)
+    pairs_ = np.array([r["pairs"] for r in rows], dtype=float)
+    draws = np.random.default_rng(seed).integers(0, len(rows), (n_resamples, len(rows)))
+    accuracy = credit[draws].sum(axis=1) / pairs_[draws].sum(axis=1)
+    return [float(np.quantile(accuracy, 0.025)), float(np.quantile(accuracy, 0.975))]
+
+
+def summary(rows: list[dict], n_bootstrap: int = 0, seed: int = 0) -> dict:
+    """Pairwise accuracy, exact order, cases and pairs of `rows`; with n_bootstrap, the accuracy's case-bootstrap
+    `ci95`."""
+    total = sum(r["pairs"] for r in rows)
+    result = {
+        "pairwise_accuracy": sum(r["credit"] for r in rows) / total if total else float("nan"),
+        "exact_order": sum(r["exact"] for r in rows) / len(rows) if rows else float("nan"),
+        "cases": len(rows),
+        "pairs": total,
+    }
+    if n_bootstrap and total:
+        result["ci95"] = accuracy_interval(rows, n_bootstrap, seed)
+    return result
+
+
+def ranking_report(
+    cases: list[RankingCase], oriented: dict[str, list[float]], n_bootstrap: int = 0, seed: int = 0
+) -> dict:
     """Per key: {"all": {...}, "categories": {category: {...}}}, each {"pairwise_accuracy", "exact_order", "cases",
-    "pairs"}, and per case its values, from `oriented` (key -> per-pair values, higher = better, in `pairs` order)."""
+    "pairs"} (and "ci95", resampling cases, when n_bootstrap > 0), and per case its values, from `oriented` (key ->
+    per-pair values, higher = better, in `pairs` order)."""
     categories = sorted({case.category for case in cases})
     report = {}
     for key, values in oriented.items():
-        start, per_case = 0, []
-        for case in cases:
-            case_values = [float(v) for v in values[start : start + len(case.candidates)]]
-            start += len(case.candidates)
-            credit, total, exact = case_order(case_values)
-            per_case.append(
-                {
-                    "id": case.id,
-                    "category": case.category,
-                    "values": case_values,
-                    "credit": credit,
-                    "pairs": total,
-                    "exact": exact,
-                }
-            )
-
-        def summary(rows: list[dict]) -> dict:
-            total = sum(r["pairs"] for r in rows)
-            return {
-                "pairwise_accuracy": sum(r["credit"] for r in rows) / total if total else float("nan"),
-                "exact_order": sum(r["exact"] for r in rows) / len(rows) if rows else float("nan"),
-                "cases": len(rows),
-                "pairs": total,
-            }
-
+        per_case = case_rows(cases, values)
         report[key] = {
-            "all": summary(per_case),
-            "categories": {c: summary([r for r in per_case if r["category"] == c]) for c in categories},
+            "all": summary(per_case, n_bootstrap, seed),
+            "categories": {
+                c: summary([r for r in per_case if r["category"] == c], n_bootstrap, seed) for c in categories
+            },
             "cases": per_case,
         }
     return report
 
 
 def ranking_table(report: dict, categories: list[str] | None = None) -> str:
-    """Markdown: one row per key, pairwise accuracy over all cases and per category (exact order over all)."""
+    """Markdown: one row per key, pairwise accuracy over all cases (its interval when measured; exact order) and per
+    category."""
     keys = list(report)
     if not keys:
         return "(no keys)"
@@ -149,8 +179,9 @@ def ranking_table(report: dict, categories: list[str] | None = None) -> str:
         entry = report[key]
         cells = [f"{entry['categories'][c]['pairwise_accuracy']:.2f}" for c in categories]
         everything = entry["all"]
+        interval = " [{:.3f}, {:.3f}]".format(*everything["ci95"]) if "ci95" in everything else ""
         lines.append(
-            f"| {key} | {everything['pairwise_accuracy']:.3f} ({everything['exact_order']:.2f}) | "
+            f"| {key} | {everything['pairwise_accuracy']:.3f}{interval} ({everything['exact_order']:.2f}) | "
             + " | ".join(cells)
             + " |"
         )

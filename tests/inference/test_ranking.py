@@ -8,13 +8,51 @@ import pytest
 from radmetrics.inference.cli import main
 from radmetrics.inference.meta_evaluation.ranking import SuiteError, case_order, load_suite, pairs, ranking_report
 
+ATTRIBUTE_CATEGORIES = {
+    "measurement": "meas",
+    "device_tip_position": "tip",
+    "certainty": "cert",
+    "specificity": "spec",
+    "location_within_organ": "loc",
+    "partial_credit": "part",
+}
 
-def test_the_bundled_suite_has_40_cases_in_8_categories_with_2_to_4_candidates():
+# Issue 61's table: (reference, the candidate a radiologist marks wrong, the case that holds the pair).
+ISSUE_61_ROWS = [
+    ("8 mm nodule in the right lower lobe.", "18 mm nodule in the right lower lobe.", "meas-1"),
+    (
+        "Endotracheal tube terminates 4 cm above the carina.",
+        "Endotracheal tube terminates 1 cm below the carina, in the right mainstem bronchus.",
+        "tip-1",
+    ),
+    ("Right upper lobe pneumonia.", "Possible right upper lobe pneumonia.", "cert-1"),
+    ("Right upper lobe pneumonia.", "Right upper lobe opacity.", "spec-1"),
+    ("Moderate right pleural effusion.", "Large right pleural effusion.", "part-1"),
+]
+
+
+def test_the_bundled_suite_has_85_cases_in_16_categories_with_2_to_4_candidates():
     cases = load_suite()
     categories = {case.category for case in cases}
-    assert len(cases) >= 40 and len(categories) >= 8
+    assert len(cases) == 85 and len(categories) == 16
     assert all(2 <= len(case.candidates) <= 4 for case in cases)
     assert all(sum(case.category == c for case in cases) >= 4 for c in categories)
+    assert all(case.why.strip() for case in cases)
+
+
+def test_the_attribute_categories_have_six_open_cases_each_named_by_their_short_category():
+    cases = load_suite()
+    for category, short in ATTRIBUTE_CATEGORIES.items():
+        ids = sorted(case.id for case in cases if case.category == category)
+        assert len(ids) >= 6, category
+        assert all(i.startswith(f"{short}-") for i in ids), ids
+
+
+@pytest.mark.parametrize(("reference", "wrong", "case_id"), ISSUE_61_ROWS, ids=[row[2] for row in ISSUE_61_ROWS])
+def test_the_rows_of_issue_61_are_cases_with_the_wrong_candidate_ranked_below_a_right_one(reference, wrong, case_id):
+    case = {case.id: case for case in load_suite()}[case_id]
+    assert case.reference == reference
+    assert wrong in case.candidates[1:], "the table's candidate must follow a better one"
 
 
 def test_case_order_counts_ties_half_and_missing_values_wrong():
@@ -39,6 +77,30 @@ def test_report_per_category(tmp_path):
     assert report["all"]["pairwise_accuracy"] == pytest.approx(3 / 4) and report["all"]["exact_order"] == 0.5
 
 
+def test_intervals_resample_cases_the_same_way_for_every_key(tmp_path):
+    suite = tmp_path / "suite.jsonl"
+    rows = [
+        {"id": str(i), "category": "x" if i < 4 else "y", "reference": "r", "candidates": ["a", "b"]} for i in range(8)
+    ]
+    suite.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    cases = load_suite(suite)
+    right, wrong = [1, 0], [0, 1]
+    values = {"k": right * 6 + wrong * 2, "same": right * 6 + wrong * 2, "perfect": right * 8}
+    report = ranking_report(cases, values, n_bootstrap=200, seed=3)
+    low, high = report["k"]["all"]["ci95"]
+    assert low <= report["k"]["all"]["pairwise_accuracy"] == 0.75 <= high and low < high
+    assert report["k"]["all"]["ci95"] == report["same"]["all"]["ci95"]
+    assert report["perfect"]["all"]["ci95"] == [1.0, 1.0] and report["k"]["categories"]["x"]["ci95"] == [1.0, 1.0]
+    assert report["k"]["categories"]["y"]["ci95"][0] < 1.0
+    assert ranking_report(cases, values)["k"]["all"].keys() == {"pairwise_accuracy", "exact_order", "cases", "pairs"}
+
+
+def test_a_negative_bootstrap_is_refused_before_anything_loads(tmp_path, capsys):
+    out = tmp_path / "ranking"
+    assert main(["meta-eval", "ranking", "--metrics", "rougeL", "--bootstrap", "-1", "--out", str(out)]) == 2
+    assert "--bootstrap -1" in capsys.readouterr().err and not out.exists()
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
@@ -56,9 +118,11 @@ def test_a_malformed_suite_is_refused_naming_the_line(tmp_path, content, message
 
 def test_the_command_ranks_with_any_metric(tmp_path, capsys):
     out = tmp_path / "ranking"
-    assert main(["meta-eval", "ranking", "--metrics", "rougeL", "--out", str(out)]) == 0
+    assert main(["meta-eval", "ranking", "--metrics", "rougeL", "--bootstrap", "50", "--out", str(out)]) == 0
     report = json.loads((out / "ranking.json").read_text())
     entry = report["keys"]["rougeL"]
     assert report["cases"] == len(load_suite()) and set(entry["categories"]) >= {"laterality", "negation"}
     assert 0 < entry["all"]["pairwise_accuracy"] < 1
+    assert entry["all"]["ci95"][0] <= entry["all"]["pairwise_accuracy"] <= entry["all"]["ci95"][1]
+    assert report["bootstrap"] == {"resamples": 50, "seed": 0, "unit": "case"}
     assert "| rougeL |" in capsys.readouterr().out and (out / "ranking.md").is_file()

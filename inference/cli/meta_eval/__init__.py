@@ -55,9 +55,10 @@ DESCRIPTION = """Subcommands:
                on the listed findings, with case-bootstrap intervals and paired differences. --extractor trained (the
                shipped findings extractor, the default), an export or run directory, or rules (the statement filter).
                Writes OUT/findings_agreement.json.
-  ranking      the clinical ranking suite (bundled: 49 cases in 10 categories, each a reference and 2-4 candidates
+  ranking      the clinical ranking suite (bundled: 85 cases in 16 categories, each a reference and 2-4 candidates
                best first): per score key, how often the metric orders two candidates as expected (pairwise accuracy,
-               a tie half) over all cases and per category, and the share of cases ordered exactly. --suite FILE runs
+               a tie half) over all cases and per category, with a 95% interval that resamples cases (--bootstrap,
+               --seed; the same draws for every key), and the share of cases ordered exactly. --suite FILE runs
                another suite (JSONL: id, category, reference, candidates best first). Writes OUT/ranking.json and
                OUT/ranking.md.
 

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from ...files.json_io import write_json
+from ...files.atomic import write_text
+from ...files.json_io import dumps
+from ...files.output_paths import ensure_output_dir
 from ...meta_evaluation.oriented import quality_oriented
 from ...meta_evaluation.ranking import load_suite, pairs, ranking_report, ranking_table
+from ...metrics.base import OptionError
 from ...scoring.signature import machine, version
 from ..score import build_scorer
 
 
 def run(args) -> int:
-    out = Path(args.out)
+    if args.bootstrap < 0:
+        raise OptionError(f"--bootstrap {args.bootstrap}: give 0 (no intervals) or more case resamples")
+    out = ensure_output_dir(args.out)  # before any model loads
     scorer = build_scorer(args, out, n_bootstrap=0)  # checks every option before any file or model loads
     cases = load_suite(args.suite)
     references, candidates, ids = pairs(cases)
@@ -23,11 +26,12 @@ def run(args) -> int:
         "cases": len(cases),
         "version": version(),
         "machine": machine(),
-        "keys": ranking_report(cases, oriented),
+        "bootstrap": {"resamples": args.bootstrap, "seed": args.seed, "unit": "case"},
+        "keys": ranking_report(cases, oriented, args.bootstrap, args.seed),
         "signatures": result.signatures,
     }
-    write_json(out / "ranking.json", report)
+    write_text(out / "ranking.json", dumps(report, indent=2))
     table = ranking_table(report["keys"])
-    (out / "ranking.md").write_text(table + "\n", encoding="utf-8")
+    write_text(out / "ranking.md", table + "\n")
     print(table)
     return 0
