@@ -34,11 +34,13 @@ from common import REPO, machine  # noqa: E402
 from radmetrics.inference.files.atomic import write_text  # noqa: E402
 from radmetrics.inference.files.json_io import dumps  # noqa: E402
 from radmetrics.inference.files.output_paths import check_output_file  # noqa: E402
+from radmetrics.inference.loading.checkpoint import load_manifest  # noqa: E402
 from radmetrics.inference.meta_evaluation.findings_agreement import binary_agreement, judged_errors, rater_errors  # noqa: E402
 from radmetrics.inference.meta_evaluation.oriented import quality_oriented  # noqa: E402
 from radmetrics.inference.meta_evaluation.radpref import agreement, case_index, load_radpref  # noqa: E402
 from radmetrics.inference.meta_evaluation.ranking import load_suite, pairs, ranking_report  # noqa: E402
 from radmetrics.inference.scoring.scorer import Scorer  # noqa: E402
+from radmetrics.inference.scoring.signature import fingerprint  # noqa: E402
 
 KEYS = ("semantic_green_significant_errors", "semantic_green", "semantic_green_weighted")
 
@@ -157,6 +159,13 @@ def main(argv=None) -> int:
         "commit": commit,
         "machine": machine(),
         "judge": args.judge,
+        "judge_fingerprint": fingerprint(args.judge),
+        "judge_held_out": {
+            k: v
+            for k, v in load_manifest(args.judge, "finding_judge")[1]["eval_results"].items()
+            if k.startswith(("test_", "baseline_"))
+            and not k.startswith(("test_precision", "test_recall", "test_predicted"))
+        },
         "radpref_cases": len({c.case_id for c in candidates}),
     }
     if "suite" in args.parts:

@@ -35,6 +35,10 @@ from .rewrites import rewrite
 
 SCHEMA_VERSION = 1
 SPLITS = ("train", "validation", "test")
+# Rewrites tried per finding, and how many times `per_label` the `same` label may hold: paraphrases are what a judge
+# most often meets in real reports, and the one label that has no edit to spot.
+SAME_PER_FINDING = 3
+SAME_SHARE = 3
 
 
 @dataclass
@@ -95,9 +99,10 @@ def pairs_of_finding(statement: str, source: str, split: str, pool: list[str], r
     """Every pair one finding gives: a rewrite, each attribute edit that applies, an interval change, an unrelated
     finding."""
     made = []
-    found = rewrite(statement, rng)
-    if found:
-        made.append(_pair(statement, found[0], "same", found[1], source, split))
+    for _ in range(SAME_PER_FINDING):
+        found = rewrite(statement, rng)
+        if found:
+            made.append(_pair(statement, found[0], "same", found[1], source, split))
     for name, edit in EDITS.items():
         found = edit(statement, rng)
         if found and normalise_report_text(found[0]) != normalise_report_text(statement):
@@ -119,9 +124,10 @@ def synthetic_pairs(split: str, count: int, rng: random.Random) -> list[JudgePai
             found = EDITS[name](statement, rng)
             if found:
                 made.append(_pair(statement, found[0], found[1], name, "synthetic", split, True))
-        found = rewrite(statement, rng)
-        if found:
-            made.append(_pair(statement, found[0], "same", found[1], "synthetic", split, True))
+        for _ in range(SAME_PER_FINDING):
+            found = rewrite(statement, rng)
+            if found:
+                made.append(_pair(statement, found[0], "same", found[1], "synthetic", split, True))
     for _ in range(count):
         reference, candidate, verdict = device_position_pair(rng)
         label = "same" if verdict == "same" else f"attribute:device_position:{verdict}"
@@ -137,7 +143,8 @@ def capped(pairs: list[JudgePair], per_label: int, rng: random.Random) -> list[J
     kept = []
     for label in JUDGE_LABELS:
         group = by_label.get(label, [])
-        kept += group if len(group) <= per_label else rng.sample(group, per_label)
+        cap = per_label * SAME_SHARE if label == "same" else per_label
+        kept += group if len(group) <= cap else rng.sample(group, cap)
     rng.shuffle(kept)
     return kept
 

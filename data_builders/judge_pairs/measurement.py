@@ -157,6 +157,7 @@ def device_position_pair(rng: random.Random) -> tuple[str, str, str]:
     """(reference, candidate, verdict) for one device tip, verdict `same`, `insignificant` or `significant`."""
     device = rng.choice(sorted(DEVICES))
     frame = rng.choice(TIP_FRAMES)
+    other = rng.choice(TIP_FRAMES) if rng.random() < 0.5 else frame  # the candidate's own frame half the time
     if device == "endotracheal tube" and rng.random() < 0.7:
         before = rng.choice((2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5))
         after = rng.choice(
@@ -170,14 +171,16 @@ def device_position_pair(rng: random.Random) -> tuple[str, str, str]:
             verdict = "insignificant"
         return (
             _tip_text(device, _ett_where(before), rng, frame),
-            _tip_text(device, _ett_where(after), rng, frame),
+            _tip_text(device, _ett_where(after), rng, other),
             verdict,
         )
     good, bad = DEVICES[device]
     before = rng.choice(good)
-    if rng.random() < 0.7:
+    draw = rng.random()
+    if draw < 0.55:
         after, verdict = rng.choice(bad), "significant"
+    elif draw < 0.8:
+        after, verdict = rng.choice([g for g in good if g != before]), "insignificant"
     else:
-        after = rng.choice([g for g in good if g != before])
-        verdict = "insignificant"
-    return _tip_text(device, before, rng, frame), _tip_text(device, after, rng, frame), verdict
+        after, verdict = before, "same"
+    return _tip_text(device, before, rng, frame), _tip_text(device, after, rng, other), verdict

@@ -33,6 +33,18 @@ SYNONYMS = (
     ("degenerative changes", "degenerative change"),
     ("granuloma", "calcified granuloma"),
     ("midline", "in the midline"),
+    ("moderate", "moderate-sized"),
+    ("moderate", "moderately sized"),
+    ("small", "small-sized"),
+    ("large", "large-sized"),
+    ("terminates", "ends"),
+    ("terminates", "has its tip"),
+    ("tip is", "tip projects"),
+    ("above the carina", "proximal to the carina"),
+    ("cm above", "cm superior to"),
+    ("lobe", "lobe of the lung"),
+    ("effusion", "pleural effusion"),
+    ("opacity", "airspace opacity"),
 )
 # Abbreviations radiologists write (the inverse of inference/text/sentences.py's expansions, and a few more).
 ABBREVIATIONS = (
@@ -102,8 +114,14 @@ def reframe(sentence: str, rng: random.Random) -> tuple[str, str] | None:
 
 
 def reorder(sentence: str, rng: random.Random) -> tuple[str, str] | None:
-    """ "Opacity in the right lower lobe." <-> "Right lower lobe opacity."""
+    """ "Opacity in the right lower lobe." <-> "Right lower lobe opacity."; "8 mm nodule in the right lower lobe." ->
+    "Right lower lobe nodule measuring 8 mm"."""
     text = sentence.strip().rstrip(".")
+    sized = re.match(
+        r"^(?P<size>\d+(?:\.\d+)? ?(?:mm|cm)) (?P<what>[a-z ]{3,30}?) in the (?P<where>[a-z ]{3,40})$", text, re.I
+    )
+    if sized:
+        return f"{_capital(sized.group('where'))} {sized.group('what')} measuring {sized.group('size')}.", "reorder"
     found = re.match(
         r"^(?P<what>[A-Za-z ]{3,40}?) (in|within|at) the (?P<where>(right|left|bilateral)[a-z ]{3,30})$", text
     )
@@ -145,8 +163,7 @@ def tolerated_measurement(sentence: str, rng: random.Random) -> tuple[str, str] 
 REWRITES = (synonym, abbreviation, reframe, reorder, change_unit, tolerated_measurement)
 
 
-def rewrite(sentence: str, rng: random.Random) -> tuple[str, str] | None:
-    """One meaning-preserving rewrite of `sentence` that changes its text, or None."""
+def rewrite_once(sentence: str, rng: random.Random) -> tuple[str, str] | None:
     options = list(REWRITES)
     rng.shuffle(options)
     for function in options:
@@ -154,3 +171,18 @@ def rewrite(sentence: str, rng: random.Random) -> tuple[str, str] | None:
         if found and found[0].strip().lower() != sentence.strip().lower():
             return found
     return None
+
+
+def rewrite(sentence: str, rng: random.Random, most: int = 3) -> tuple[str, str] | None:
+    """A meaning-preserving rewrite of `sentence` that changes its text (one to `most` rewrites in a row, their kinds
+    joined by "+"), or None."""
+    found = rewrite_once(sentence, rng)
+    if found is None:
+        return None
+    text, kinds = found[0], [found[1]]
+    for _ in range(rng.randint(0, most - 1)):
+        again = rewrite_once(text, rng)
+        if again is None:
+            break
+        text, kinds = again[0], kinds + [again[1]]
+    return text, "+".join(kinds)
