@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ...findings.judge_labels import JUDGE_LABELS, JudgeDecision, parse_label
+from ...loading.checkpoint import CheckpointError, load_manifest
 from . import rules
 from .teacher import Annotation, Rules, TeacherError, assignment, pair_error, sorted_errors, unmatched_errors
 
@@ -78,15 +79,11 @@ class FindingJudge:
         import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        from ...loading.checkpoint import load_manifest
-
         directory, manifest = load_manifest(path, COMPONENT)
         self.tokenizer = AutoTokenizer.from_pretrained(directory)
         self.model = AutoModelForSequenceClassification.from_pretrained(directory).eval()
         labels = [self.model.config.id2label[i] for i in range(self.model.config.num_labels)]
         if tuple(labels) != JUDGE_LABELS:
-            from ...loading.checkpoint import CheckpointError
-
             raise CheckpointError(f"{directory}: the judge's labels {labels} are not {list(JUDGE_LABELS)}")
         config = manifest.get("training_config", {})
         self.max_length = max_length or int(config.get("max_seq_length", 128))
