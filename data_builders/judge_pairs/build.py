@@ -30,7 +30,7 @@ from radmetrics.inference.text.sentences import split_sentences
 from ..corpus.splits import normalise_report_text
 from ..pairs import findings as fx
 from .attributes import EDITS, with_interval_change
-from .measurement import device_position_pair, placed_finding_pairs, synthetic_size_findings
+from .measurement import device_position_pair, synthetic_size_findings
 from .rewrites import rewrite
 
 SCHEMA_VERSION = 1
@@ -117,8 +117,7 @@ def pairs_of_finding(statement: str, source: str, split: str, pool: list[str], r
 
 
 def synthetic_pairs(split: str, count: int, rng: random.Random) -> list[JudgePair]:
-    """Sized lesions (each edited and rewritten), findings placed in a lobe or zone in several word orders, and device
-    tips, written from templates."""
+    """Sized lesions (each edited and rewritten) and device tips, written from templates."""
     made = []
     for statement in synthetic_size_findings(rng, count):
         for name in ("measurement", "location", "laterality", "certainty"):
@@ -129,8 +128,6 @@ def synthetic_pairs(split: str, count: int, rng: random.Random) -> list[JudgePai
             found = rewrite(statement, rng)
             if found:
                 made.append(_pair(statement, found[0], "same", found[1], "synthetic", split, True))
-    for reference, candidate, label in placed_finding_pairs(rng, count):
-        made.append(_pair(reference, candidate, label, "placed_finding", "synthetic", split, True))
     for _ in range(count):
         reference, candidate, verdict = device_position_pair(rng)
         label = "same" if verdict == "same" else f"attribute:device_position:{verdict}"

@@ -97,35 +97,6 @@ def synthetic_size_findings(rng: random.Random, count: int) -> list[str]:
     return found
 
 
-# Findings placed in a lobe or zone, in several word orders: the same place in another order is the same finding.
-PLACED_FINDINGS = ("pneumonia", "consolidation", "opacity", "atelectasis", "nodule", "mass", "infiltrate", "scarring")
-PLACE_FRAMES = ("{F} in the {place}.", "{Place} {f}.", "{F} involving the {place}.", "There is {f} in the {place}.")
-
-
-def _placed(finding: str, place: str, frame: str) -> str:
-    return frame.format(F=finding.capitalize(), f=finding, place=place, Place=place.capitalize())
-
-
-def placed_finding_pairs(rng: random.Random, count: int) -> list[tuple[str, str, str]]:
-    """(reference, candidate, label): a placed finding against itself in another order (`same`), in another lobe or
-    zone of the same side (a location error), or on the other side (a laterality contradiction)."""
-    made = []
-    for _ in range(count):
-        finding, place = rng.choice(PLACED_FINDINGS), rng.choice(PLACES)
-        frame, other = rng.sample(PLACE_FRAMES, 2)
-        reference = _placed(finding, place, frame)
-        made.append((reference, _placed(finding, place, other), "same"))
-        side = place.split()[0] if place.split()[0] in ("right", "left") else None
-        moved = [p for p in PLACES if p != place and side and p.startswith(side)]
-        if moved:
-            label = "attribute:location:significant"
-            made.append((reference, _placed(finding, rng.choice(moved), rng.choice((frame, other))), label))
-        if side:
-            swapped = place.replace(side, "left" if side == "right" else "right", 1)
-            made.append((reference, _placed(finding, swapped, rng.choice((frame, other))), "contradiction:laterality"))
-    return made
-
-
 # Device tips: (device, acceptable landmarks, malpositioned landmarks).
 DEVICES = {
     "endotracheal tube": (
