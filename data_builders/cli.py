@@ -7,6 +7,7 @@ import json
 
 from radmetrics.inference.files.output_paths import OutputFolder
 
+from .judge_pairs import command as judge_pairs
 from .labels.import_command import add_import_parser
 
 HELP = "build corpora and training data: corpus, GREEN pairs + teacher, pretraining text, silver labels"
@@ -32,6 +33,9 @@ DESCRIPTION = """Build data for the recipes. Subcommands:
   silver   silver labels for the encoder recipes: CheXpert-style rule labels, RaTE-NER (IOB + spans),
            RadGraph-style entities and relations (DyGIE JSONL); card with label distributions and
            agreement with real gold (NegBio labels; radgraph annotations, in-sample for the RadGraph lexicon)
+
+  judge-pairs  (reference finding, candidate finding, label) for the finding-pair judge (judge/pairs): same,
+           attribute errors with their attribute and significance, contradictions, unrelated; from logged edits
 
   findings silver labels for the findings extractor: every statement and clause of the IU X-ray reports, a finding
            or not by its alignment with NLM's manual MeSH codes of that report (never RadPref); split by text
@@ -205,6 +209,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     findings.add_argument("--negative-below", type=float, default=0.35, help="cosine under which it is not one")
     findings.add_argument("--out", required=True, type=OutputFolder, help="output directory")
     add_import_parser(sub)
+    judge_pairs.register(sub, add_corpus_arguments)
 
 
 def load_corpus_from_args(args: argparse.Namespace):
@@ -241,6 +246,8 @@ def corpus_provenance(args: argparse.Namespace) -> dict:
 def run(args: argparse.Namespace) -> int:
     from .corpus.corpus_io import write_corpus
 
+    if getattr(args, "data_handler", None):  # a subcommand in a module of its own (judge_pairs/command.py)
+        return args.data_handler(args, corpus_and_splits, corpus_provenance)
     if args.data_command == "corpus":
         stats = write_corpus(*corpus_and_splits(args), args.out)
         print(json.dumps(stats, indent=2))

@@ -16,6 +16,7 @@ RECIPES: dict[str, str] = {
     "chexbert/finetune": "radmetrics.training.chexbert.finetune",
     "chexbert/gold": "radmetrics.training.chexbert.gold",
     "findings/classifier": "radmetrics.training.findings.classifier",
+    "judge/pairs": "radmetrics.training.judge.pairs",
     "green/pretrain": "radmetrics.training.green.pretrain",
     "green/sft": "radmetrics.training.green.sft",
     "crimson/sft": "radmetrics.training.crimson.sft",

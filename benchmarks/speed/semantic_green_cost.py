@@ -3,6 +3,7 @@ workload of scoring_speed_vs_radeval.benchmark_pairs), as whole processes, for t
 checkout of radmetrics (e.g. 5ad656f, before findings-first) run with the same environment.
 
     python benchmarks/speed/semantic_green_cost.py --pairs 10000 --out /tmp/cost [--base-tree /tmp/base5ad] [--runs 3]
+    python benchmarks/speed/semantic_green_cost.py --pairs 10000 --out /tmp/cost --judge EXPORT   # rules vs judge
 
 Each run is one process: wall seconds and its peak resident memory (getrusage of the child). With --base-tree, the
 two trees alternate run by run (A B A B ...), so a drifting machine slows both alike, and the ratio is taken pair by
@@ -79,12 +80,18 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True, help="work folder (pairs file, score outputs)")
     parser.add_argument("--base-tree", type=Path, help="another radmetrics checkout to time against")
     parser.add_argument("--option", action="append", default=[], help="--option for this tree's runs")
+    parser.add_argument(
+        "--judge", help="a finding_judge export: adds this tree with judge=model beside its rules, run by run"
+    )
     parser.add_argument("--results", help="name of the results file in benchmarks/results (default: printed only)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     pairs_file = args.out / f"pairs_{args.pairs}.jsonl"
     pairs_file.write_text("".join(json.dumps(p) + "\n" for p in benchmark_pairs(args.pairs)), encoding="utf-8")
     sides = {"this tree": (None, [o for item in args.option for o in ("--option", item)])}
+    if args.judge:
+        judge = ["--option", "semantic_green.judge=model", "--components", args.judge]
+        sides["this tree, judge=model"] = (None, sides["this tree"][1] + judge)
     if args.base_tree:
         sides["base tree"] = (shim(args.base_tree, args.out), [])
     runs: dict[str, list[dict]] = {name: [] for name in sides}
@@ -107,6 +114,9 @@ def main() -> None:
     if args.base_tree:
         ratios = [a["seconds"] / b["seconds"] for a, b in zip(runs["this tree"], runs["base tree"])]
         report["ratio_this_over_base"] = {"median": statistics.median(ratios), "pairwise": ratios}
+    if args.judge:
+        ratios = [a["seconds"] / b["seconds"] for a, b in zip(runs["this tree, judge=model"], runs["this tree"])]
+        report["ratio_judge_over_rules"] = {"median": statistics.median(ratios), "pairwise": ratios}
     print(json.dumps({k: v for k, v in report.items() if k != "sides"}, indent=2))
     if args.results:
         write_results(args.results, report)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..findings.judge_labels import JUDGE_LABELS
+
 # The findings extractor's input features after the sentence embedding (inference/findings/extractor.py).
 FINDINGS_RULE_FEATURES = ("is_normal", "names_abnormality", "is_comparison")
 RATE_ENTITY_TYPES = ("ABNORMALITY", "NON-ABNORMALITY", "DISEASE", "NON-DISEASE", "ANATOMY")
@@ -151,6 +153,13 @@ COMPONENTS: dict[str, Component] = {
             "findings extractor: a logistic head over the bundled MiniLM's statement embedding and rule features, "
             "deciding which statements and clauses of a report are findings",
             {"labels": ["other", "finding"], "features": ["embedding", *FINDINGS_RULE_FEATURES]},
+        ),
+        Component(
+            "finding_judge",
+            1,
+            "finding-pair judge: a cross-encoder deciding whether a candidate finding is the reference finding, the "
+            "same with an attribute error (which, and whether clinically significant), a contradiction, or unrelated",
+            {"labels": list(JUDGE_LABELS)},
         ),
         Component(
             "green",

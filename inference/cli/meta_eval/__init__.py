@@ -44,11 +44,11 @@ DESCRIPTION = """Subcommands:
   significance each listed finding that 2 or more raters marked as an error, with the level 2 or more of them gave:
                radmetrics' clinical significance of it (inference/findings/significance.py) against that level,
                linear-weighted kappa with a case-bootstrap interval, exact agreement and the confusion table, beside
-               each rater against the level the other two agree on. --part develop (default) or frozen (touched once).
-               Writes OUT/significance_agreement.json.
+               each rater against the level the other two agree on. --part develop (default), frozen (read since) or
+               all. Writes OUT/significance_agreement.json.
 
   findings     where semantic_green loses agreement on RadPref, stage by stage, on one part of its frozen split
-               (--part develop, 30 cases; frozen, 20 cases touched once at the end; or all): the extractor's findings
+               (--part develop, 30 cases; frozen, 20 cases, read since; or all 50): the extractor's findings
                against RadPref's listed findings (precision, recall, F1, one to one at MiniLM cosine >= 0.6); the judge
                given the listed findings (false and missing findings against the raters' majority, F1 and kappa,
                beside each pair of raters); and report-level tau-b on the full reports, on the extracted findings and

@@ -12,7 +12,7 @@ def add_part(parser, default: str) -> None:
         "--part",
         choices=["develop", "frozen", "all"],
         default=default,
-        help="the part of the frozen split of the bundled half (develop: 30 cases; frozen: 20, touched once; all)",
+        help="the part of the frozen split of the bundled half (develop: 30 cases; frozen: 20, now read; all: 50)",
     )
 
 

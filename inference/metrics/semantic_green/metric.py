@@ -28,13 +28,16 @@ cosine), and every error with its category, significance and reason; report.html
 from __future__ import annotations
 
 from ...findings.extractor import COMPONENT, FindingsExtractor, FindingsHead, MemoEncoder, shipped_extractor
+from ...findings.judge_labels import parse_label
 from ...findings.significance import significance, weight
 from ...loading.checkpoint import load_manifest
 from ...models.text_encoder import TextEncoder
 from ...scoring.signature import fingerprint
-from ..base import Metric, MetricOutput, Option
+from ...text.sentences import statements
+from ..base import Metric, MetricOutput, Option, OptionError
 from ..display import table
 from ..green.metric import green_display
+from .judge import FindingJudge, annotate_with_judge
 from .teacher import THRESHOLD, Rules, SemanticTeacher
 
 PREFIX = "semantic_green"
@@ -61,6 +64,14 @@ class SemanticGreen(Metric):
             "extractor (the findings the trained findings extractor lists) or statements (every statement, as before)",
             type=str,
             choices=("extractor", "statements"),
+        ),
+        "judge": Option(
+            "rules",
+            True,
+            "who decides a matched pair of findings: rules (the word rules) or model (a finding_judge export given "
+            "with --components: attribute errors, contradictions, unrelated pairs)",
+            type=str,
+            choices=("rules", "model"),
         ),
     }
     keys = (
@@ -94,6 +105,14 @@ Notation},
     runs_encoder = True
     accepts_context = True
 
+    @classmethod
+    def check_setup(cls, options, components, endpoint):
+        if options["judge"] == "model" and "finding_judge" not in components:
+            raise OptionError(
+                "metric semantic_green option judge=model needs a finding-pair judge: pass --components EXPORT of a "
+                "finding_judge (radmetrics train judge/pairs, then radmetrics export), or use judge=rules"
+            )
+
     def encoder(self):
         return self.loaded("encoder", lambda: TextEncoder(self.options["encoder"]), self.options["encoder"])
 
@@ -111,7 +130,19 @@ Notation},
         parts = super().signature_parts()
         if self.options["findings"] == "extractor":
             parts.append(f"extractor:{fingerprint(self.extractor_path())}")
+        if self.options["judge"] == "model":
+            parts.append(f"finding_judge:{fingerprint(str(self.components['finding_judge']))}")
         return parts
+
+    def finding_judge(self):
+        path = str(self.components["finding_judge"])
+        return self.loaded("finding_judge", lambda: FindingJudge(path, self.options["batch_size"]), path)
+
+    def annotate_lists(self, references, candidates, teacher) -> list:
+        """The teacher's annotations of lists of statements or findings, matched pairs decided as `judge` says."""
+        if self.options["judge"] == "model":
+            return annotate_with_judge(teacher, self.finding_judge(), references, candidates)
+        return teacher.annotate_lists(references, candidates)
 
     def findings_lists(self, reports, encoder=None) -> list[list[str]]:
         """Each report's findings as the findings extractor lists them (abbreviations read as words first)."""
@@ -131,11 +162,14 @@ Notation},
         statement with findings=statements. The annotation's statements are the items its errors and matches index."""
         progress = self.options.get("progress", False)
         if self.options["findings"] == "statements":
-            return self.teacher()(references, candidates, progress=progress)
+            if self.options["judge"] == "rules":
+                return self.teacher()(references, candidates, progress=progress)
+            split = [statements(r) for r in references], [statements(c) for c in candidates]
+            return self.annotate_lists(*split, self.teacher())
 
         encoder = MemoEncoder(self.encoder())  # the extractor and the teacher embed each text once
         found = self.findings_lists([*references, *candidates], encoder)
-        return self.teacher(encoder).annotate_lists(found[: len(references)], found[len(references) :])
+        return self.annotate_lists(found[: len(references)], found[len(references) :], self.teacher(encoder))
 
     def compute(self, references, candidates, context=None):
         annotations = self.annotate(references, candidates)
@@ -188,6 +222,8 @@ Notation},
             ),
             table("matched findings", ["candidate", "reference", "cosine"], matches),
         ]
+        if detail.get("decisions"):
+            shown["tables"].append(judge_table(detail, statement))
         return shown
 
 
@@ -218,3 +254,22 @@ def weighted_errors(annotation, context) -> tuple[float, list[tuple[str | None, 
 
 def weighted_score(matched: int, weighted: float) -> float:
     return matched / (matched + weighted) if matched + weighted > 0 else 1.0
+
+
+def judge_table(detail: dict, statement) -> dict:
+    """The finding-pair judge's decision on each matched pair: same, an attribute error (which attribute, significant
+    or not), a contradiction, unrelated."""
+    ref, cand = detail.get("reference_statements", []), detail.get("candidate_statements", [])
+    rows = []
+    for r, c, label in detail["decisions"]:
+        decision = parse_label(label)
+        significance = (
+            ""
+            if decision.decision in ("same", "unrelated")
+            else ("significant" if decision.significant else "insignificant")
+        )
+        rows.append(
+            [statement(cand, c, "C"), statement(ref, r, "R"), decision.decision, decision.kind or "", significance]
+        )
+    columns = ["candidate", "reference", "decision", "attribute or kind", "significance"]
+    return table("the finding-pair judge, matched pair by matched pair", columns, rows)

@@ -77,6 +77,8 @@ class Annotation:
     candidate_statements: list[str]
     matches: list[tuple[int, int, float]]  # (reference index, candidate index, cosine) of matched findings
     errors: list[TeacherError] = field(default_factory=list)
+    # (reference index, candidate index, label) of each matched pair a finding-pair judge decided (judge.py)
+    decisions: list[tuple[int, int, str]] = field(default_factory=list)
 
     @property
     def significant(self) -> tuple[int, ...]:
@@ -117,6 +119,7 @@ class Annotation:
             "significant": list(self.significant),
             "insignificant": list(self.insignificant),
             "matched": self.matched,
+            **({"decisions": [list(d) for d in self.decisions]} if self.decisions else {}),
         }
 
     def response(self, quoted: bool = False, explanation: str = "walkthrough") -> str:
@@ -251,14 +254,35 @@ def pair_error(reference: str, candidate: str, r: int, c: int, rules_: Rules) ->
     return None
 
 
-def annotate_pair(reference: list[str], candidate: list[str], similarity: np.ndarray, rules_: Rules) -> Annotation:
-    """The annotation of one pair from its statements and their cosine matrix (reference x candidate)."""
+def assignment(similarity: np.ndarray, threshold: float) -> list[tuple[int, int]]:
+    """(reference index, candidate index) of the one-to-one assignment with the largest total cosine, pairs below
+    `threshold` left out."""
     from scipy.optimize import linear_sum_assignment
 
-    pairs = []
-    if similarity.size:
-        rows, cols = linear_sum_assignment(-similarity)
-        pairs = [(int(r), int(c)) for r, c in zip(rows, cols) if similarity[r, c] >= rules_.threshold]
+    if not similarity.size:
+        return []
+    rows, cols = linear_sum_assignment(-similarity)
+    return [(int(r), int(c)) for r, c in zip(rows, cols) if similarity[r, c] >= threshold]
+
+
+def unmatched_errors(reference: list[str], candidate: list[str], pairs, rules_: Rules) -> list[TeacherError]:
+    """The errors of the statements no pair in `pairs` holds, candidate side first."""
+    matched_candidates, matched_references = {c for _, c in pairs}, {r for r, _ in pairs}
+    errors = [
+        unmatched_error(s, i, "candidate", rules_) for i, s in enumerate(candidate) if i not in matched_candidates
+    ]
+    return errors + [
+        unmatched_error(s, i, "reference", rules_) for i, s in enumerate(reference) if i not in matched_references
+    ]
+
+
+def sorted_errors(errors: list[TeacherError]) -> list[TeacherError]:
+    return sorted(errors, key=lambda e: (e.candidate is None, e.candidate or 0, e.reference or 0))
+
+
+def annotate_pair(reference: list[str], candidate: list[str], similarity: np.ndarray, rules_: Rules) -> Annotation:
+    """The annotation of one pair from its statements and their cosine matrix (reference x candidate)."""
+    pairs = assignment(similarity, rules_.threshold)
     annotation = Annotation(reference, candidate, [])
     errors = []
     for r, c in sorted(pairs, key=lambda p: p[1]):
@@ -267,14 +291,7 @@ def annotate_pair(reference: list[str], candidate: list[str], similarity: np.nda
             annotation.matches.append((r, c, float(similarity[r, c])))
         else:
             errors.append(error)
-    matched_candidates, matched_references = {c for _, c in pairs}, {r for r, _ in pairs}
-    errors += [
-        unmatched_error(s, i, "candidate", rules_) for i, s in enumerate(candidate) if i not in matched_candidates
-    ]
-    errors += [
-        unmatched_error(s, i, "reference", rules_) for i, s in enumerate(reference) if i not in matched_references
-    ]
-    annotation.errors = sorted(errors, key=lambda e: (e.candidate is None, e.candidate or 0, e.reference or 0))
+    annotation.errors = sorted_errors(errors + unmatched_errors(reference, candidate, pairs, rules_))
     return annotation
 
 
@@ -298,6 +315,15 @@ class SemanticTeacher:
         self, references: Sequence[list[str]], candidates: Sequence[list[str]], progress: bool = False
     ) -> list[Annotation]:
         """The annotations of pairs given as lists of statements (or of findings) rather than as reports."""
+        return [
+            annotate_pair(ref, cand, similarity, self.rules)
+            for ref, cand, similarity in self.similarities(references, candidates, progress)
+        ]
+
+    def similarities(
+        self, references: Sequence[list[str]], candidates: Sequence[list[str]], progress: bool = False
+    ) -> list[tuple[list[str], list[str], np.ndarray]]:
+        """(reference statements, candidate statements, their cosine matrix) of each pair."""
         split = [(list(r), list(c)) for r, c in zip(references, candidates)]
         vectors = self.embeddings([s for ref, cand in split for s in ref + cand], progress)
         width = next(iter(vectors.values())).shape[0] if vectors else 0
@@ -305,4 +331,4 @@ class SemanticTeacher:
         def matrix(items: list[str]) -> np.ndarray:
             return np.stack([vectors[s] for s in items]) if items else np.zeros((0, width), dtype=np.float32)
 
-        return [annotate_pair(ref, cand, matrix(ref) @ matrix(cand).T, self.rules) for ref, cand in split]
+        return [(ref, cand, matrix(ref) @ matrix(cand).T) for ref, cand in split]

@@ -1,0 +1,1 @@
+"""The finding-pair judge's training pairs (build.py) and their command (command.py)."""

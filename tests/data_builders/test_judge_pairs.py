@@ -1,0 +1,115 @@
+"""The finding-pair judge's training pairs: labels from logged edits, splits that share no finding."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from radmetrics.data_builders.corpus.corpora import Report
+from radmetrics.data_builders.corpus.splits import normalise_report_text
+from radmetrics.data_builders.judge_pairs.attributes import certainty, laterality, negation, severity, specificity
+from radmetrics.data_builders.judge_pairs.build import build_judge_pairs, findings_by_split
+from radmetrics.data_builders.judge_pairs.measurement import change_measurement, size_change
+from radmetrics.data_builders.judge_pairs.rewrites import change_unit, tolerated_measurement
+from radmetrics.inference.findings.judge_labels import JUDGE_LABELS, parse_label
+
+REPORTS = [
+    Report(
+        id="1",
+        findings="Moderate right pleural effusion. 8 mm nodule in the right lower lobe.",
+        impression="",
+        source="test",
+    ),
+    Report(id="2", findings="Right upper lobe pneumonia. No pneumothorax.", impression="", source="test"),
+    Report(
+        id="3",
+        findings="Small left pleural effusion. Mild cardiomegaly. Increased left basilar opacity.",
+        impression="",
+        source="test",
+    ),
+    Report(
+        id="4", findings="No pneumothorax. Calcified granuloma in the left upper lobe.", impression="", source="test"
+    ),
+]
+
+
+def test_size_tolerance():
+    assert size_change(8, 9) == "same"  # within 2 mm
+    assert size_change(40, 46) == "same"  # within 20%
+    assert size_change(10, 13) == "insignificant"
+    assert size_change(8, 18) == "significant"  # the issue's first row
+
+
+def test_edits_carry_their_labels():
+    rng = random.Random(0)
+    text, significant = change_measurement("8 mm nodule in the right lower lobe.", rng)
+    assert text != "8 mm nodule in the right lower lobe." and isinstance(significant, bool)
+    assert laterality("Right upper lobe pneumonia.", rng) == ("Left upper lobe pneumonia.", "contradiction:laterality")
+    assert negation("No pneumothorax.", rng) == ("Pneumothorax is present.", "contradiction:negation")
+    edited, label = severity("Moderate right pleural effusion.", rng)
+    assert label == "attribute:severity:significant" and "moderate" not in edited.lower()
+    assert severity("Minimal atelectasis.", random.Random(1))[1].startswith("attribute:severity:")
+    edited, label = certainty("Right upper lobe pneumonia.", rng)
+    assert label.startswith("attribute:certainty:") and edited != "Right upper lobe pneumonia."
+    assert certainty("Possible right upper lobe pneumonia.", rng) == (
+        "Right upper lobe pneumonia.",
+        "attribute:certainty:significant",
+    )
+    edited, label = specificity("Right upper lobe pneumonia.", rng)
+    assert label == "attribute:specificity:significant" and "pneumonia" not in edited
+    assert change_unit("8 mm nodule.", rng) == ("0.8 cm nodule.", "unit")
+    assert tolerated_measurement("8 mm nodule.", rng)[1] == "measurement_within_tolerance"
+
+
+def test_recommendations_are_not_edited_as_findings():
+    rng = random.Random(0)
+    assert negation("If indicated consider dedicated right shoulder films.", rng) is None
+    assert laterality("Recommend dedicated views of the right ribs.", rng) is None
+
+
+def test_held_out_findings_never_in_train():
+    splits = {"1": "train", "2": "test", "3": "validation", "4": "train"}
+    found = findings_by_split(REPORTS, splits)
+    train = {normalise_report_text(t) for t, _ in found["train"]}
+    held_out = {normalise_report_text(t) for s in ("validation", "test") for t, _ in found[s]}
+    assert "no pneumothorax" in train and not train & held_out  # shared by a train and a test report: train only
+
+
+def test_build_is_deterministic_and_labelled():
+    splits = {"1": "train", "2": "test", "3": "validation", "4": "train"}
+    first = build_judge_pairs(REPORTS, splits, per_label=50, seed=0)
+    again = build_judge_pairs(REPORTS, splits, per_label=50, seed=0)
+    assert [p.to_dict() for p in first["train"]] == [p.to_dict() for p in again["train"]]
+    for split, pairs in first.items():
+        for pair in pairs:
+            assert pair.label in JUDGE_LABELS and pair.split == split
+            assert parse_label(pair.label).decision == pair.decision
+    train_keys = {(p.reference, p.candidate) for p in first["train"]}
+    assert not any((p.reference, p.candidate) in train_keys for p in first["test"])
+
+
+def test_command_writes_splits_and_card(tmp_path):
+    import argparse
+
+    from radmetrics.data_builders.cli import add_arguments, run
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    table = tmp_path / "reports.csv"
+    table.write_text(
+        "id,findings,impression\n" + "".join(f'{r.id},"{r.findings}",\n' for r in REPORTS), encoding="utf-8"
+    )
+    out = tmp_path / "pairs"
+    args = parser.parse_args(
+        ["judge-pairs", "--kind", "table", "--path", str(table), "--per-label", "20", "--out", str(out)]
+    )
+    assert run(args) == 0
+    stats = json.loads((out / "stats.json").read_text())
+    assert sum(stats["pairs"].values()) == sum(
+        1 for s in ("train", "validation", "test") for _ in open(out / f"{s}.jsonl")
+    )
+    assert "Finding-pair judge" in (out / "README.md").read_text()
+    with pytest.raises(SystemExit):
+        parser.parse_args(["judge-pairs", "--per-label", "0", "--out", str(out)])

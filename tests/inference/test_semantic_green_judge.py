@@ -1,0 +1,85 @@
+"""semantic_green's finding-pair judge: judge=rules leaves every value as it was; with a judge's decisions, an
+attribute error keeps the pair matched and adds its error (CRIMSON's weight), a contradiction is an error, an
+unrelated pair is unmatched; the page shows each decision; judge=model without a judge is refused at the door."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from radmetrics.inference.findings.judge_labels import JUDGE_LABELS, JudgeDecision, parse_label
+from radmetrics.inference.metrics.base import OptionError
+from radmetrics.inference.metrics.semantic_green.judge import judged_annotation, rules_decision
+from radmetrics.inference.metrics.semantic_green.metric import SemanticGreen, weighted_errors
+from radmetrics.inference.metrics.semantic_green.teacher import Rules, annotate_pair
+
+REFERENCE = ["Moderate right pleural effusion", "No pneumothorax"]
+CANDIDATE = ["Large right pleural effusion", "No pneumothorax"]
+SIMILARITY = np.array([[0.9, 0.1], [0.1, 1.0]], dtype=np.float32)
+
+
+def judged(decision: JudgeDecision):
+    decisions = {(REFERENCE[0], CANDIDATE[0]): decision}
+    return judged_annotation(REFERENCE, CANDIDATE, SIMILARITY, Rules(interval_change=True), decisions)
+
+
+def test_labels_read_back():
+    for label in JUDGE_LABELS:
+        assert parse_label(label).label == label
+    with pytest.raises(ValueError):
+        parse_label("attribute:colour:significant")
+
+
+def test_an_attribute_error_stays_matched_and_weighs_as_crimson():
+    annotation = judged(JudgeDecision("attribute_error", "severity", True))
+    assert annotation.matched == 2 and sum(annotation.significant) == 1
+    assert annotation.errors[0].category == "d" and annotation.score == 2 / 3
+    assert weighted_errors(annotation, None)[0] == 0.5
+    assert annotation.to_dict()["decisions"] == [[0, 0, "attribute:severity:significant"]]
+    insignificant = judged(JudgeDecision("attribute_error", "measurement", False))
+    assert sum(insignificant.significant) == 0 and sum(insignificant.insignificant) == 1
+    assert weighted_errors(insignificant, None)[0] == 0.0
+
+
+def test_the_rules_unmatch_the_same_pair():
+    rules = annotate_pair(REFERENCE, CANDIDATE, SIMILARITY, Rules(interval_change=True))
+    assert rules.matched == 1 and sum(rules.significant) == 1 and "decisions" not in rules.to_dict()
+
+
+def test_contradictions_and_unrelated_pairs():
+    laterality = judged(JudgeDecision("contradiction", "laterality", True))
+    assert laterality.matched == 1 and [e.category for e in laterality.errors] == ["c"]
+    unrelated = judged(JudgeDecision("unrelated"))
+    assert unrelated.matched == 1 and sorted(e.category for e in unrelated.errors) == ["a", "b"]
+    same = judged(JudgeDecision("same"))
+    assert same.matched == 2 and not same.errors and same.score == 1.0
+
+
+def test_rules_decisions_in_the_judges_labels():
+    assert rules_decision("Right pleural effusion", "Left pleural effusion").label == "contradiction:laterality"
+    assert rules_decision("Pleural effusion", "No pleural effusion").label == "contradiction:negation"
+    assert rules_decision("Moderate effusion", "Large effusion").label == "attribute:severity:significant"
+    assert rules_decision("8 mm nodule", "18 mm nodule").label == "same"  # what the rules miss
+
+
+def test_the_page_shows_each_decision():
+    detail = judged(JudgeDecision("attribute_error", "severity", True)).to_dict()
+    shown = SemanticGreen.display_detail(
+        {**detail, **{"errors": [{**e, "level": None, "weight": 0.5} for e in detail["errors"]]}}
+    )
+    judge_rows = [t for t in shown["tables"] if "judge" in t["caption"]][0]["rows"]
+    assert judge_rows == [
+        [
+            "C1: Large right pleural effusion",
+            "R1: Moderate right pleural effusion",
+            "attribute_error",
+            "severity",
+            "significant",
+        ]
+    ]
+
+
+def test_judge_model_without_a_judge_is_refused_before_anything_loads():
+    with pytest.raises(OptionError, match="finding_judge"):
+        SemanticGreen(judge="model")
+    assert "judge:rules" in " ".join(SemanticGreen().signature_parts())

@@ -1,0 +1,81 @@
+"""judge/pairs: the tiny cross-encoder trains on finding pairs, records held-out results beside its baselines,
+exports with the finding_judge manifest, and the export loads and decides pairs in inference."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from radmetrics.inference.findings.judge_labels import JUDGE_LABELS, JudgeDecision
+
+
+@pytest.fixture(scope="module")
+def judge_run(tmp_path_factory, iu_reports):
+    from radmetrics.data_builders.corpus.corpus_io import assign_splits
+    from radmetrics.data_builders.judge_pairs.build import build_judge_pairs
+    from radmetrics.data_builders.judge_pairs.command import write_judge_pairs
+    from radmetrics.training.judge.pairs import main
+
+    root = tmp_path_factory.mktemp("judge")
+    reports = iu_reports[:300]
+    write_judge_pairs(
+        build_judge_pairs(reports, assign_splits(reports), per_label=20),
+        root / "pairs",
+        {"corpus": "iu_xray", "path": "bundled", "split_by": "text"},
+    )
+    args = [
+        "--config",
+        "configs/judge/pairs/tiny.yaml",
+        "--pairs_dir",
+        str(root / "pairs"),
+        "--output_dir",
+        str(root / "run"),
+        "--max_train_samples",
+        "64",
+        "--max_eval_samples",
+        "48",
+        "--num_train_epochs",
+        "1",
+        "--tiny_vocab_size",
+        "300",
+        "--per_device_train_batch_size",
+        "16",
+    ]
+    return main(args)
+
+
+def test_tiny_judge_records_held_out_results(judge_run):
+    results = json.loads((judge_run / "eval_results.json").read_text())
+    for key in (
+        "test_macro_f1",
+        "test_decision_accuracy",
+        "baseline_majority_test_macro_f1",
+        "baseline_rules_test_decision_accuracy",
+        "test_support_same",
+    ):
+        assert key in results
+    predictions = (judge_run / "test_predictions.jsonl").read_text().splitlines()
+    assert sum(results[f"test_support_{label}"] for label in JUDGE_LABELS) == len(predictions) > 0
+    assert set(json.loads(predictions[0])) >= {"label", "predicted", "rules", "majority"}
+    assert (judge_run / "final" / ".complete").exists()
+
+
+def test_export_loads_and_decides(judge_run, tmp_path):
+    from radmetrics.inference.loading.checkpoint import load_manifest
+    from radmetrics.inference.metrics.semantic_green.judge import FindingJudge
+    from radmetrics.training.export import export_run
+
+    out = export_run(judge_run, tmp_path / "export")
+    _, manifest = load_manifest(out, "finding_judge")
+    assert manifest["label_map"] == {"labels": list(JUDGE_LABELS)}
+    assert "finding_judge" in (out / "README.md").read_text()
+    judge = FindingJudge(out, batch_size=2)
+    pairs = [
+        ("Small left effusion.", "Large left effusion."),
+        ("No pneumothorax.", "Pneumothorax."),
+        ("Small left effusion.", "Large left effusion."),
+    ]
+    decisions = judge.decide(pairs)
+    assert len(decisions) == 3 and all(isinstance(d, JudgeDecision) for d in decisions)
+    assert decisions[0] == decisions[2] and decisions[0].label in JUDGE_LABELS

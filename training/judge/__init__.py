@@ -1,0 +1,1 @@
+"""The finding-pair judge's recipe (pairs.py)."""
