@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .arguments import TINY_MODELS, DataArguments, ModelArguments
 from .distributed import build_once
+from .record_checks import RecordFormatError, check_silver_columns
 
 
 def load_silver(data_args: DataArguments, labeler: str, training_args):
@@ -38,7 +39,8 @@ def load_silver(data_args: DataArguments, labeler: str, training_args):
     data = load_from_disk(str(hf_dir))
     for split in ("train", "validation", "test"):
         if split not in data:
-            raise ValueError(f"{hf_dir}: the silver dataset has no {split!r} split (found {list(data)})")
+            raise RecordFormatError(f"{hf_dir}: the silver dataset has no {split!r} split (found {list(data)})")
+    check_silver_columns(data, labeler, str(hf_dir))  # before the tokenizer and the model
     if data_args.max_train_samples:
         data["train"] = data["train"].select(range(min(data_args.max_train_samples, len(data["train"]))))
     if data_args.max_eval_samples:

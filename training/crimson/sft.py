@@ -39,6 +39,7 @@ from radmetrics.inference.metrics.crimson.prompt import crimson_messages
 
 from ..common.distributed import build_once, is_main_process
 from ..common.lifecycle import start_run, train_and_finish
+from ..common.record_checks import RecordFormatError, check_crimson_records, missing_splits_hint
 from ..common.sft import PeftArguments, add_adapter_check, final_model, peft_parts
 from ..config import RecipeParser
 from ..green.causal_lm import TINY, CausalLMArguments, base_model_source, build_causal_lm, build_causal_tokenizer
@@ -113,15 +114,14 @@ ARGUMENT_TYPES = (CausalLMArguments, CrimsonDataArguments, SFTConfig, PeftArgume
 
 
 def read_records(directory: Path) -> dict[str, list[dict]]:
+    from radmetrics.inference.files.report_io import read_jsonl_records
+
     missing = [str(directory / f"{s}.jsonl") for s in SPLITS if not (directory / f"{s}.jsonl").is_file()]
     if missing:
-        raise FileNotFoundError(f"CRIMSON teacher records not found: {missing}")
-    records = {}
-    for split in SPLITS:
-        lines = (directory / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()
-        records[split] = [json.loads(line) for line in lines if line.strip()]
-        if records[split] and "response" not in records[split][0]:
-            raise ValueError(f"{directory / split}.jsonl: records have no `response` (annotate the pairs first)")
+        raise RecordFormatError(f"CRIMSON teacher records not found: {missing}{missing_splits_hint(directory)}")
+    files = {split: str(directory / f"{split}.jsonl") for split in SPLITS}
+    records = {split: [record for _, record in read_jsonl_records(files[split])] for split in SPLITS}
+    check_crimson_records(records, files)  # before the tokenizer and the model
     return records
 
 

@@ -39,6 +39,7 @@ from radmetrics.inference.metrics.green.generation import MAX_REPORT_WORDS, gree
 from ..common.distributed import build_once, is_main_process
 from ..common.evaluation_hook import ComponentMetricEvaluation
 from ..common.lifecycle import start_run, train_and_finish
+from ..common.record_checks import RecordFormatError, check_green_records, missing_splits_hint, refuse_empty_files
 from ..common.sft import PeftArguments, add_adapter_check, final_model, peft_parts
 from ..config import RecipeParser
 from .causal_lm import TINY, CausalLMArguments, base_model_source, build_causal_lm, build_causal_tokenizer
@@ -214,15 +215,15 @@ def load_annotations(data_args: GreenDataArguments, output_dir: str):
     files = {split: str(root / f"{split}.jsonl") for split in ("train", "validation", "test")}
     missing = [f for f in files.values() if not Path(f).is_file()]
     if missing:
-        raise FileNotFoundError(f"GREEN annotation records not found: {missing}")
+        raise RecordFormatError(f"GREEN annotation records not found: {missing}{missing_splits_hint(root)}")
+    refuse_empty_files(files)  # an empty file has no columns for load_dataset
     data = load_dataset("json", data_files=files)
+    check_green_records(data, files, data_args.prompt)  # before the tokenizer and the model
     for split, limit in (
         ("train", data_args.max_train_samples),
         ("validation", data_args.max_eval_samples),
         ("test", data_args.max_eval_samples),
     ):
-        if "response" not in data[split].column_names:
-            raise ValueError(f"{files[split]}: records have no `response` (annotate the pairs first)")
         if limit:
             data[split] = draw_training_pairs(
                 data[split], limit, data_args.train_draw if split == "train" else "shuffled"
