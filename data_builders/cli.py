@@ -392,9 +392,7 @@ def annotate_crimson_programmatic(args: argparse.Namespace) -> None:
 def annotate_semantic(args: argparse.Namespace) -> None:
     from .pairs.semantic_teacher import semantic_annotations
 
-    records = semantic_annotations(
-        read_pairs(args), args.encoder, quoted=args.quoted, units=args.units
-    )
+    records = semantic_annotations(read_pairs(args), args.encoder, quoted=args.quoted, units=args.units)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     per_file = write_annotations(records, out, args)
