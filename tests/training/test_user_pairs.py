@@ -99,26 +99,30 @@ def test_data_annotate_reads_a_csv_and_writes_the_splits_green_sft_takes(tmp_pat
     out = ["--output_dir", str(tmp_path / "run")]
     assert train("green/sft", *GREEN_TINY, "--pairs_dir", str(tmp_path / "annotations"), *out) == 2
     assert "pass --prompt findings" in capsys.readouterr().err
+    # and by the rehearsal of the GPU config, before anything is built or launched
+    from radmetrics.training.rehearsal import REPO, RehearsalError, rehearse
+
+    config = REPO / "configs" / "green" / "sft" / "llama-2-7b-lora.yaml"
+    wrong = ["--pairs_dir", str(tmp_path / "annotations"), "--prompt", "green"]
+    with pytest.raises(RehearsalError, match=r"llama-2-7b-lora.yaml with your data: .* pass --prompt findings"):
+        rehearse(config, tmp_path / "rehearsal", user_overrides=wrong)
+    with pytest.raises(RehearsalError, match="--promt is not an option of green/sft"):
+        rehearse(config, tmp_path / "rehearsal", user_overrides=["--promt", "findings"])
+    assert not (tmp_path / "rehearsal").exists()
+    assert main(["rehearse", str(config), "--", *wrong]) == 1
+    assert "FAILED: llama-2-7b-lora.yaml with your data" in capsys.readouterr().out
 
 
 @pytest.mark.slow
 def test_user_pairs_annotate_train_export_and_score_green(tmp_path, iu_reports):
     """The CSV -> data annotate (semantic teacher over findings) -> green/sft tiny with --prompt findings -> export ->
-    radmetrics score --metrics green with the export; the same pairs with the default prompt are refused by
-    `radmetrics rehearse` too, before anything launches."""
+    radmetrics score --metrics green with the export."""
     from radmetrics.training.common.run_dir import read_eval_results
     from radmetrics.training.export import export_run
-    from radmetrics.training.rehearsal import RehearsalError, rehearse
 
     pairs = write_user_pairs(tmp_path / "pairs.csv", iu_reports)
     assert annotate(tmp_path, pairs, "annotations") == 0
     pairs_dir = str(tmp_path / "annotations")
-    with pytest.raises(RehearsalError, match="pass --prompt findings"):
-        rehearse(
-            "configs/green/sft/small_semantic_gpu.yaml",
-            tmp_path / "rehearsal",
-            user_overrides=["--pairs_dir", pairs_dir, "--prompt", "green"],
-        )
     run = tmp_path / "run"
     assert (
         train("green/sft", *GREEN_TINY, "--pairs_dir", pairs_dir, "--prompt", "findings", "--output_dir", str(run))
