@@ -167,3 +167,21 @@ def test_user_pairs_annotate_train_export_and_score_crimson(tmp_path, iu_reports
     assert train("crimson/sft", *args.split()) == 0
     assert read_eval_results(run)["test_pairs"] == 2
     assert score_with_export(tmp_path, export_run(run, tmp_path / "export")) == 0
+
+
+@pytest.mark.slow
+def test_rehearse_runs_the_gpu_config_on_the_users_pairs_to_the_end(tmp_path, iu_reports):
+    """`radmetrics rehearse CONFIG -- --pairs_dir DIR --prompt findings`: the user's annotations, checked, then the
+    look-alike trained on a few of them through the launcher (signal, requeue, resume), evaluated, exported."""
+    from radmetrics.training.rehearsal import REPO, rehearse
+
+    pairs = write_user_pairs(tmp_path / "pairs.csv", iu_reports)
+    assert annotate(tmp_path, pairs, "annotations") == 0
+    user = ["--pairs_dir", str(tmp_path / "annotations"), "--prompt", "findings"]
+    result = rehearse(REPO / "configs/green/sft/llama-2-7b-lora.yaml", tmp_path / "rehearsal", user_overrides=user)
+    assert result.resumed_from == result.saved_on_signal and result.reloaded_as
+    run = tmp_path / "rehearsal" / "green_sft" / "llama-2-7b-lora" / "run"
+    manifest = json.loads((run / "radmetrics_run.json").read_text())
+    assert manifest["data_provenance"]["pairs_dir"] == str(tmp_path / "annotations")
+    assert manifest["training_config"]["prompt"] == "findings"
+    assert result.eval_results["test_green_eval_pairs"] >= 1
