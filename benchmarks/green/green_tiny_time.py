@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -31,6 +32,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="checkpoints/bench_green_tiny_time")
     parser.add_argument("--pretrain-out", help="stage-1 run directory (default OUT/pretrain); reused when complete")
+    parser.add_argument(
+        "--pretrain-args", default="", help="extra green/pretrain arguments, one string (e.g. --num_train_epochs 1)"
+    )
     parser.add_argument("--results", default="green_tiny_time.json", help="file name under benchmarks/results/")
     parser.add_argument("--note", default="", help="what else ran on the machine (it is shared or not)")
     args = parser.parse_args()
@@ -40,7 +44,8 @@ def main() -> None:
     start = time.perf_counter()
     if not is_complete(pretrain_dir / "final"):
         config = str(REPO / "configs/green/pretrain/tiny.yaml")
-        load_recipe("green/pretrain").main(["--config", config, "--output_dir", str(pretrain_dir)])
+        pretrain_args = ["--config", config, "--output_dir", str(pretrain_dir), *shlex.split(args.pretrain_args)]
+        load_recipe("green/pretrain").main(pretrain_args)
         timings["pretrain_s"] = round(time.perf_counter() - start, 1)
     start = time.perf_counter()
     sft_args = ["--config", str(REPO / "configs/green/sft/tiny.yaml"), "--output_dir", str(out / "sft")]
@@ -56,6 +61,7 @@ def main() -> None:
             "machine": machine(),
             "versions": {name: version(name) for name in ("torch", "transformers", "trl", "radmetrics")},
             "note": args.note,
+            "pretrain_args": args.pretrain_args,
             "goal_s": GOAL_S,
             "timings": timings,
             "within_goal": timings["sft_with_final_evaluation_s"] <= GOAL_S,
