@@ -10,7 +10,8 @@ over `MAX_REPORT_CHARS` characters (most likely the wrong file), malformed CSV o
 that is null, not a string (or a grounded report), or empty where an empty one is not allowed (references). Ids, where
 the file carries them, must be present on every
 record and unique; `pair_reports` then pairs two files by id (any field: `id_field`, `--id-field`), and refuses to pair
-a file with ids and one without.
+a file with ids and one without. A field named `a+b` (`--ref-field findings+impression`) is the record's sections a and
+b joined as written (`joined_sections`).
 """
 
 from __future__ import annotations
