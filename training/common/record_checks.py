@@ -7,7 +7,8 @@ and `radmetrics rehearse` print as one line and exit 2).
   CRIMSON records are sent to crimson/sft.
 - crimson/sft: CRIMSON teacher records (`response` a CRIMSON JSON answer the reference parser reads); GREEN records
   are sent to green/sft.
-- encoder recipes: the silver dataset's columns for the labeler (`radmetrics data silver`).
+- encoder recipes: the silver dataset's columns for the labeler (`radmetrics data silver`); green/pretrain: the
+  corpus' `text` (`radmetrics data pretrain-corpus`).
 Every split the recipe reads must hold records."""
 
 from __future__ import annotations
@@ -130,18 +131,22 @@ def check_crimson_records(records_by_split: Mapping[str, list], files: Mapping[s
                 raise RecordFormatError(f"{where}: `context` is {type(record['context']).__name__}, not an object")
 
 
-def check_silver_columns(data, labeler: str, where: str) -> None:
-    """An encoder recipe's silver DatasetDict: each split non-empty, with the labeler's columns."""
-    wanted = SILVER_COLUMNS.get(labeler, ())
+def check_columns(data, wanted: Iterable[str], where: str, fix: str) -> None:
+    """A DatasetDict a recipe trains on: each split non-empty, with the columns it reads; `fix`: how to build it."""
     for split in ("train", "validation", "test"):
         missing = [c for c in wanted if c not in data[split].column_names]
         if missing:
             raise RecordFormatError(
-                f"{where}: the {split} split lacks column(s) {missing} of {labeler} silver labels (found "
-                f"{data[split].column_names}): build it with `radmetrics data silver --labelers {labeler}`"
+                f"{where}: the {split} split lacks column(s) {missing} (found {data[split].column_names}): {fix}"
             )
         if not len(data[split]):
-            raise RecordFormatError(f"{where}: the {split} split holds no records")
+            raise RecordFormatError(f"{where}: the {split} split holds no records: {fix}")
+
+
+def check_silver_columns(data, labeler: str, where: str) -> None:
+    """An encoder recipe's silver DatasetDict: each split non-empty, with the labeler's columns."""
+    fix = f"build it with `radmetrics data silver --labelers {labeler}`"
+    check_columns(data, SILVER_COLUMNS.get(labeler, ()), where, fix)
 
 
 def missing_splits_hint(folder: Path) -> str:
