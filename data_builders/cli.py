@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from radmetrics.inference.files.output_paths import OutputFolder
 
@@ -17,13 +18,16 @@ DESCRIPTION = """Build data for the recipes. Subcommands:
            CSV/JSONL with configurable columns), assign deterministic splits, write reports.jsonl
 
   Splits (--split-by text, the default) group reports by normalised text, so no held-out report repeats a
-  train report; every stats.json and card records the overlap between splits (reports and sentences).
+  train report; corpus_stats.json (data corpus), every other stats.json and card record the overlap between splits
+  (reports and sentences).
 
   pairs    reference/candidate pairs by the five GREEN heuristics, each with an edit log and a
            programmatic GREEN annotation; JSONL + HF dataset + dataset card
 
   inject-errors    LLM-written candidates (GREEN appendix A.4): sampled error categories, or a rephrasing
-  annotate         GREEN annotations of any pairs: by the semantic teacher (semantic_green: sentence matching and
+  annotate         GREEN annotations of any pairs (CSV or JSONL; split by reference report with a leakage check
+                   into train/validation/test.jsonl, which green/sft and crimson/sft read as they are): by the
+                   semantic teacher (semantic_green: sentence matching and
                    word rules that agree with radiologists, no LLM), or by an LLM teacher (appendix A.1, --endpoint),
                    validated by the GREEN parser and resumable (answers are cached; a rerun re-sends nothing answered);
                    --format crimson: CRIMSON's prompt and JSON answer from the LLM teacher, for crimson/sft
@@ -43,7 +47,7 @@ DESCRIPTION = """Build data for the recipes. Subcommands:
 Examples: radmetrics data corpus --kind iu_xray --out outputs/corpus
           radmetrics data pairs --out outputs/pairs --per-heuristic 2000
           radmetrics data silver --out outputs/silver --labelers chexpert rate_ner radgraph
-          radmetrics data annotate --pairs my_pairs.jsonl --out outputs/teacher              (semantic teacher, no LLM)
+          radmetrics data annotate --pairs my_pairs.csv --out outputs/teacher            (semantic teacher, no LLM)
           radmetrics data annotate --pairs outputs/pairs/train.jsonl --endpoint configs/llm/openai_gpt4o.yaml --out \
 outputs/teacher
           radmetrics data annotate --format crimson --pairs outputs/pairs/*.jsonl --endpoint \
@@ -144,8 +148,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--pairs",
         required=True,
         nargs="+",
-        help="pair JSONL files: `reference` and `candidate` per line; `id` and `split` kept when present",
+        help=(
+            "pair files, CSV or JSONL: `reference` and `candidate` per row (other names: --reference-field, "
+            "--candidate-field); `id`, `split`, `context` and any other field kept"
+        ),
     )
+    annotate.add_argument(
+        "--reference-field",
+        default="reference",
+        help="the references' column or field; a+b joins sections as written (findings+impression)",
+    )
+    annotate.add_argument("--candidate-field", default="candidate", help="the candidates' column or field (a+b joins)")
+    annotate.add_argument(
+        "--split-by",
+        choices=["auto", "given", "reference", "none"],
+        default="auto",
+        help=(
+            "auto: the pairs' own `split` when every pair has one (refused if a held-out reference repeats a train "
+            "one), else by reference report (reference: a seeded 80/10/10 of the normalised reference text, so a "
+            "report's pairs share a split); none: one annotations.jsonl. Writes train/validation/test.jsonl, which "
+            "green/sft --pairs_dir and crimson/sft --annotations_dir read as they are"
+        ),
+    )
+    annotate.add_argument("--seed", type=int, default=0, help="seed of the split by reference report")
     annotate.add_argument(
         "--teacher",
         choices=["semantic", "llm"],
@@ -320,25 +345,32 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def read_pairs(paths: list[str], limit: int | None) -> list[dict]:
-    from radmetrics.inference.files.report_io import read_jsonl_records
+def read_pairs(args: argparse.Namespace) -> list[dict]:
+    """The pairs --pairs names (CSV or JSONL), cut to --limit, with their splits (pairs/pair_files.py); the output
+    folder checked first. Refused in one line when a split would be empty or the given splits leak."""
+    from radmetrics.inference.files.output_paths import ensure_output_dir
 
-    pairs = [record for path in paths for _, record in read_jsonl_records(path, ("reference", "candidate"))]
-    for n, pair in enumerate(pairs):
-        pair.setdefault("id", str(n))
-    return pairs[:limit]
+    from .pairs.pair_files import PairFileError, assign_pair_splits, empty_splits, read_pair_files
+
+    ensure_output_dir(args.out, what="--out")
+    pairs = read_pair_files(args.pairs, args.reference_field, args.candidate_field)[: args.limit]
+    pairs, args.split_stats = assign_pair_splits(pairs, args.split_by, args.seed)
+    if empty_splits(args.split_stats):
+        raise PairFileError(
+            f"{len(pairs)} pairs leave no {' and no '.join(empty_splits(args.split_stats))} pair (split "
+            f"{args.split_stats['split_by']}): give more pairs, or pass --split-by none for annotations not trained on"
+        )
+    return pairs
 
 
-def write_annotations(records: list[dict], out) -> dict[str, int]:
-    """{split}.jsonl (and hf/) when the records have splits, else annotations.jsonl; the count per file."""
-    from .corpus.corpus_io import write_split_records
+def write_annotations(records: list[dict], out, args: argparse.Namespace) -> dict[str, int]:
+    """train/validation/test.jsonl (or annotations.jsonl with --split-by none), hf/, stats.json; the count per file."""
+    from .pairs.pair_files import write_split_files
 
-    by_split: dict[str, list[dict]] = {}
-    for record in records:
-        by_split.setdefault(record.get("split") or "annotations", []).append(record)
-    if by_split:  # a patient context's fields differ from pair to pair: the Arrow copy holds it as JSON text
-        write_split_records(by_split, out, to_arrow=_context_as_text)
-    return {k: len(v) for k, v in by_split.items()}
+    stats = getattr(args, "split_stats", None) or {"split_by": "given"}
+    stats = {**stats, "written": len(records)}
+    # a patient context's fields differ from pair to pair: the Arrow copy holds it as JSON text
+    return write_split_files(records, Path(out), stats, to_arrow=_context_as_text)
 
 
 def _context_as_text(record: dict) -> dict:
@@ -347,13 +379,11 @@ def _context_as_text(record: dict) -> dict:
 
 def annotate_crimson_programmatic(args: argparse.Namespace) -> None:
     """CRIMSON answers to pairs built by `radmetrics data pairs`, from their edit logs (crimson_programmatic.py)."""
-    from pathlib import Path
-
     from radmetrics.inference.metrics.crimson.metric import evaluate_answer
 
     from .pairs.crimson_programmatic import programmatic_answer
 
-    pairs = read_pairs(args.pairs, args.limit)
+    pairs = read_pairs(args)
     unbuilt = [p["id"] for p in pairs if "edits" not in p]
     if unbuilt:
         raise SystemExit(
@@ -367,27 +397,21 @@ def annotate_crimson_programmatic(args: argparse.Namespace) -> None:
         records.append({**pair, "response": answer, "crimson_score": score, "teacher": "programmatic"})
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    per_file = write_annotations(records, out)
+    per_file = write_annotations(records, out, args)
     print(json.dumps({"written": len(records), "teacher": "programmatic", "per_file": per_file}, indent=2))
 
 
 def annotate_semantic(args: argparse.Namespace) -> None:
-    from pathlib import Path
-
     from .pairs.semantic_teacher import semantic_annotations
 
-    records = semantic_annotations(
-        read_pairs(args.pairs, args.limit), args.encoder, quoted=args.quoted, units=args.units
-    )
+    records = semantic_annotations(read_pairs(args), args.encoder, quoted=args.quoted, units=args.units)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    per_file = write_annotations(records, out)
+    per_file = write_annotations(records, out, args)
     print(json.dumps({"written": len(records), "teacher": "semantic_green", "per_file": per_file}, indent=2))
 
 
 def run_llm_builder(args: argparse.Namespace) -> None:
-    from pathlib import Path
-
     from radmetrics.inference.llm.endpoint import Endpoint
     from radmetrics.inference.llm.engine import LLMEngine
 
@@ -408,10 +432,10 @@ def run_llm_builder(args: argparse.Namespace) -> None:
     elif args.format == "crimson":
         from .pairs.crimson_teacher import annotate_crimson
 
-        records, failures = annotate_crimson(read_pairs(args.pairs, args.limit), engine)
+        records, failures = annotate_crimson(read_pairs(args), engine)
     else:
-        records, failures = annotate_pairs(read_pairs(args.pairs, args.limit), engine)
-    per_file = write_annotations(records, out)
+        records, failures = annotate_pairs(read_pairs(args), engine)
+    per_file = write_annotations(records, out, args)
     with open(out / "failures.jsonl", "w", encoding="utf-8") as fh:
         for failure in failures:
             fh.write(json.dumps(failure) + "\n")

@@ -88,3 +88,20 @@ def parse_config_file(path: str | Path, dataclass_types):
     values = read_yaml(path)
     check_keys(values, dataclass_types, str(path))
     return RecipeParser(dataclass_types).parse_recipe_args(["--config", str(path)], check_output=False)
+
+
+def data_arguments(data_type, config: str | Path, overrides: list[str]):
+    """The `data_type` dataclass alone, from a recipe's YAML and command-line overrides (the others' flags ignored),
+    without building the others (TrainingArguments would check a GPU config's bf16 and DeepSpeed): what
+    `radmetrics rehearse` checks a user's data with before anything launches."""
+    values = read_yaml(config)
+    own = field_names([data_type])
+    parser = HfArgumentParser(data_type)
+    parser.set_defaults(**{k: v for k, v in values.items() if k in own})
+    for action in parser._actions:
+        if action.dest in values:
+            action.required = False
+    parsed, _ = parser.parse_args_into_dataclasses(
+        args=overrides, look_for_args_file=False, return_remaining_strings=True
+    )
+    return parsed

@@ -108,6 +108,55 @@ def _run_cli(args: list[str], log: Path) -> None:
         raise failure(f"radmetrics {' '.join(args)} failed", log)
 
 
+DATA_FLAGS = {"green/pretrain": "--corpus_dir", "green/sft": "--pairs_dir", "crimson/sft": "--annotations_dir"}
+DATA_LIMITS = {  # a few records of whatever data the rehearsal reads, the user's or the bundled corpus'
+    "green/pretrain": ["--max_train_samples", "600", "--max_eval_samples", "16"],
+    "green/sft": ["--max_train_samples", "200", "--max_eval_samples", "8"],
+    "crimson/sft": ["--max_train_samples", "200", "--max_eval_samples", "8"],
+}
+SILVER_LIMITS = ["--max_train_samples", "256", "--max_eval_samples", "32"]
+
+
+def data_flag(recipe: str) -> str:
+    """The recipe option naming its data folder."""
+    return DATA_FLAGS.get(recipe, "--silver_dir")
+
+
+def user_data_overrides(recipe: str, config_path: Path, user_overrides: list[str]) -> list[str] | None:
+    """With the user's data folder among `user_overrides`: the rehearsal's limits on it (a few records), after
+    checking it, and every override, as the real run will (the recipe's `check_data`: its records, prompt and units);
+    a RehearsalError in one line before anything is built or launched. None when the user names no data folder."""
+    from .config import ConfigError, field_names
+    from .recipes import load_recipe
+
+    module = load_recipe(recipe)
+    flags = [arg.split("=", 1)[0][2:] for arg in user_overrides if arg.startswith("--")]
+    unknown = [flag for flag in flags if flag not in field_names(module.ARGUMENT_TYPES)]
+    if unknown:
+        raise RehearsalError(f"{config_path.name}: --{unknown[0]} is not an option of {recipe}")
+    if data_flag(recipe)[2:] not in flags:
+        return None
+    if hasattr(module, "check_data"):
+        from radmetrics.inference.files.report_io import ReportFileError
+
+        try:
+            module.check_data(str(config_path), user_overrides)
+        except (ReportFileError, ConfigError, ValueError) as exc:  # RecordFormatError is a ReportFileError
+            raise RehearsalError(f"{config_path.name} with your data: {exc}") from None
+    return DATA_LIMITS.get(recipe, SILVER_LIMITS)
+
+
+def _absolute_data_path(overrides: list[str], flag: str) -> list[str]:
+    """The user's data folder as an absolute path: the job runs in the repository, not where the user stands."""
+    out = list(overrides)
+    for i, arg in enumerate(out):
+        if arg == flag and i + 1 < len(out):
+            out[i + 1] = str(Path(out[i + 1]).resolve())
+        elif arg.startswith(flag + "="):
+            out[i] = f"{flag}={Path(arg.split('=', 1)[1]).resolve()}"
+    return out
+
+
 def prepare_data(recipe: str, config: dict, workdir: Path) -> list[str]:
     """Overrides pointing the config's data at bundled-corpus data built once under WORKDIR/data (a config names
     directories such as data/green_annotations that exist only where the lab built them)."""
@@ -117,7 +166,7 @@ def prepare_data(recipe: str, config: dict, workdir: Path) -> list[str]:
         corpus = data / "pretrain_corpus"
         if not (corpus / "hf").is_dir():
             _run_cli(["data", "pretrain-corpus", "--out", str(corpus)], data / "pretrain_corpus.log")
-        return ["--corpus_dir", str(corpus), "--max_train_samples", "600", "--max_eval_samples", "16"]
+        return ["--corpus_dir", str(corpus), *DATA_LIMITS[recipe]]
     if recipe == "green/sft":
         pairs = data / "green_pairs"
         if not (pairs / "train.jsonl").is_file():
@@ -135,7 +184,7 @@ def prepare_data(recipe: str, config: dict, workdir: Path) -> list[str]:
                 ],
                 data / "green_pairs.log",
             )
-        return ["--pairs_dir", str(pairs), "--max_train_samples", "200", "--max_eval_samples", "8"]
+        return ["--pairs_dir", str(pairs), *DATA_LIMITS[recipe]]
     if recipe == "crimson/sft":  # the programmatic CRIMSON teacher's answers to built pairs (no LLM)
         pairs, annotations = data / "crimson_pairs", data / "crimson_annotations"
         if not (annotations / "train.jsonl").is_file():
@@ -148,7 +197,7 @@ def prepare_data(recipe: str, config: dict, workdir: Path) -> list[str]:
                 ["data", "annotate", "--format", "crimson", "--pairs", *files, "--out", str(annotations)],
                 data / "crimson_annotations.log",
             )
-        return ["--annotations_dir", str(annotations), "--max_train_samples", "200", "--max_eval_samples", "8"]
+        return ["--annotations_dir", str(annotations), *DATA_LIMITS[recipe]]
     silver = data / "silver"
     if not (silver / ".complete").is_file():
         _run_cli(
@@ -156,7 +205,7 @@ def prepare_data(recipe: str, config: dict, workdir: Path) -> list[str]:
             data / "silver.log",
         )
         (silver / ".complete").touch()
-    return ["--silver_dir", str(silver), "--max_train_samples", "256", "--max_eval_samples", "32"]
+    return ["--silver_dir", str(silver), *SILVER_LIMITS]
 
 
 def rehearsal_overrides(recipe: str, config: dict, model_dir: Path, output_dir: Path) -> list[str]:
@@ -263,55 +312,9 @@ def _reload(export: Path, family: str) -> str:
     return f"{auto.__name__} -> {type(model).__name__}"
 
 
-def rehearse(
-    config_path: str | Path, workdir: str | Path, deepspeed: str | None = None, timeout_s: float = 1800
-) -> Rehearsal:
-    """Rehearse one GPU config end to end on CPU (see the module docstring); raises RehearsalError on any failure."""
-    started = time.monotonic()
-    config_path = Path(config_path).resolve()
-    config = yaml.safe_load(config_path.read_text())
-    recipe = recipe_for_config(config_path, REPO / "configs")
-    base = base_model_of(config, REPO / "configs")
-    family = family_of(base)
-    deepspeed = deepspeed or config.get("deepspeed")
-    accelerate_config = (
-        "configs/accelerate/zero3_offload.yaml"
-        if deepspeed and "offload" in deepspeed
-        else "configs/accelerate/zero3.yaml"
-        if deepspeed
-        else "configs/accelerate/ddp.yaml"
-    )
-    name = config_path.stem + (
-        "-" + Path(deepspeed).stem if deepspeed and deepspeed != config.get("deepspeed") else ""
-    )
-    workdir = Path(workdir).resolve()
-    job_dir = workdir / recipe.replace("/", "_") / name
-    run_dir, logs = job_dir / "run", job_dir / "logs"
-    shutil.rmtree(run_dir, ignore_errors=True)  # a run left by an earlier rehearsal would count as already finished
-    logs.mkdir(parents=True, exist_ok=True)
-
-    model_dir = workdir / "lookalikes" / base.replace("/", "--")
-    if not (model_dir / "lookalike.json").is_file():
-        from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
-
-        build_lookalike(base, [r.text for r in iu_xray_corpus() if r.text], model_dir)
-    overrides = prepare_data(recipe, config, workdir) + rehearsal_overrides(recipe, config, model_dir, run_dir)
-    if deepspeed != config.get("deepspeed"):
-        overrides += ["--deepspeed", str(deepspeed)]
-    plan = Rehearsal(
-        config=str(config_path.relative_to(REPO)),
-        recipe=recipe,
-        base_model=base,
-        family=family,
-        deepspeed=deepspeed,
-        accelerate_config=accelerate_config,
-        overrides=overrides,
-    )
-
-    requeues = job_dir / "requeues.txt"
-    requeues.unlink(missing_ok=True)
-    job_id = f"rehearsal-{recipe.replace('/', '-')}-{name}"
-    env = {
+def _job_env(job_id: str, job_dir: Path, requeues: Path) -> dict:
+    """The environment of the rehearsal's SLURM job: 2 nodes of 1 CPU process each, the stand-ins first on PATH."""
+    return {
         **os.environ,
         "PATH": os.pathsep.join([str(STAND_INS), str(Path(sys.executable).parent), os.environ["PATH"]]),
         "SLURM_NNODES": str(NODES),
@@ -329,6 +332,11 @@ def rehearse(
         "TOKENIZERS_PARALLELISM": "false",
     }
 
+
+def _signal_then_resume(plan: Rehearsal, env: dict, job_dir: Path, timeout_s: float) -> None:
+    """The job's first attempt, signalled as the ranks start (it must save, stop and be requeued), then the requeued
+    attempt, which must resume from that checkpoint, finish and record its final evaluation (in `plan`)."""
+    run_dir, logs, requeues, job_id = job_dir / "run", job_dir / "logs", job_dir / "requeues.txt", env["SLURM_JOB_ID"]
     first_log = logs / "attempt-1.log"
     status = _launch(plan, env, first_log, signal_when_started=True, timeout_s=timeout_s)
     if status != 0:
@@ -365,6 +373,68 @@ def rehearse(
     plan.eval_results = read_eval_results(run_dir)
     if not plan.eval_results:
         raise failure(f"{plan.config}: the final evaluation recorded nothing", second_log)
+
+
+def rehearse(
+    config_path: str | Path,
+    workdir: str | Path,
+    deepspeed: str | None = None,
+    timeout_s: float = 1800,
+    user_overrides: list[str] | None = None,
+) -> Rehearsal:
+    """Rehearse one GPU config end to end on CPU (see the module docstring); raises RehearsalError on any failure.
+    `user_overrides`: the options the real run will get (`radmetrics rehearse CONFIG -- ...`); a data folder among
+    them is read and checked first, and the rehearsal trains on a few of its records instead of bundled data."""
+    started = time.monotonic()
+    config_path = Path(config_path).resolve()
+    config = yaml.safe_load(config_path.read_text())
+    recipe = recipe_for_config(config_path, REPO / "configs")
+    user_overrides = _absolute_data_path(list(user_overrides or ()), data_flag(recipe))
+    user_limits = user_data_overrides(recipe, config_path, user_overrides)
+    base = base_model_of(config, REPO / "configs")
+    family = family_of(base)
+    deepspeed = deepspeed or config.get("deepspeed")
+    accelerate_config = (
+        "configs/accelerate/zero3_offload.yaml"
+        if deepspeed and "offload" in deepspeed
+        else "configs/accelerate/zero3.yaml"
+        if deepspeed
+        else "configs/accelerate/ddp.yaml"
+    )
+    name = config_path.stem + (
+        "-" + Path(deepspeed).stem if deepspeed and deepspeed != config.get("deepspeed") else ""
+    )
+    workdir = Path(workdir).resolve()
+    job_dir = workdir / recipe.replace("/", "_") / name
+    run_dir, logs = job_dir / "run", job_dir / "logs"
+    shutil.rmtree(run_dir, ignore_errors=True)  # a run left by an earlier rehearsal would count as already finished
+    logs.mkdir(parents=True, exist_ok=True)
+
+    model_dir = workdir / "lookalikes" / base.replace("/", "--")
+    if not (model_dir / "lookalike.json").is_file():
+        from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
+
+        build_lookalike(base, [r.text for r in iu_xray_corpus() if r.text], model_dir)
+    data = user_limits if user_limits is not None else prepare_data(recipe, config, workdir)
+    overrides = user_overrides + data + rehearsal_overrides(recipe, config, model_dir, run_dir)
+    if deepspeed != config.get("deepspeed"):
+        overrides += ["--deepspeed", str(deepspeed)]
+    plan = Rehearsal(
+        config=str(config_path.relative_to(REPO)),
+        recipe=recipe,
+        base_model=base,
+        family=family,
+        deepspeed=deepspeed,
+        accelerate_config=accelerate_config,
+        overrides=overrides,
+    )
+
+    requeues = job_dir / "requeues.txt"
+    requeues.unlink(missing_ok=True)
+    job_id = f"rehearsal-{recipe.replace('/', '-')}-{name}"
+    env = _job_env(job_id, job_dir, requeues)
+
+    _signal_then_resume(plan, env, job_dir, timeout_s)
 
     from .export import export_run
 

@@ -10,7 +10,8 @@ over `MAX_REPORT_CHARS` characters (most likely the wrong file), malformed CSV o
 that is null, not a string (or a grounded report), or empty where an empty one is not allowed (references). Ids, where
 the file carries them, must be present on every
 record and unique; `pair_reports` then pairs two files by id (any field: `id_field`, `--id-field`), and refuses to pair
-a file with ids and one without.
+a file with ids and one without. A field named `a+b` (`--ref-field findings+impression`) is the record's sections a and
+b joined as written (`joined_sections`).
 """
 
 from __future__ import annotations
@@ -94,7 +95,26 @@ def _checked(value, path: Path, where: str, name: str = "the report", allow_empt
     return value
 
 
+SECTION_SEPARATOR = "\n"
+
+
+def joined_sections(record: dict, fields: str) -> str | None:
+    """The sections `fields` names ("findings+impression"), each as written, joined in that order by one line break;
+    a section that is empty or null is left out (a report without an impression). None when a field is missing.
+    A record with a field named `fields` itself (a column called "a+b") gives that field."""
+    if fields in record:
+        return record[fields]
+    names = fields.split("+")
+    if not all(name in record for name in names):
+        return None
+    return SECTION_SEPARATOR.join(
+        record[name] for name in names if isinstance(record[name], str) and record[name].strip()
+    )
+
+
 def _pick(record: dict, field: str | None, path: Path, where: str, allow_empty: bool = False) -> str | list:
+    if field and "+" in field and field not in record:
+        return _pick_sections(record, field, path, where, allow_empty)
     names = [field] if field else [f for f in DEFAULT_FIELDS if f in record]
     if not names or names[0] not in record:
         raise ReportFileError(
@@ -102,6 +122,20 @@ def _pick(record: dict, field: str | None, path: Path, where: str, allow_empty: 
             f" {sorted(map(str, record))}); pass --ref-field/--hyp-field"
         )
     return _checked(record[names[0]], path, where, f"field {names[0]!r}", allow_empty)
+
+
+def _pick_sections(record: dict, fields: str, path: Path, where: str, allow_empty: bool) -> str:
+    """`--ref-field findings+impression`: every named section must be a field (a null or non-string one is refused);
+    the report is their join (joined_sections)."""
+    for name in fields.split("+"):
+        if name not in record:
+            raise ReportFileError(
+                f"{path}: {where} has no field {name!r} (found {sorted(map(str, record))}); "
+                "--ref-field/--hyp-field a+b joins fields a and b"
+            )
+        if record[name] is not None and not isinstance(record[name], str):
+            _checked(record[name], path, where, f"field {name!r}")
+    return _checked(joined_sections(record, fields), path, where, f"fields {fields!r} joined", allow_empty)
 
 
 def _ids(found: list, path: Path, where: list[str]) -> list[str] | None:

@@ -101,7 +101,7 @@ def test_teacher_annotation_is_validated_and_resumable(tmp_path):
                     "id": f"p{i}",
                     "reference": f"Heart normal. Finding {i} seen",
                     "candidate": "Heart normal.",
-                    "split": "train" if i % 4 else "test",
+                    "split": ("test", "validation", "train", "train")[i % 4],
                     "edits": [],
                 }
             )
@@ -128,7 +128,7 @@ def test_teacher_annotation_is_validated_and_resumable(tmp_path):
         assert all(n == 1 or server.planned[key] == "invalid_answer" for key, n in server.answered.items())
     records = [
         json.loads(line)
-        for split in ("train", "test")
+        for split in ("train", "validation", "test")
         for line in (tmp_path / "teacher" / f"{split}.jsonl").read_text().splitlines()
     ]
     assert len(records) == 20 and {r["teacher"] for r in records} == {"test-teacher"}

@@ -89,3 +89,18 @@ def test_semantic_teacher_precision_and_recall():
     row = Scorer(["semantic_green"], n_bootstrap=0)(references, candidates).per_sample[0]  # the findings: 1 of 2
     assert row["semantic_green_matched_findings"] == 1
     assert row["semantic_green_precision"] == 1.0 and row["semantic_green_recall"] == pytest.approx(1 / 2)
+
+
+def test_a_pair_without_findings_scores_1_with_precision_and_recall_0_and_report_html_says_so():
+    from radmetrics.inference.metrics.semantic_green.metric import NO_FINDINGS_NOTE, SemanticGreen
+    from radmetrics.inference.scoring.scorer import Scorer
+
+    normal = "Heart size is normal. Lungs are clear."
+    result = Scorer(["semantic_green"], n_bootstrap=0)([normal], [normal])
+    row = result.per_sample[0]
+    assert row["semantic_green"] == 1.0
+    assert row["semantic_green_precision"] == 0.0 and row["semantic_green_recall"] == 0.0
+    shown = SemanticGreen.display_detail(result.details["semantic_green"][0])
+    assert NO_FINDINGS_NOTE in shown["notes"]
+    with_findings = Scorer(["semantic_green"], n_bootstrap=0)(["Small left pleural effusion."], [normal])
+    assert NO_FINDINGS_NOTE not in SemanticGreen.display_detail(with_findings.details["semantic_green"][0])["notes"]

@@ -149,7 +149,8 @@ def test_data_annotate_with_the_semantic_teacher_needs_no_endpoint_nor_split(tmp
     pairs.write_text(
         "\n".join(json.dumps({"reference": r, "candidate": c}) for r, c, _, _ in CATEGORY_PAIRS.values()) + "\n"
     )
-    command = ["data", "annotate", "--pairs", str(pairs), "--units", "statements", "--out", str(tmp_path / "out")]
+    command = ["data", "annotate", "--pairs", str(pairs), "--units", "statements", "--split-by", "none", "--out"]
+    command.append(str(tmp_path / "out"))
     assert main(command) == 0
     records = [json.loads(line) for line in (tmp_path / "out" / "annotations.jsonl").read_text().splitlines()]
     assert [r["id"] for r in records] == [str(i) for i in range(len(CATEGORY_PAIRS))]
@@ -174,7 +175,7 @@ def test_the_semantic_teacher_annotates_the_findings_semantic_green_judges(tmp_p
     candidate = "Heart size is normal. Calcified granuloma. Mild cardiomegaly."
     pairs = tmp_path / "pairs.jsonl"
     pairs.write_text(json.dumps({"reference": reference, "candidate": candidate, "context": {"Age": "70"}}) + "\n")
-    assert main(["data", "annotate", "--pairs", str(pairs), "--out", str(tmp_path / "out")]) == 0
+    assert main(["data", "annotate", "--pairs", str(pairs), "--split-by", "none", "--out", str(tmp_path / "out")]) == 0
     [record] = [json.loads(line) for line in (tmp_path / "out" / "annotations.jsonl").read_text().splitlines()]
     assert record["teacher_units"] == "findings" and "Heart size is normal." not in record["reference_findings"]
     scored = Scorer(["semantic_green"], n_bootstrap=0)([reference], [candidate], context=[{"Age": "70"}]).per_sample[0]

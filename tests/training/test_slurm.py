@@ -151,3 +151,75 @@ def test_the_stage_two_example_reads_what_stage_one_writes():
     example = (ROOT / "slurm/examples/green_sft_mistral7b_2nodes.sh").read_text().split()
     assert example[example.index("--model_name_or_path") + 1] == written
     assert sft["model_name_or_path"] == written
+
+
+def submit_under_rehearsal(tmp_path, command: list[str], extra_env=None):
+    """COMMAND (sbatch or slurm/submit.sh) with the repository's rehearsal stand-ins (slurm/rehearsal: sbatch, srun,
+    scontrol) and a stand-in accelerate: (result, the job's options as the stand-in sbatch granted them, the
+    accelerate calls)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    calls = tmp_path / "accelerate.log"
+    stub(bin_dir, "accelerate", f'echo "accelerate $*" >> {calls}\n')
+    granted = tmp_path / "sbatch.log"
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("SLURM_", "SBATCH_", "RADMETRICS_SLURM_")) and key != "GPUS_PER_NODE"
+    }
+    env.update(
+        PATH=os.pathsep.join([str(bin_dir), str(ROOT / "slurm" / "rehearsal"), os.environ["PATH"]]),
+        RADMETRICS_REHEARSAL_SBATCH_LOG=str(granted),
+        RADMETRICS_REQUEUE_MARKER=str(tmp_path / "marker"),
+        **(extra_env or {}),
+    )
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    options = dict(line.split("=", 1) for line in granted.read_text().splitlines()) if granted.exists() else {}
+    return result, options, (calls.read_text().splitlines() if calls.exists() else [])
+
+
+def test_sbatch_flags_override_the_launchers_defaults_and_nothing_is_exclusive(tmp_path):
+    command = "sbatch --partition=gpu-a100 --account=radiology-lab --gpus-per-node=4 slurm/launch.sbatch"
+    result, options, calls = submit_under_rehearsal(
+        tmp_path, [*command.split(), "green/sft", "configs/green/sft/tiny.yaml", "--", "--max_steps", "2"]
+    )
+    assert result.returncode == 0, result.stderr
+    assert options["partition"] == "gpu-a100" and options["account"] == "radiology-lab"
+    assert options["gpus-per-node"] == "4" and options["cpus-per-task"] == "64"  # the launcher's default CPUs
+    assert "exclusive" not in options
+    assert "partition gpu-a100, account radiology-lab, 64 CPU(s)" in result.stdout
+    assert len(calls) == 1 and "--num_machines 1 --num_processes 4 " in calls[0]  # 4 GPUs: 4 processes
+    assert calls[0].endswith("-m radmetrics.training.green.sft --config configs/green/sft/tiny.yaml --max_steps 2")
+
+
+def test_submit_takes_resources_from_flags_or_the_environment(tmp_path):
+    environment = {
+        "RADMETRICS_SLURM_PARTITION": "gpu",
+        "RADMETRICS_SLURM_ACCOUNT": "lab",
+        "RADMETRICS_SLURM_GPUS_PER_NODE": "2",
+        "RADMETRICS_SLURM_CPUS_PER_TASK": "16",
+        "RADMETRICS_SLURM_TIME": "12:00:00",
+    }
+    result, options, calls = submit_under_rehearsal(
+        tmp_path,
+        ["bash", "slurm/submit.sh", "--gpus-per-node", "4", "--partition=gpu-h100", "--exclusive"]
+        + ["crimson/sft", "configs/crimson/sft/tiny.yaml", "configs/accelerate/ddp.yaml"],
+        environment,
+    )
+    assert result.returncode == 0, result.stderr
+    assert options["partition"] == "gpu-h100" and options["account"] == "lab" and options["time"] == "12:00:00"
+    assert options["gpus-per-node"] == "4" and options["cpus-per-task"] == "16" and options["exclusive"] == "1"
+    assert "--num_processes 4 " in calls[0] and "--config_file configs/accelerate/ddp.yaml" in calls[0]
+    for folder in ("defaults", "bad"):
+        (tmp_path / folder).mkdir()
+    result, options, _ = submit_under_rehearsal(
+        tmp_path / "defaults",
+        ["bash", "slurm/submit.sh", "green/sft", "configs/green/sft/tiny.yaml"],
+    )
+    assert result.returncode == 0, result.stderr
+    assert options["gpus-per-node"] == "8" and "partition" not in options and "exclusive" not in options
+    result, _, calls = submit_under_rehearsal(
+        tmp_path / "bad",
+        ["bash", "slurm/submit.sh", "--gpus-per-node", "four", "green/sft", "configs/green/sft/tiny.yaml"],
+    )
+    assert result.returncode == 2 and "'four' is not a positive count" in result.stderr and not calls

@@ -39,8 +39,9 @@ from radmetrics.inference.metrics.crimson.prompt import crimson_messages
 
 from ..common.distributed import build_once, is_main_process
 from ..common.lifecycle import start_run, train_and_finish
+from ..common.record_checks import RecordFormatError, check_crimson_records, missing_splits_hint
 from ..common.sft import PeftArguments, add_adapter_check, final_model, peft_parts
-from ..config import RecipeParser
+from ..config import RecipeParser, data_arguments
 from ..green.causal_lm import TINY, CausalLMArguments, base_model_source, build_causal_lm, build_causal_tokenizer
 from ..green.sft import build_sft_trainer
 from .evaluation import agreement, student_answers, teacher_median, write_generations
@@ -113,15 +114,14 @@ ARGUMENT_TYPES = (CausalLMArguments, CrimsonDataArguments, SFTConfig, PeftArgume
 
 
 def read_records(directory: Path) -> dict[str, list[dict]]:
+    from radmetrics.inference.files.report_io import read_jsonl_records
+
     missing = [str(directory / f"{s}.jsonl") for s in SPLITS if not (directory / f"{s}.jsonl").is_file()]
     if missing:
-        raise FileNotFoundError(f"CRIMSON teacher records not found: {missing}")
-    records = {}
-    for split in SPLITS:
-        lines = (directory / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()
-        records[split] = [json.loads(line) for line in lines if line.strip()]
-        if records[split] and "response" not in records[split][0]:
-            raise ValueError(f"{directory / split}.jsonl: records have no `response` (annotate the pairs first)")
+        raise RecordFormatError(f"CRIMSON teacher records not found: {missing}{missing_splits_hint(directory)}")
+    files = {split: str(directory / f"{split}.jsonl") for split in SPLITS}
+    records = {split: [record for _, record in read_jsonl_records(files[split])] for split in SPLITS}
+    check_crimson_records(records, files)  # before the tokenizer and the model
     return records
 
 
@@ -187,6 +187,16 @@ def load_records(data_args: CrimsonDataArguments, output_dir: str, seed: int) ->
         build_once(root, lambda: annotate_bundled_pairs(data_args, root, seed))
     records = limited(read_records(root), data_args, seed)
     return records, {"annotations_dir": str(root), **{f"{s}_records": len(r) for s, r in records.items()}}
+
+
+def check_data(config: str, overrides: list[str]) -> str | None:
+    """The user's `annotations_dir` read and checked as the run will (`radmetrics rehearse`, before anything
+    launches); None when the run annotates bundled pairs."""
+    data_args = data_arguments(CrimsonDataArguments, config, overrides)
+    if not data_args.annotations_dir:
+        return None
+    read_records(Path(data_args.annotations_dir))
+    return data_args.annotations_dir
 
 
 def conversation(record: dict, data_args: CrimsonDataArguments) -> list[dict]:

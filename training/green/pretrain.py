@@ -26,6 +26,7 @@ from radmetrics.inference.loading.hub import default_dtype, inference_device
 
 from ..common.distributed import build_once
 from ..common.lifecycle import start_run, train_and_finish
+from ..common.record_checks import RecordFormatError, check_columns
 from ..config import RecipeParser
 from .causal_lm import (
     CausalLMArguments,
@@ -98,13 +99,15 @@ def load_corpus(data_args: PretrainDataArguments, output_dir: str):
 
         build_once(root, build)
     data = load_from_disk(str(root / "hf"))
+    missing = [split for split in ("train", "validation", "test") if split not in data]
+    if missing:
+        raise RecordFormatError(f"{root / 'hf'}: no {missing[0]!r} split (found {list(data)})")
+    check_columns(data, ("text",), str(root / "hf"), f"build it with `radmetrics data pretrain-corpus --out {root}`")
     for split, limit in (
         ("train", data_args.max_train_samples),
         ("validation", data_args.max_eval_samples),
         ("test", data_args.max_eval_samples),
     ):
-        if split not in data:
-            raise ValueError(f"{root / 'hf'}: no {split!r} split (found {list(data)})")
         if limit:
             data[split] = data[split].select(range(min(limit, len(data[split]))))
     return data, {"corpus_dir": str(root), **{f"{s}_documents": len(d) for s, d in data.items()}}

@@ -39,8 +39,9 @@ from radmetrics.inference.metrics.green.generation import MAX_REPORT_WORDS, gree
 from ..common.distributed import build_once, is_main_process
 from ..common.evaluation_hook import ComponentMetricEvaluation
 from ..common.lifecycle import start_run, train_and_finish
+from ..common.record_checks import RecordFormatError, check_green_records, missing_splits_hint, refuse_empty_files
 from ..common.sft import PeftArguments, add_adapter_check, final_model, peft_parts
-from ..config import RecipeParser
+from ..config import RecipeParser, data_arguments
 from .causal_lm import TINY, CausalLMArguments, base_model_source, build_causal_lm, build_causal_tokenizer
 from .count_focus import TRAIN_DRAWS, count_weighted_loss, digit_token_mask, draw_training_pairs, significant_bins
 from .evaluation import green_agreement, teacher_medians
@@ -214,20 +215,31 @@ def load_annotations(data_args: GreenDataArguments, output_dir: str):
     files = {split: str(root / f"{split}.jsonl") for split in ("train", "validation", "test")}
     missing = [f for f in files.values() if not Path(f).is_file()]
     if missing:
-        raise FileNotFoundError(f"GREEN annotation records not found: {missing}")
+        raise RecordFormatError(f"GREEN annotation records not found: {missing}{missing_splits_hint(root)}")
+    refuse_empty_files(files)  # an empty file has no columns for load_dataset
     data = load_dataset("json", data_files=files)
+    check_green_records(data, files, data_args.prompt)  # before the tokenizer and the model
     for split, limit in (
         ("train", data_args.max_train_samples),
         ("validation", data_args.max_eval_samples),
         ("test", data_args.max_eval_samples),
     ):
-        if "response" not in data[split].column_names:
-            raise ValueError(f"{files[split]}: records have no `response` (annotate the pairs first)")
         if limit:
             data[split] = draw_training_pairs(
                 data[split], limit, data_args.train_draw if split == "train" else "shuffled"
             )
     return data, {"pairs_dir": str(root), **{f"{s}_pairs": len(d) for s, d in data.items()}}
+
+
+def check_data(config: str, overrides: list[str]) -> str | None:
+    """The user's `pairs_dir` as the run will read and check it (its records, prompt and units), from the config and
+    overrides alone: `radmetrics rehearse` calls it before anything launches. The folder checked, or None when the
+    run builds bundled pairs."""
+    data_args = data_arguments(GreenDataArguments, config, overrides)
+    if not data_args.pairs_dir:
+        return None
+    load_annotations(data_args, output_dir="")
+    return data_args.pairs_dir
 
 
 def to_conversation(record: dict, max_words: int, prompt: str) -> dict:

@@ -20,8 +20,10 @@ significant attribute error of a matched pair, location, severity or interval ch
 and `semantic_green_weighted` is matched / (matched + weighted errors), 1 when that is 0 / 0 (the only errors are on
 benign findings, or there are none). Each pair's patient context (its age) informs the significance;
 `semantic_green_precision` and `_recall` are the matched findings over the candidate's and over the reference's
-findings (0 for a report with none). The per-pair detail lists both reports' findings, which matched which (with the
-cosine), and every error with its category, significance and reason; report.html shows them.
+findings (0 for a report with none, also where neither report has one and `semantic_green` is 1: report.html
+says so beside such a pair, NO_FINDINGS_NOTE; the committed agreement results were measured with this convention).
+The per-pair detail lists both reports' findings, which matched which (with the cosine), and every error with its
+category, significance and reason; report.html shows them.
 `radmetrics meta-eval radpref` and `meta-eval findings` measure agreement with RadPref's radiologists.
 """
 
@@ -41,6 +43,10 @@ from .judge import FindingJudge, annotate_with_judge
 from .teacher import THRESHOLD, Rules, SemanticTeacher
 
 PREFIX = "semantic_green"
+NO_FINDINGS_NOTE = (
+    "neither report has a finding: semantic_green is 1 (a normal report against a normal report), while "
+    "semantic_green_precision and semantic_green_recall are 0 (no findings to match)"
+)
 
 
 class SemanticGreen(Metric):
@@ -216,6 +222,8 @@ Notation},
             for e in detail.get("errors", [])
         ]
         shown = green_display(detail.get("significant"), detail.get("insignificant"), detail.get("matched"), [])
+        if not ref and not cand:
+            shown["notes"].append(NO_FINDINGS_NOTE)
         shown["tables"] += [
             table(
                 "errors, statement by statement", ["category", "significance", "candidate", "reference", "why"], errors
