@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .cache import AnswerCache, cache_key
-from .endpoint import Endpoint
+from .endpoint import Endpoint, require_client
 from .local import HFBackend
 
 REPROMPT = (
@@ -188,6 +188,8 @@ class LLMEngine:
         progress: bool = True,
         backend=None,
     ):
+        if backend is None:
+            require_client(endpoint)
         self.endpoint = endpoint
         self.cache = cache if isinstance(cache, AnswerCache) else AnswerCache(cache)
         self.max_reprompts = max_reprompts

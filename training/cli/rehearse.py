@@ -30,7 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from radmetrics.inference.loading.extras import require_extra
+
     from ..rehearsal import RehearsalError, gpu_configs, rehearse
+
+    require_extra("train", for_what="radmetrics rehearse")
 
     configs = args.configs or [str(p) for p in gpu_configs()]
     failed = 0
