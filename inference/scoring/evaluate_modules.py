@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 
 from ..loading.cache import radmetrics_cache
+from ..loading.extras import require
 from .registry import metrics
 from .scorer import Scorer
 
@@ -56,6 +57,8 @@ def _description(name: str) -> str:
 
 def evaluate_module_class(name: str):
     """The `evaluate.Metric` subclass that computes radmetrics metric `name` through the Scorer."""
+    for package in ("evaluate", "datasets"):
+        require(package, extra="train", for_what=f"radmetrics' evaluate module {name!r}")
     import datasets
     import evaluate
 

@@ -17,7 +17,7 @@ import os
 from ...llm.continuous import generate_continuous
 from ...llm.local import generate_sorted, render_prompt
 from ...loading.checkpoint import load_manifest
-from ...loading.extras import installed, require
+from ...loading import extras
 from ...loading.hub import load_causal_lm
 from .format import NEEDS_FINDINGS, PROMPTS
 
@@ -98,9 +98,9 @@ def several_processes() -> bool:
 def process_state():
     """accelerate's PartialState, which shards the pairs across processes; None in a single process without accelerate
     (a core install generates alone). Several processes without accelerate cannot share the work: say so."""
-    if not installed("accelerate"):
+    if not extras.installed("accelerate"):
         if several_processes():
-            require("accelerate", extra="train", for_what="GREEN generation across several processes")
+            extras.require("accelerate", extra="train", for_what="GREEN generation across several processes")
         return None
     from accelerate import PartialState
 
