@@ -16,8 +16,8 @@ import os
 
 from ...llm.continuous import generate_continuous
 from ...llm.local import generate_sorted, render_prompt
-from ...loading.checkpoint import load_manifest
 from ...loading import extras
+from ...loading.checkpoint import load_manifest
 from ...loading.hub import load_causal_lm
 from .format import NEEDS_FINDINGS, PROMPTS
 
