@@ -106,3 +106,21 @@ def test_weighted_kappa_agrees_with_scikit_learn():
         b = [LEVELS[i] for i in rng.integers(0, 4, 25)]
         theirs = metrics.cohen_kappa_score(a, b, labels=list(LEVELS), weights="linear")
         assert weighted_kappa(a, b) == pytest.approx(theirs, abs=1e-12)
+
+
+def test_green_summary_clusters_the_errors_with_the_bundled_encoder():
+    """The clustered GREEN summary on a core install: two kinds of significant error, each said three ways, become two
+    clusters of three, each named by one of its own sentences."""
+    from radmetrics.inference.metrics.green.format import parse_green_response, render_green_response
+    from radmetrics.inference.metrics.green.summary import green_summary
+
+    effusion = ["A pleural effusion is reported", "The candidate adds a pleural effusion", "Pleural effusion added"]
+    tube = ["The endotracheal tube is omitted", "The ET tube is not mentioned", "Missing the endotracheal tube"]
+    responses = [render_green_response("x", {"a": [e, t]}, {}, ["Heart size normal"]) for e, t in zip(effusion, tube)]
+    responses.append(render_green_response("x", {}, {}, ["Heart size normal"]))
+    summary = green_summary(responses, [parse_green_response(r) for r in responses])
+    assert summary["a"]["errors"] == 6 and summary["a"]["accuracy"] == 0.25 and summary["b"]["clusters"] == []
+    clusters = summary["a"]["clusters"]
+    assert [c["size"] for c in clusters] == [3, 3]
+    assert sorted(c["representative"] in effusion for c in clusters) == [False, True]
+    assert all(c["representative"] in effusion + tube for c in clusters)

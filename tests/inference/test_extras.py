@@ -138,3 +138,14 @@ def test_green_generates_alone_without_accelerate_and_refuses_several_processes(
         process_state()
     with pytest.raises(MissingExtraError, match="`accelerate` package from the `train` extra"):
         Scorer(["green"], components={"green": str(tmp_path / "not-loaded")})
+
+
+def test_crimsons_released_model_is_placed_without_accelerate(hide, monkeypatch):
+    import torch
+
+    from radmetrics.inference.metrics.crimson.local import placement
+
+    monkeypatch.setattr(extras, "installed", lambda module: module == "accelerate")
+    assert placement() == {"device_map": "auto"}  # the reference's call
+    hide("accelerate")
+    assert placement() == {"device": "cuda:0" if torch.cuda.is_available() else "cpu"}

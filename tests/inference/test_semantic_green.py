@@ -11,6 +11,8 @@ from radmetrics.inference.metrics.semantic_green.metric import SemanticGreen
 from radmetrics.inference.metrics.semantic_green.teacher import Rules, SemanticTeacher
 from radmetrics.inference.scoring.scorer import Scorer
 
+pytestmark = pytest.mark.core  # scoring: runs in CI's core-only install too (.ci/core)
+
 NORMAL = "Heart size is normal. Lungs are clear."
 CATEGORY_PAIRS = {  # name: (reference, candidate, significant counts (a)-(f), insignificant counts (a)-(f))
     "false finding (a)": (NORMAL, NORMAL + " Right upper lobe pneumonia.", (1, 0, 0, 0, 0, 0), (0,) * 6),
