@@ -269,6 +269,11 @@ def corpus_provenance(args: argparse.Namespace) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    from radmetrics.inference.loading.extras import require
+
+    require(
+        "datasets", extra="train", for_what=f"radmetrics data {args.data_command} (it writes Hugging Face datasets)"
+    )
     from .corpus.corpus_io import write_corpus
 
     if getattr(args, "data_handler", None):  # a subcommand in a module of its own (judge_pairs/command.py)

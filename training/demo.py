@@ -389,6 +389,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from radmetrics.inference.loading.extras import require_extra
+
+    require_extra("train", for_what="radmetrics demo (it trains every component)")
     out = Path(args.out)
     if out.is_dir() and any(
         out.iterdir()

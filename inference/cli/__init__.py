@@ -17,6 +17,7 @@ from ..files.output_paths import OutputPathError, check_output_arguments
 from ..files.report_io import ReportFileError
 from ..loading.checkpoint import CheckpointError
 from ..loading.discovery import ComponentError
+from ..loading.extras import MissingExtraError
 from ..loading.hub import ModelLoadError
 from ..loading.released import ArtefactError
 from ..meta_evaluation.ranking import SuiteError
@@ -79,6 +80,7 @@ def user_errors() -> tuple[type[Exception], ...]:
         OptionError,
         SuiteError,
         OutputPathError,
+        MissingExtraError,
     )
 
 

@@ -19,7 +19,10 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from ..loading.extras import require
+
 BACKENDS = ("openai", "azure", "hf")
+CLIENT_BACKENDS = ("openai", "azure")  # served over HTTP through the `openai` client (the llm extra)
 
 
 class EndpointError(ValueError):
@@ -80,3 +83,12 @@ class Endpoint:
     def public(self) -> dict:
         """The endpoint as written to manifests and cache keys: no secret, only the variable's name."""
         return asdict(self)
+
+
+def require_client(endpoint: Endpoint | str | Path) -> None:
+    """An endpoint served over HTTP (backend openai or azure) needs the `openai` client from the `llm` extra: said in
+    one line before any request. `backend: hf` runs a local model and needs no client."""
+    if not isinstance(endpoint, Endpoint):
+        endpoint = Endpoint.from_yaml(endpoint)
+    if endpoint.backend in CLIENT_BACKENDS:
+        require("openai", extra="llm", for_what=f"the {endpoint.backend} endpoint {endpoint.name!r}")

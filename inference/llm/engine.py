@@ -27,7 +27,7 @@ from typing import Any
 
 from ..files import atomic
 from .cache import AnswerCache, cache_key
-from .endpoint import Endpoint
+from .endpoint import Endpoint, require_client
 from .local import HFBackend
 
 REPROMPT = (
@@ -189,6 +189,8 @@ class LLMEngine:
         progress: bool = True,
         backend=None,
     ):
+        if backend is None:
+            require_client(endpoint)
         self.endpoint = endpoint
         self.cache = cache if isinstance(cache, AnswerCache) else AnswerCache(cache)
         self.max_reprompts = max_reprompts

@@ -61,12 +61,21 @@ def graded_items(candidates: Sequence[Candidate]) -> list[GradedItem]:
 
 
 def weighted_kappa(a: Sequence[str], b: Sequence[str]) -> float:
-    """Linear-weighted Cohen's kappa over the ordered LEVELS; NaN when it is undefined."""
-    from sklearn.metrics import cohen_kappa_score
-
+    """Linear-weighted Cohen's kappa over the ordered LEVELS (scikit-learn's `cohen_kappa_score(weights="linear")`,
+    in numpy): 1 - sum(|i - j| observed) / sum(|i - j| expected by chance); NaN when it is undefined."""
     if len(a) < 2 or len(set(a) | set(b)) < 2:
         return float("nan")
-    return float(cohen_kappa_score(a, b, labels=list(LEVELS), weights="linear"))
+    index = {level: i for i, level in enumerate(LEVELS)}
+    observed = np.zeros((len(LEVELS), len(LEVELS)))
+    for x, y in zip(a, b):
+        if x in index and y in index:
+            observed[index[x], index[y]] += 1.0
+    if not observed.sum():
+        return float("nan")
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / observed.sum()
+    weights = np.abs(np.subtract.outer(np.arange(len(LEVELS)), np.arange(len(LEVELS))))
+    chance = (weights * expected).sum()
+    return float(1.0 - (weights * observed).sum() / chance) if chance else float("nan")
 
 
 def confusion(gold: Sequence[str], predicted: Sequence[str]) -> dict:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..files import atomic
 from ..loading.cache import radmetrics_cache
+from ..loading.extras import require
 from .registry import metrics
 from .scorer import Scorer
 
@@ -57,6 +58,8 @@ def _description(name: str) -> str:
 
 def evaluate_module_class(name: str):
     """The `evaluate.Metric` subclass that computes radmetrics metric `name` through the Scorer."""
+    for package in ("evaluate", "datasets"):
+        require(package, extra="train", for_what=f"radmetrics' evaluate module {name!r}")
     import datasets
     import evaluate
 

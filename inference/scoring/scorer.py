@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..llm.endpoint import require_client
 from ..loading.cache import radmetrics_cache
 from ..metrics.base import OptionError
 from .registry import build_metric, resolve
@@ -190,6 +191,8 @@ class Scorer:
                     else ""
                 )
             )
+        if judged:
+            require_client(endpoint)
         missing = {
             s.name: s.missing_components(self.components, endpoint is not None, self.metric_options.get(s.name))
             for s in self.specs

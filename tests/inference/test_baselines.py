@@ -16,6 +16,8 @@ from radmetrics.inference.scoring.baselines import (
 )
 from radmetrics.inference.scoring.scorer import Scorer
 
+pytestmark = pytest.mark.core  # scoring: runs in CI's core-only install too (.ci/core)
+
 REFS = [
     "No acute cardiopulmonary process.",
     "Mild cardiomegaly. No effusion.",

@@ -13,6 +13,8 @@ from radmetrics.inference.metrics.crimson.prompt import crimson_messages, user_p
 from radmetrics.inference.metrics.crimson.score import crimson_score
 from radmetrics.inference.scoring.scorer import Scorer
 
+pytestmark = pytest.mark.core  # scoring: runs in CI's core-only install too (.ci/core)
+
 REFERENCE = "Cardiomegaly. Small bilateral pleural effusions."
 CANDIDATE = "Normal heart size. Small left pleural effusion."
 CONTEXT = {"Age": "82", "Indication": "Routine preoperative evaluation"}
@@ -155,6 +157,7 @@ def scripted_judge(messages):
 
 
 def test_the_metric_scores_through_an_endpoint_and_counts_what_it_cannot_read(tmp_path):
+    pytest.importorskip("openai", reason="the judge is served over HTTP: the llm extra's openai client")
     endpoint = tmp_path / "judge.yaml"
     with FaultServer(responder=scripted_judge) as server:
         endpoint.write_text(f"model: judge\nbase_url: {server.url}\napi_key_env: null\ntimeout_s: 5\n")
@@ -176,6 +179,7 @@ def test_scripted_answers_give_the_references_scores_refusals_and_requests(tmp_p
     """crimson-score 0.2.0, run on 34 scripted answers through its OpenAI path (tests/parity/make_crimson_fixture.py),
     and radmetrics' crimson through the same judge: the same score or the same refusal for every pair, the same
     messages and request settings for every request (parity/crimson_parity.py)."""
+    pytest.importorskip("openai", reason="the judge is served over HTTP: the llm extra's openai client")
     from parity.crimson_parity import compare_endpoint
 
     found = compare_endpoint(tmp_path)
@@ -184,6 +188,7 @@ def test_scripted_answers_give_the_references_scores_refusals_and_requests(tmp_p
 
 
 def test_each_pairs_context_enters_its_prompt_from_python_and_from_a_csv(tmp_path, capsys):
+    pytest.importorskip("openai", reason="the judge is served over HTTP: the llm extra's openai client")
     from cli_args import score_args
 
     from radmetrics.inference.cli import main
@@ -221,6 +226,7 @@ def test_each_pairs_context_enters_its_prompt_from_python_and_from_a_csv(tmp_pat
 
 
 def test_meta_eval_radpref_runs_crimson_with_radprefs_context(tmp_path):
+    pytest.importorskip("openai", reason="the judge is served over HTTP: the llm extra's openai client")
     from radmetrics.inference.cli import main
 
     endpoint = tmp_path / "judge.yaml"

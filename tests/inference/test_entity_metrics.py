@@ -8,6 +8,8 @@ from radmetrics.data_builders.corpus.corpora import bundled_path
 from radmetrics.inference import chexbert_f1, radgraph_f1, ratescore_from_entities
 from radmetrics.inference.metrics.radgraph.f1 import radgraph_radcliq, radgraph_scores
 
+pytestmark = pytest.mark.core  # scoring: runs in CI's core-only install too (.ci/core)
+
 
 def _annotation(entities):
     return {

@@ -9,6 +9,8 @@ import pytest
 from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
 from radmetrics.inference.metrics.green.generation import generate_green_responses
 
+pytestmark = pytest.mark.core  # scoring: runs in CI's core-only install too (.ci/core)
+
 
 def varied_pairs(n: int) -> tuple[list[str], list[str]]:
     """IU reports from a few words to the longest, each against another: GREEN prompts of very different lengths."""

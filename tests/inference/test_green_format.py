@@ -9,6 +9,8 @@ from radmetrics.inference.metrics.green.format import (
     render_green_response,
 )
 
+pytestmark = pytest.mark.core  # scoring: runs in CI's core-only install too (.ci/core)
+
 
 @pytest.fixture(scope="module")
 def oracle(test_data):

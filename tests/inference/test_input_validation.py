@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 from radmetrics.inference.cli import main
 from radmetrics.inference.files.report_io import MAX_REPORT_CHARS, ReportFileError, pair_reports, read_reports
 
+pytestmark = pytest.mark.core  # scoring: runs in CI's core-only install too (.ci/core)
+
 
 def write(path, lines):
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))

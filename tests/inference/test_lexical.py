@@ -13,6 +13,8 @@ from radmetrics.inference.metrics.lexical import (
     radcliq_bleu_tokens,
 )
 
+pytestmark = pytest.mark.core  # scoring: runs in CI's core-only install too (.ci/core)
+
 
 @pytest.fixture(scope="module")
 def radeval_case(test_data):

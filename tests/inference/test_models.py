@@ -2,6 +2,8 @@ import pytest
 
 from radmetrics.inference.loading.hub import ModelLoadError, default_encoder, load_pretrained, load_tokenizer
 
+pytestmark = pytest.mark.core  # scoring: runs in CI's core-only install too (.ci/core)
+
 
 def test_default_encoder_is_pretrained_minilm_offline():
     import torch

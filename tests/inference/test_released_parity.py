@@ -22,6 +22,8 @@ from parity.reports import empty_candidate_pairs, fingerprint, parity_pairs
 from radmetrics.inference import chexbert_f1, radgraph_f1
 from radmetrics.inference.cli import main
 
+pytestmark = pytest.mark.core  # scoring: runs in CI's core-only install too (.ci/core)
+
 FIXTURES = Path(__file__).parents[1] / "data" / "released"
 RADGRAPH_TYPES = ("radgraph", "radgraph-xl", "modern-radgraph-xl")
 

@@ -11,6 +11,8 @@ from radmetrics.inference.scoring.registry import UnknownMetricError
 from radmetrics.inference.scoring.scorer import MissingComponentError, Scorer, ScoringInputError
 from radmetrics.inference.scoring.stats import bootstrap_ci, kendall_tau, paired_comparison, paired_means
 
+pytestmark = pytest.mark.core  # scoring: runs in CI's core-only install too (.ci/core)
+
 REFS = ["No acute cardiopulmonary process.", "Mild cardiomegaly.", "Small left pleural effusion.", "Lungs are clear."]
 HYPS = ["No acute cardiopulmonary process.", "The heart is mildly enlarged.", "No pleural effusion.", "Normal chest."]
 

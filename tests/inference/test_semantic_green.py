@@ -11,6 +11,8 @@ from radmetrics.inference.metrics.semantic_green.metric import SemanticGreen
 from radmetrics.inference.metrics.semantic_green.teacher import Rules, SemanticTeacher
 from radmetrics.inference.scoring.scorer import Scorer
 
+pytestmark = pytest.mark.core  # scoring: runs in CI's core-only install too (.ci/core)
+
 NORMAL = "Heart size is normal. Lungs are clear."
 CATEGORY_PAIRS = {  # name: (reference, candidate, significant counts (a)-(f), insignificant counts (a)-(f))
     "false finding (a)": (NORMAL, NORMAL + " Right upper lobe pneumonia.", (1, 0, 0, 0, 0, 0), (0,) * 6),
@@ -143,6 +145,7 @@ def test_radpref_agreement_reproduces_the_committed_results(tmp_path):
 
 
 def test_data_annotate_with_the_semantic_teacher_needs_no_endpoint_nor_split(tmp_path):
+    pytest.importorskip("datasets", reason="radmetrics data writes Hugging Face datasets: the train extra")
     from radmetrics.inference.cli import main
 
     pairs = tmp_path / "pairs.jsonl"
@@ -168,6 +171,7 @@ def test_the_semantic_teacher_annotates_the_findings_semantic_green_judges(tmp_p
     """By default the teacher judges each report's extracted findings, as `semantic_green` scores them: the records
     carry those findings, the response numbers them, its counts are the metric's, and the weighted error count is the
     metric's too."""
+    pytest.importorskip("datasets", reason="radmetrics data writes Hugging Face datasets: the train extra")
     from radmetrics.inference.cli import main
     from radmetrics.inference.metrics.green.format import findings_prompt, prompt_reports
 
@@ -191,6 +195,7 @@ def test_the_semantic_teacher_annotates_the_findings_semantic_green_judges(tmp_p
 
 
 def test_builder_pairs_annotated_by_the_semantic_teacher(tmp_path, iu_reports):
+    pytest.importorskip("datasets", reason="write_pairs writes Hugging Face datasets: the train extra")
     from radmetrics.data_builders.corpus.corpus_io import assign_splits
     from radmetrics.data_builders.pairs.builders import build_pairs
     from radmetrics.data_builders.pairs.dataset import pairs_teacher, write_pairs

@@ -48,7 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from radmetrics.inference.loading.extras import require_extra
+
     from ..rehearsal import RehearsalError, gpu_configs, rehearse
+
+    require_extra("train", for_what="radmetrics rehearse")
 
     # argparse hands everything after `--` to `configs`: the configs are the items before the first option
     first_option = next((i for i, c in enumerate(args.configs) if c.startswith("-")), len(args.configs))

@@ -25,6 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from radmetrics.inference.loading.extras import require_extra
+
     from ..config import ConfigError
     from ..recipes import load_recipe, recipe_names
 
@@ -32,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
         names = recipe_names()
         print("\n".join(names) if names else "no recipes are built yet")
         return 0 if args.list else 2
+    require_extra("train", for_what="radmetrics train")
     recipe = load_recipe(args.recipe)
     try:
         run_dir = recipe.main(args.recipe_args)

@@ -9,6 +9,7 @@ import numpy as np
 from ...files.json_io import write_json
 from ...files.judgement_files import number_column, read_rows
 from ...files.report_html import write_figures_report
+from ...loading.extras import require
 from ...meta_evaluation.correlation import correlation_report
 from ...meta_evaluation.plots import scatter
 from ...meta_evaluation.tables import correlation_table, interval
@@ -16,6 +17,7 @@ from ..score import build_scorer
 
 
 def run(args) -> int:
+    require("matplotlib", extra="train", for_what="radmetrics meta-eval correlate (its scatter plots)")
     out = Path(args.out)
     scorer = build_scorer(args, out, n_bootstrap=0)  # checks every option before any file or model loads
     rows = read_rows(args.csv, [args.reference_column, args.candidate_column, *args.human_columns])

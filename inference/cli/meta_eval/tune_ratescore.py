@@ -6,10 +6,12 @@ from pathlib import Path
 
 from ...files.json_io import write_json
 from ...files.judgement_files import read_entity_rows
+from ...loading.extras import require
 from ...metrics.ratescore.tuning import tune_ratescore
 
 
 def run(args) -> int:
+    require("optuna", extra="train", for_what="radmetrics meta-eval tune-ratescore (its TPE search)")
     rows = read_entity_rows(args.data, args.human_column)
     result = tune_ratescore(
         [r["reference_entities"] for r in rows],

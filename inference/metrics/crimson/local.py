@@ -4,7 +4,9 @@
 The released model, as `CRIMSONScore.__init__`, `_chat_completion` and `_chat_completion_batch` run it:
 - `pipeline("text-generation", model=..., dtype=torch.bfloat16, device_map="auto")`, the tokenizer padded on the
   left; the chat (system message, user prompt) goes to the pipeline, which renders the model's chat template with the
-  generation prompt and tokenizes it without adding special tokens again;
+  generation prompt and tokenizes it without adding special tokens again. `device_map="auto"` needs accelerate (the
+  train extra); a core install without it puts the model where "auto" puts a model that fits: the first GPU, else
+  the CPU (`placement`), so only a model spread over several GPUs needs accelerate;
 - generation: the model's own generation_config.json when its repository has one (passed whole, as the reference
   does), else greedy with `max_new_tokens=8192, max_length=None`. Passed whole, a config that samples (Gemma 3's and
   MedGemma's do: `do_sample`, top-k 64, top-p 0.95) is completed by the pipeline's defaults (transformers 5.24: a
@@ -24,8 +26,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...llm.local import generate_sorted, render_prompt
+from ...loading import extras
 
 REFERENCE_FALLBACK = {"max_new_tokens": 8192, "max_length": None, "do_sample": False}  # no generation_config.json
+
+
+def placement() -> dict:
+    """The reference's `device_map="auto"` where accelerate is installed; without it, the one device auto would use for
+    a model that fits on it: the first GPU, else the CPU."""
+    if extras.installed("accelerate"):
+        return {"device_map": "auto"}
+    import torch
+
+    return {"device": "cuda:0" if torch.cuda.is_available() else "cpu"}
 
 
 class ReleasedCrimson:
@@ -36,7 +49,7 @@ class ReleasedCrimson:
         from transformers import pipeline
 
         self.batch_size, self.generation = batch_size, generation
-        self.pipe = pipeline("text-generation", model=str(directory), dtype=torch.bfloat16, device_map="auto")
+        self.pipe = pipeline("text-generation", model=str(directory), dtype=torch.bfloat16, **placement())
         if self.pipe.tokenizer.padding_side != "left":
             self.pipe.tokenizer.padding_side = "left"
         self.has_generation_config = not self.pipe.model.generation_config._from_model_config

@@ -12,8 +12,11 @@ A response the parser cannot read is reported (score None, counted), not scored 
 
 from __future__ import annotations
 
+import os
+
 from ...llm.continuous import generate_continuous
 from ...llm.local import generate_sorted, render_prompt
+from ...loading import extras
 from ...loading.checkpoint import load_manifest
 from ...loading.hub import load_causal_lm
 from .format import NEEDS_FINDINGS, PROMPTS
@@ -61,12 +64,10 @@ def generate_green_responses(
     generates its share of the pairs and all processes receive every result, in input order. `engine`: "generate"
     (padded batches sorted by length through `model.generate`) or "continuous" (transformers' continuous batching,
     `llm/continuous.py`), whose greedy answers are the same in fp32."""
-    from accelerate import PartialState
-
     if engine not in ENGINES:
         raise ValueError(f"GREEN engine {engine!r}: expected one of {', '.join(ENGINES)}")
 
-    state = PartialState() if shard else None
+    state = process_state() if shard else None
     indices = list(range(len(references)))
     if state is not None and state.num_processes > 1:
         with state.split_between_processes(indices) as mine:
@@ -87,6 +88,23 @@ def generate_green_responses(
 
         results = gather_object(results)
     return [text for _, text in sorted(results)]
+
+
+def several_processes() -> bool:
+    """Whether a launcher (accelerate launch, torchrun) started this process as one of several."""
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
+def process_state():
+    """accelerate's PartialState, which shards the pairs across processes; None in a single process without accelerate
+    (a core install generates alone). Several processes without accelerate cannot share the work: say so."""
+    if not extras.installed("accelerate"):
+        if several_processes():
+            extras.require("accelerate", extra="train", for_what="GREEN generation across several processes")
+        return None
+    from accelerate import PartialState
+
+    return PartialState()
 
 
 def load_green_model(path: str):

@@ -23,12 +23,20 @@ import logging
 from ...findings.extractor import FindingsExtractor, shipped_extractor
 from ...llm.engine import LLMTask
 from ...loading.checkpoint import load_manifest
+from ...loading.extras import require
 from ...loading.released import ARTEFACTS, fetch, identify
 from ...scoring.signature import fingerprint
 from ..base import Metric, MetricOutput, Option, OptionError
 from ..display import cut, table
 from .format import CATEGORIES, NEEDS_FINDINGS, PROMPTS, findings_text, parse_green_response
-from .generation import ENGINES, generate_green_responses, green_messages, load_green_model, trained_prompt
+from .generation import (
+    ENGINES,
+    generate_green_responses,
+    green_messages,
+    load_green_model,
+    several_processes,
+    trained_prompt,
+)
 from .released import ReleasedGreen
 from .summary import green_summary
 
@@ -117,7 +125,10 @@ Notation},
     def check_setup(cls, options, components, endpoint):
         """The engine and the prompt against what will generate, read from manifests alone (no weights): a released
         model is prompted and decoded as the reference does; an export reads the prompt it was trained with; with an
-        endpoint (and no local model) the server generates."""
+        endpoint (and no local model) the server generates. Several processes share a local model's work through
+        accelerate only (the train extra)."""
+        if "green" in components and several_processes():
+            require("accelerate", extra="train", for_what="GREEN generation across several processes")
         engine, prompt = options["engine"], options["prompt"]
         if engine == "generate" and prompt is None:
             return

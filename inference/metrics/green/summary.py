@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...models.text_encoder import TextEncoder
+from .clustering import kmeans_labels, silhouette_score
 from .format import CATEGORY_LETTERS, GreenParse
 
 
@@ -22,16 +23,14 @@ def error_lines(response: str, section_title: str = "Clinically Significant Erro
 
 
 def _best_k_labels(embeddings: np.ndarray, max_k: int = 8):
-    """KMeans labels with k chosen by the silhouette score (one cluster when there are too few points)."""
-    from sklearn.cluster import KMeans
-    from sklearn.metrics import silhouette_score
-
+    """K-means labels (the reference's scikit-learn KMeans, n_init=10, random_state=0, in numpy: clustering.py) with
+    k chosen by the silhouette score (one cluster when there are too few points)."""
     n = len(embeddings)
     if n < 3:
         return np.zeros(n, dtype=int)
     best, best_score = np.zeros(n, dtype=int), -1.0
     for k in range(2, min(max_k, n - 1) + 1):
-        labels = KMeans(n_clusters=k, n_init=10, random_state=0).fit_predict(embeddings)
+        labels = kmeans_labels(embeddings, k, seed=0)
         if len(set(labels)) < 2:
             continue
         score = silhouette_score(embeddings, labels)

@@ -69,31 +69,61 @@ def radcliq_v1_radeval(per_sample_v1) -> float:
 
 
 def fit_radcliq(features: np.ndarray, errors: np.ndarray) -> dict:
-    """Refit the constrained composite (paper: negated coefficients >= 0 and summing to 1; CVXPY).
+    """Refit the constrained composite (paper: negated coefficients >= 0 and summing to 1).
 
     features: (n, 4) in FEATURES order; errors: (n,) total radiologist error counts.
     Returns scaler mean/scale and coefficients with the bias last, in radcliq_v1's layout.
+    The least-squares problem the paper solves with CVXPY, solved exactly by `simplex_least_squares`.
     """
-    import cvxpy as cp
-
     features, errors = np.asarray(features, dtype=float), np.asarray(errors, dtype=float)
     if features.ndim != 2 or features.shape[1] != len(FEATURES) or len(features) != len(errors):
         raise ValueError(f"need features of shape (n, {len(FEATURES)}) and n error counts")
     mean, scale = features.mean(axis=0), features.std(axis=0)
     scale[scale == 0] = 1.0
     x = (features - mean) / scale
-    w, b = cp.Variable(len(FEATURES)), cp.Variable()
-    problem = cp.Problem(cp.Minimize(cp.sum_squares(x @ w + b - errors)), [-w >= 0, cp.sum(-w) == 1])
-    problem.solve()
-    if w.value is None:
-        raise RuntimeError(f"the constrained fit did not converge (status {problem.status})")
+    # min |x w + b - errors|^2 with w = -v, v on the simplex; the bias is free, so centre both sides and recover it.
+    x_mean, errors_mean = x.mean(axis=0), errors.mean()
+    v = simplex_least_squares(-(x - x_mean), errors - errors_mean)
+    w = -v
+    b = errors_mean - float(x_mean @ w)
     return {
         "feature_order": list(FEATURES),
         "scaler_mean_": mean.tolist(),
         "scaler_scale_": scale.tolist(),
-        "coefs_with_bias_last": [*map(float, w.value), float(b.value)],
+        "coefs_with_bias_last": [*map(float, w), float(b)],
         "n_samples": int(len(errors)),
     }
+
+
+def simplex_least_squares(a: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """argmin |a v - y|^2 over v >= 0 with sum(v) = 1, exactly: the problem is convex, so its minimum is the
+    stationary point, within one face of the simplex, that is feasible and lowest. With four columns there are 15
+    faces; each face's equality-constrained least squares is one KKT system (scipy.linalg.lstsq, so that a
+    rank-deficient face still has its minimum-norm solution)."""
+    from itertools import combinations
+
+    from scipy.linalg import lstsq
+
+    a, y = np.asarray(a, dtype=float), np.asarray(y, dtype=float)
+    k = a.shape[1]
+    gram, rhs = a.T @ a, a.T @ y
+    tolerance = 1e-12 * max(1.0, float(np.abs(gram).max()))
+    best, best_loss = None, np.inf
+    for size in range(1, k + 1):
+        for face in map(list, combinations(range(k), size)):
+            kkt = np.zeros((size + 1, size + 1))
+            kkt[:size, :size], kkt[:size, size], kkt[size, :size] = gram[np.ix_(face, face)], 1.0, 1.0
+            solution = lstsq(kkt, np.append(rhs[face], 1.0))[0][:size]
+            if np.any(solution < -1e-10) or not np.isfinite(solution).all():
+                continue
+            v = np.zeros(k)
+            v[face] = np.clip(solution, 0.0, None) / np.clip(solution, 0.0, None).sum()
+            loss = float(np.sum((a @ v - y) ** 2))
+            if loss < best_loss - tolerance:
+                best, best_loss = v, loss
+    if best is None:
+        raise RuntimeError("the constrained fit found no feasible solution")
+    return best
 
 
 def fold_indices(n: int, folds: int, seed: int = 0) -> list[np.ndarray]:

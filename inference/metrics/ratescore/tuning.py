@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ...loading.extras import require
 from ..radcliq.composite import fold_indices
 from .score import ENTITY_TYPES, affinity_to_json, embed_entity_lists, load_affinity, pair_matches, score_from_matches
 
@@ -64,6 +65,7 @@ def tune_ratescore(
 ) -> dict:
     if not (len(ref_entities) == len(cand_entities) == len(human)):
         raise ValueError("reference entities, candidate entities and human scores must have the same length")
+    require("optuna", extra="train", for_what="RaTEScore tuning (its TPE search)")
     refs = embed_entity_lists(ref_entities, encoder, pooling)
     cands = embed_entity_lists(cand_entities, encoder, pooling)
     matches = [pair_matches(r[0], r[1], c[0], c[1]) for r, c in zip(refs, cands)]
