@@ -240,13 +240,13 @@ def write_compare_report(
         f"{signatures_list(getattr(result, 'signatures', {}))}{SAMPLES_SECTION}"
     )
     path = Path(out) / "report.html"
-    path.write_text(
+    write_text(
+        path,
         page(
             f"radmetrics compare: {names[0]} vs {names[1]}",
             body,
             sample_data(per_sample, keys, references, candidates, {}, directions),
         ),
-        encoding="utf-8",
     )
     return path
 

@@ -102,10 +102,13 @@ def worst_pairs(result, sort_key: str, limit: int) -> list[int]:
     return [int(i) for i in order[:limit]]
 
 
-def write_streamed_report(result, out: Path, stream: Path, source, baselines: str = "", limit: int = REPORT_PAIRS):
+def write_streamed_report(result, out: Path, stream: Path, source, baselines: str = "", limit: int | None = None):
+    """report.html of a streamed run: every pair in the summary and distributions, at most `limit` (default
+    `REPORT_PAIRS`) in the pair table, so that the page and the memory that builds it stop growing with the run."""
+    limit = REPORT_PAIRS if limit is None else limit
     keys = list(result.summary)
     sort_key = result.first_key if result.first_key in keys else keys[0]
-    chosen = worst_pairs(result, sort_key, limit)
+    chosen = sorted(worst_pairs(result, sort_key, limit))  # in file order: the page sorts them worst first
     wanted = set(chosen)
     rows, details = {}, {}
     for record in pair_records(stream):

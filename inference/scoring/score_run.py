@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..files.run_output import file_digests, write_streamed_result
 from ..files.score_stream import StreamState, mark_complete, open_stream
-from .scorer import ScoreResult, Scorer
+from .scorer import Scorer, ScoreResult
 from .streaming import PairSource, chunk_size_for, result_from_stream, score_chunks
 
 

@@ -21,8 +21,16 @@ import numpy as np
 
 from ..files.score_stream import StreamState, append_chunk, chunk_records, pair_records
 from ..metrics.base import MetricOutput
-from .scorer import ScoreResult, Scorer, error_counts, finite_or_none, is_empty_report, summarize, validate_context
-from .scorer import validate_reports
+from .scorer import (
+    Scorer,
+    ScoreResult,
+    error_counts,
+    finite_or_none,
+    is_empty_report,
+    summarize,
+    validate_context,
+    validate_reports,
+)
 
 DEFAULT_CHUNK = 1000
 
@@ -72,7 +80,9 @@ def chunk_rows(specs, metrics, outputs: dict, ids: list[str], start: int) -> lis
                 statistics[spec.name] = {name: stats[offset] for name, stats in out.statistics.items()}
             if out.details:
                 details[spec.name] = out.details[offset]
-        rows.append({"i": start + offset, "id": pair_id, "values": values, "statistics": statistics, "details": details})
+        rows.append(
+            {"i": start + offset, "id": pair_id, "values": values, "statistics": statistics, "details": details}
+        )
     return rows
 
 
@@ -118,7 +128,9 @@ def merge_meta(metas: list):
     if len(metas) == 1:
         return metas[0]
     if all(isinstance(m, dict) for m in metas):
-        return {key: merge_meta([m[key] for m in metas if key in m]) for key in dict.fromkeys(k for m in metas for k in m)}
+        return {
+            key: merge_meta([m[key] for m in metas if key in m]) for key in dict.fromkeys(k for m in metas for k in m)
+        }
     if all(isinstance(m, int) and not isinstance(m, bool) for m in metas):
         return sum(metas)
     return metas[0] if all(m == metas[0] for m in metas) else metas
@@ -142,7 +154,9 @@ def read_stream(path, specs, metrics: list) -> tuple[dict, dict, dict, dict]:
     for chunk in chunk_records(path):
         for name, meta in chunk["meta"].items():
             metas.setdefault(name, []).append(meta)
-    per_key = {key: np.frombuffer(column, dtype=float) if len(column) else np.zeros(0) for key, column in values.items()}
+    per_key = {
+        key: np.frombuffer(column, dtype=float) if len(column) else np.zeros(0) for key, column in values.items()
+    }
     meta = {name: merge_meta(found) for name, found in metas.items()}
     for spec, metric in zip(specs, metrics):
         rebuilt = getattr(metric, "meta_from_statistics", None)
