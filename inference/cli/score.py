@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ..files.output_paths import ensure_output_dir
+from ..files.pair_stream import ReportSide, streamed_pairs
 from ..files.report_io import ReportFileError, pair_reports, read_columns, read_reports, refuse_silent_pairing
 from ..loading.discovery import discover_components
 from ..metrics.base import OptionError
@@ -135,6 +136,18 @@ def read_pairs_from_args(args: argparse.Namespace, hyps_path: str):
     return pair_reports(*references, *candidates)
 
 
+def pairs_from_args(args: argparse.Namespace, hyps_path: str):
+    """The pairs of --refs and one candidates file, checked and indexed (files.pair_stream): .txt and .jsonl files are
+    read a chunk at a time as they are scored, others whole."""
+    (ref_id, ref_named), (hyp_id, hyp_named) = id_fields(args)
+    if not (ref_named or hyp_named):
+        refuse_silent_pairing(args.refs, hyps_path)
+    return streamed_pairs(
+        ReportSide(Path(args.refs), args.ref_field, ref_id, False, ref_named),
+        ReportSide(Path(hyps_path), args.hyp_field, hyp_id, True, hyp_named),
+    )
+
+
 def refuse_no_reports(read: tuple[list, list[str] | None], path: str) -> tuple[list, list[str] | None]:
     """`read_reports`' answer, or ReportFileError (one line) when the file holds no report at all."""
     if not read[0]:
@@ -242,8 +255,7 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError(f"--chunk-size {args.chunk_size}: give a number of pairs >= 1")
     scorer = build_scorer(args, Path(args.out))  # checks every option before any file or model loads
     out = ensure_output_dir(args.out, what="--out")
-    refs, hyps, ids = read_pairs_from_args(args, args.hyps)
-    source = checked_source(scorer, refs, hyps, ids, context_from_args(args))
+    source = checked_source(scorer, pairs_from_args(args, args.hyps), context_from_args(args))
     result, baselines = score_into_folder(
         scorer,
         source,
@@ -276,10 +288,9 @@ def reading_settings(args: argparse.Namespace) -> dict:
 def baselines_of(args: argparse.Namespace, scorer, source, result) -> dict | None:
     """The naive baselines on the same references (`--baselines`), or None with a warning when there are none."""
     result.per_sample = [{"id": i} for i in source.ids]  # the baselines pair with the system's pairs by position
+    references = source.chunk(0, len(source))[0]  # the baselines are scored in memory, as before
     try:
-        return score_baselines(
-            scorer, list(source.references), result, args.baseline_template or DEFAULT_TEMPLATE, args.seed
-        )
+        return score_baselines(scorer, references, result, args.baseline_template or DEFAULT_TEMPLATE, args.seed)
     except BaselineError as exc:  # the scores are still written, without baselines
         print(f"radmetrics score: warning: no baselines: {exc}", file=sys.stderr)
         return None

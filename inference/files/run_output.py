@@ -119,6 +119,5 @@ def write_streamed_report(result, out: Path, stream: Path, source, baselines: st
     shown = SimpleNamespace(**{**vars(result), "per_sample": [rows[i] for i in chosen]})
     values = {key: next(o.per_sample[key] for o in result.outputs.values() if key in o.per_sample) for key in keys}
     per_metric = {name: [details[i].get(name) for i in chosen] for name in names}
-    references = [source.references[i] for i in chosen]
-    candidates = [source.candidates[i] for i in chosen]
+    references, candidates = source.texts(chosen)
     write_score_report(shown, out, references, candidates, baselines, sort_key, shown=(values, per_metric))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..files.pair_stream import InMemoryPairs, StreamedPairs
 from ..files.score_stream import StreamState, append_chunk, chunk_records, pair_records
 from ..metrics.base import MetricOutput
 from .scorer import (
@@ -37,28 +38,50 @@ DEFAULT_CHUNK = 1000
 
 @dataclass
 class PairSource:
-    """The pairs to score, in order: references, candidates, their ids, and each pair's context (or None)."""
+    """The pairs to score, in order: `pairs` gives their texts a chunk at a time (files.pair_stream: StreamedPairs
+    reads them from the files, InMemoryPairs holds them), with their ids, each pair's context (or None) and the number
+    of empty candidates."""
 
-    references: Sequence
-    candidates: Sequence
+    pairs: InMemoryPairs | StreamedPairs
     ids: list[str]
-    context: Sequence | None = None
+    context: Sequence | None
+    empty: int
 
     def __len__(self) -> int:
-        return len(self.references)
+        return len(self.pairs)
 
     def chunk(self, start: int, stop: int) -> tuple[list, list, list[str], list | None]:
+        references, candidates = self.pairs.chunk(start, stop)
         context = None if self.context is None else list(self.context[start:stop])
-        return list(self.references[start:stop]), list(self.candidates[start:stop]), self.ids[start:stop], context
+        return references, candidates, self.ids[start:stop], context
+
+    def texts(self, indices: list[int]) -> tuple[list, list]:
+        return self.pairs.texts(indices)
 
     def empty_candidates(self) -> int:
-        return sum(is_empty_report(c) for c in self.candidates)
+        return self.empty
 
 
-def checked_source(scorer: Scorer, references, candidates, ids=None, context=None) -> PairSource:
-    """The pairs checked as `Scorer.__call__` checks them (ScoringInputError naming the pair), before anything runs."""
-    ids = validate_reports(references, candidates, ids, grounded_ok=all(s.accepts_grounded for s in scorer.specs))
-    return PairSource(references, candidates, ids, None if context is None else validate_context(context, ids))
+def checked_source(scorer: Scorer, pairs: InMemoryPairs | StreamedPairs, context=None) -> PairSource:
+    """The pairs checked as `Scorer.__call__` checks them (ScoringInputError naming the pair) before anything runs;
+    streamed pairs were checked as they were indexed, but for grounded reports, which are looked for here."""
+    n, grounded_ok = len(pairs), all(s.accepts_grounded for s in scorer.specs)
+    ids = [str(i) for i in (pairs.ids if pairs.ids is not None else range(n))]
+    if isinstance(pairs, InMemoryPairs):
+        validate_reports(pairs.references, pairs.candidates, ids, grounded_ok)
+        empty = sum(is_empty_report(c) for c in pairs.candidates)
+    else:
+        for start in range(0, n, DEFAULT_CHUNK) if pairs.grounded and not grounded_ok else ():
+            validate_reports(*pairs.chunk(start, min(n, start + DEFAULT_CHUNK)), ids[start : start + DEFAULT_CHUNK])
+        empty = pairs.empty
+    return PairSource(pairs, ids, None if context is None else validate_context(context, ids), empty)
+
+
+def memory_source(scorer: Scorer, references, candidates, ids=None, context=None) -> PairSource:
+    """`checked_source` of pairs given as lists (the Python API)."""
+    if len(references) != len(candidates):
+        validate_reports(references, candidates)  # raises: they must pair up one to one
+    return checked_source(scorer, InMemoryPairs(list(references), list(candidates), ids), context)
 
 
 def chunk_size_for(metrics: list, chunk_size: int, n: int) -> int:

@@ -13,7 +13,7 @@ from radmetrics.inference.files.score_stream import STREAM_NAME, differing_field
 from radmetrics.inference.scoring import streaming
 from radmetrics.inference.scoring.score_run import score_into_folder
 from radmetrics.inference.scoring.scorer import Scorer
-from radmetrics.inference.scoring.streaming import checked_source, merge_meta
+from radmetrics.inference.scoring.streaming import memory_source, merge_meta
 
 WORDS = "heart size normal lungs clear no effusion pneumothorax small left basilar opacity atelectasis mild".split()
 
@@ -37,7 +37,7 @@ def stream_run(folder, out="out", chunk=3, metrics=("bleu2", "bleu4", "rougeL"),
     refs = (folder / "refs.txt").read_text().splitlines()
     hyps = (folder / "hyps.txt").read_text().splitlines()
     scorer = Scorer(list(metrics), n_bootstrap=50, seed=3)
-    source = checked_source(scorer, refs, hyps)
+    source = memory_source(scorer, refs, hyps)
     inputs = {"references": str(folder / "refs.txt"), "candidates": str(folder / "hyps.txt")}
     (folder / out).mkdir(exist_ok=True)
     lines = []
