@@ -35,7 +35,7 @@ def corpus() -> list[str]:
 
 
 def write_inputs(folder: Path, texts: list[str], n: int) -> dict[str, list[str]]:
-    """refs/hyps as .txt (by position) and as .jsonl with ids (the candidates shuffled): the score arguments of each."""
+    """refs/hyps as .txt (by position) and as .jsonl with ids (the candidates shuffled): each one's score arguments."""
     rng = random.Random(n)
     refs, hyps = [rng.choice(texts) for _ in range(n)], [rng.choice(texts) for _ in range(n)]
     (folder / f"refs-{n}.txt").write_text("".join(r + "\n" for r in refs), encoding="utf-8")
@@ -66,9 +66,19 @@ def peak_rss(arguments: list[str], out: Path) -> tuple[int, float]:
     return int(done.stdout.strip().splitlines()[-1]), round(time.perf_counter() - start, 1)
 
 
+def versions() -> dict:
+    from importlib.metadata import version
+
+    from radmetrics.inference.scoring.signature import version as radmetrics_version
+
+    found = {"python": sys.version.split()[0], "radmetrics": radmetrics_version()}
+    return {**found, "rouge_score": version("rouge_score")}
+
+
 def main() -> dict:
     results = {
         "machine": machine(),
+        "versions": versions(),
         "command": "python benchmarks/speed/score_memory.py",
         "measure": "peak RSS (ru_maxrss) of the `radmetrics score --metrics rougeL` process, KiB",
         "goal": f"peak at {SIZES[-1]:,} pairs within {GOAL:.0%} of the peak at {SIZES[0]:,}",
