@@ -4,11 +4,12 @@ files with ids, the candidates in another order. Each run is its own process; it
 from the kernel (`getrusage(RUSAGE_CHILDREN).ru_maxrss` in a wrapper process that runs only it). Streaming scoring
 (issue 62) aims for the 100,000-pair peak within 10% of the 10,000-pair one.
 
-    python benchmarks/speed/score_memory.py    (writes benchmarks/results/score_memory.json)
+    python benchmarks/speed/score_memory.py [--kinds txt jsonl]    (writes benchmarks/results/score_memory.json)
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import shutil
@@ -75,11 +76,11 @@ def versions() -> dict:
     return {**found, "rouge_score": version("rouge_score")}
 
 
-def main() -> dict:
+def main(kinds: list[str]) -> dict:
     results = {
         "machine": machine(),
         "versions": versions(),
-        "command": "python benchmarks/speed/score_memory.py",
+        "command": "python benchmarks/speed/score_memory.py --kinds " + " ".join(kinds),
         "measure": "peak RSS (ru_maxrss) of the `radmetrics score --metrics rougeL` process, KiB",
         "goal": f"peak at {SIZES[-1]:,} pairs within {GOAL:.0%} of the peak at {SIZES[0]:,}",
         "runs": {},
@@ -88,10 +89,12 @@ def main() -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         for n in SIZES:
             for kind, arguments in write_inputs(Path(tmp), texts, n).items():
+                if kind not in kinds:
+                    continue
                 kib, seconds = peak_rss(arguments, Path(tmp) / "out")
                 results["runs"][f"{kind} {n}"] = {"pairs": n, "peak_rss_mib": round(kib / 1024, 1), "seconds": seconds}
                 print(f"{kind:5} {n:>7,} pairs: peak RSS {kib / 1024:.1f} MiB, {seconds} s", flush=True)
-    for kind in ("txt", "jsonl"):
+    for kind in kinds:
         small, large = (results["runs"][f"{kind} {n}"]["peak_rss_mib"] for n in SIZES)
         growth = large / small - 1
         results[f"{kind}_growth"] = round(growth, 3)
@@ -100,5 +103,7 @@ def main() -> dict:
 
 
 if __name__ == "__main__":
-    report = main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kinds", nargs="+", choices=("txt", "jsonl"), default=["txt", "jsonl"])
+    report = main(parser.parse_args().kinds)
     print(f"wrote {write_results('score_memory.json', report)}")
