@@ -31,6 +31,10 @@ OUT/run.json (what each metric reproduces, each key's signature, the input files
 endpoint without secrets and totals) and OUT/report.html (a page to read
 the run: summary, distributions, a sortable and filterable table of the pairs, each pair's detail), and prints the \
 table.
+The pairs are scored in chunks (--chunk-size) appended to OUT/scores.stream.jsonl (a header of signatures and input
+checksums, then each pair's values, statistics and details); every output is built from it. Run the same command
+again after a kill and it resumes after the last complete chunk; a folder with a finished run, or a run of other inputs
+or options, is refused unless --overwrite.
 Without --metrics, every registered metric whose components are available runs; the LLM-judged metrics
 (fineradscore, radfact) run when --endpoint names an endpoint YAML.
 
