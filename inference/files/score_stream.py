@@ -137,20 +137,16 @@ def mark_complete(state: StreamState) -> None:
         os.fsync(fh.fileno())
 
 
-def pair_records(path: Path) -> Iterator[dict]:
-    """The pair lines of a stream file, in order (one at a time: nothing is held)."""
+def stream_records(path: Path) -> Iterator[dict]:
+    """The pair and chunk lines of a stream file, in order (one at a time: nothing is held)."""
     with open(path, encoding="utf-8") as fh:
         next(fh)  # the header
         for line in fh:
             record = json.loads(line)
-            if "i" in record:
+            if "i" in record or "chunk" in record:
                 yield record
 
 
-def chunk_records(path: Path) -> Iterator[dict]:
-    """The chunk lines of a stream file, in order."""
-    with open(path, encoding="utf-8") as fh:
-        next(fh)
-        for line in fh:
-            if line.startswith('{"chunk"'):
-                yield json.loads(line)
+def pair_records(path: Path) -> Iterator[dict]:
+    """The pair lines of a stream file, in order."""
+    return (record for record in stream_records(path) if "i" in record)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..files.pair_stream import InMemoryPairs, StreamedPairs
-from ..files.score_stream import StreamState, append_chunk, chunk_records, pair_records
+from ..files.score_stream import StreamState, append_chunk, stream_records
 from ..metrics.base import MetricOutput
 from .scorer import (
     Scorer,
@@ -159,33 +159,53 @@ def merge_meta(metas: list):
     return metas[0] if all(m == metas[0] for m in metas) else metas
 
 
+class StatisticsColumns:
+    """Each metric's per-pair statistics read back, stacked into one array per statistic chunk by chunk (a chunk's
+    values become an array when its chunk line is read), so that 100,000 pairs' statistics are arrays, not lists."""
+
+    def __init__(self, specs):
+        self.pending: dict[str, dict[str, list]] = {spec.name: {} for spec in specs}
+        self.parts: dict[str, dict[str, list]] = {spec.name: {} for spec in specs}
+
+    def add(self, statistics: dict) -> None:
+        for name, stats in statistics.items():
+            for stat, value in stats.items():
+                self.pending[name].setdefault(stat, []).append(value)
+
+    def close_chunk(self) -> None:
+        for name, stats in self.pending.items():
+            for stat, values in stats.items():
+                self.parts[name].setdefault(stat, []).append(np.asarray(values))
+            self.pending[name] = {}
+
+    def stacked(self) -> dict[str, dict[str, np.ndarray]]:
+        return {name: {s: np.concatenate(p) for s, p in stats.items()} for name, stats in self.parts.items()}
+
+
 def read_stream(path, specs, metrics: list) -> tuple[dict, dict, dict, dict]:
     """(per-key values as arrays with NaN where not scored, metric -> stacked statistics, metric -> error counts,
-    metric -> merged meta) read back from a stream file, one line at a time."""
+    metric -> merged meta) read back from a stream file in one pass, one line at a time."""
     values = {key: array("d") for spec in specs for key in spec.keys}
-    statistics: dict[str, dict[str, list]] = {spec.name: {} for spec in specs}
-    errors = {spec.name: Counter() for spec in specs}
-    for record in pair_records(path):
+    statistics, errors, metas = StatisticsColumns(specs), {spec.name: Counter() for spec in specs}, {}
+    for record in stream_records(path):
+        if "chunk" in record:
+            statistics.close_chunk()
+            for name, meta in record["meta"].items():
+                metas.setdefault(name, []).append(meta)
+            continue
         for key, v in record["values"].items():
             values[key].append(float("nan") if v is None else v)
-        for name, stats in record["statistics"].items():
-            for stat, value in stats.items():
-                statistics[name].setdefault(stat, []).append(value)
+        statistics.add(record["statistics"])
         for name, detail in record["details"].items():
             errors[name].update(error_counts([detail]))
-    metas: dict[str, list] = {}
-    for chunk in chunk_records(path):
-        for name, meta in chunk["meta"].items():
-            metas.setdefault(name, []).append(meta)
-    per_key = {
-        key: np.frombuffer(column, dtype=float) if len(column) else np.zeros(0) for key, column in values.items()
-    }
+    per_key = {key: np.frombuffer(column, dtype=float) if column else np.zeros(0) for key, column in values.items()}
+    stacked = statistics.stacked()
     meta = {name: merge_meta(found) for name, found in metas.items()}
     for spec, metric in zip(specs, metrics):
         rebuilt = getattr(metric, "meta_from_statistics", None)
-        if rebuilt is not None and statistics[spec.name]:
-            meta[spec.name] = {**meta.get(spec.name, {}), **rebuilt(statistics[spec.name])}
-    return per_key, statistics, errors, meta
+        if rebuilt is not None and stacked[spec.name]:
+            meta[spec.name] = {**meta.get(spec.name, {}), **rebuilt(stacked[spec.name])}
+    return per_key, stacked, errors, meta
 
 
 def result_from_stream(scorer: Scorer, metrics: list, path, empty: int) -> ScoreResult:
@@ -195,7 +215,7 @@ def result_from_stream(scorer: Scorer, metrics: list, path, empty: int) -> Score
     outputs, directions = {}, {}
     for spec, metric in zip(scorer.specs, metrics):
         per_sample = {key: per_key[key] for key in spec.keys}
-        stacked = {name: np.asarray(stats) for name, stats in statistics[spec.name].items()}
+        stacked = statistics[spec.name]
         aggregates = metric.corpus_aggregates(per_sample, stacked) if len(per_key[spec.keys[0]]) else {}
         outputs[spec.name] = MetricOutput(per_sample, corpus_aggregate=aggregates, meta=meta.get(spec.name, {}))
         directions.update({key: metric.higher_is_better[key] for key in spec.keys})

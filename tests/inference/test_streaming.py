@@ -225,3 +225,22 @@ def test_a_folder_that_is_not_a_stream_is_refused(tmp_path):
     (tmp_path / STREAM_NAME).write_text("not json\n")
     with pytest.raises(OutputPathError, match="is not a radmetrics score stream"):
         open_stream(tmp_path, {"pairs": 1})
+
+
+def test_a_corpus_level_key_without_per_pair_statistics_is_refused_by_name(tmp_path, monkeypatch):
+    import numpy as np
+
+    from radmetrics.inference.metrics.base import Metric, MetricOutput
+    from radmetrics.inference.scoring import registry
+
+    class CorpusOnly(Metric):
+        name, keys, higher_is_better = "corpus_only", ("corpus_only",), {"corpus_only": True}
+
+        def compute(self, references, candidates):
+            values = [float(len(c)) for c in candidates]
+            return MetricOutput({"corpus_only": values}, corpus_aggregate={"corpus_only": lambda idx: np.sum(idx)})
+
+    monkeypatch.setitem(registry.REGISTRY, "corpus_only", CorpusOnly)
+    write_inputs(tmp_path)
+    with pytest.raises(RuntimeError, match="metric corpus_only aggregates corpus_only over the corpus without"):
+        stream_run(tmp_path, metrics=("corpus_only",))
