@@ -130,13 +130,31 @@ def test_score_killed_three_times_resumes_to_the_uninterrupted_runs_bytes(tmp_pa
     assert_same_outputs(tmp_path, n)
 
 
+def stopping_soon(model_dir: Path) -> None:
+    """Make a GREEN look-alike answer in a few tokens: its last norm keeps one dimension, whose sign picks </s> or
+    another token (as `lookalikes.build_crimson(stop_at_once=True)` does), so that the released model's 2,048-token
+    budget is not spent on every answer. The answers stay deterministic and unparsable (pairs not scored)."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    state = load_file(str(model_dir / "model.safetensors"))
+    hidden, dtype = state["model.norm.weight"].shape[0], state["lm_head.weight"].dtype
+    norm = torch.full((hidden,), -1.0)
+    norm[0] = 1.0
+    head = torch.zeros(state["lm_head.weight"].shape)
+    head[2, 0], head[100, 0] = 10.0, -10.0  # </s> (id 2) when dimension 0 is positive, token 100 otherwise
+    state["model.norm.weight"], state["lm_head.weight"] = norm.to(dtype), head.to(dtype)
+    save_file({k: v.contiguous() for k, v in state.items()}, str(model_dir / "model.safetensors"), {"format": "pt"})
+
+
 def test_a_green_lookalike_killed_three_times_resumes_to_the_same_bytes(tmp_path):
     from parity import lookalikes
 
     root = tmp_path / "lookalikes"
     lookalikes.build_green(root)
     green = lookalikes.snapshot(root, lookalikes.GREEN_REPOS[0])
-    n, chunk = 24, 4
+    stopping_soon(green)
+    n, chunk = 16, 2
     refs, hyps = short_reports(n, seed=5)
     (tmp_path / "refs.txt").write_text("\n".join(refs) + "\n")
     (tmp_path / "hyps.txt").write_text("\n".join(hyps) + "\n")
