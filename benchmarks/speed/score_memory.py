@@ -81,7 +81,7 @@ def main(kinds: list[str]) -> dict:
         "machine": machine(),
         "versions": versions(),
         "command": "python benchmarks/speed/score_memory.py --kinds " + " ".join(kinds),
-        "measure": "peak RSS (ru_maxrss) of the `radmetrics score --metrics rougeL` process, KiB",
+        "measure": "peak RSS (ru_maxrss) of the `radmetrics score --metrics rougeL` process, MiB",
         "goal": f"peak at {SIZES[-1]:,} pairs within {GOAL:.0%} of the peak at {SIZES[0]:,}",
         "runs": {},
     }
