@@ -5,11 +5,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..files.atomic import atomic_write, write_text
 from ..files.json_io import dumps
+from ..files.output_paths import ensure_output_dir
 from ..files.report_html import write_compare_report
 from ..files.report_io import pair_reports, read_reports
 from ..scoring.stats import paired_comparison
-from .score import add_report_field_arguments, add_scoring_arguments, build_scorer, id_fields, print_llm_totals
+from .score import (
+    add_report_field_arguments,
+    add_scoring_arguments,
+    build_scorer,
+    id_fields,
+    print_llm_totals,
+    refuse_no_reports,
+)
 
 HELP = "compare two systems' reports on the same references: differences with paired bootstrap CIs and p-values"
 DESCRIPTION = """Scores system A's and system B's candidates against the same references (paired by id when the files
@@ -63,34 +72,30 @@ def compare_key(result, key: str, n: int, args: argparse.Namespace) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    out = Path(args.out)
-    scorer = build_scorer(args, out, n_bootstrap=0)  # checks every option before any file or model loads
+    scorer = build_scorer(args, Path(args.out), n_bootstrap=0)  # checks every option before any file or model loads
+    out = ensure_output_dir(args.out, what="--out")
     (ref_id, ref_named), (hyp_id, hyp_named) = id_fields(args)
-    refs, ref_ids = read_reports(args.refs, args.ref_field, ref_id, id_required=ref_named)
-    _, system_a, ids = pair_reports(
-        refs,
-        ref_ids,
-        *read_reports(args.system_a, args.hyp_field, hyp_id, allow_empty=True, id_required=hyp_named),
-        ("references", "system A reports"),
+    refs, ref_ids = refuse_no_reports(
+        read_reports(args.refs, args.ref_field, ref_id, id_required=ref_named), args.refs
     )
-    _, system_b, _ = pair_reports(
-        refs,
-        ref_ids,
-        *read_reports(args.system_b, args.hyp_field, hyp_id, allow_empty=True, id_required=hyp_named),
-        ("references", "system B reports"),
-    )
+
+    def system(path: str, name: str) -> list:
+        read = read_reports(path, args.hyp_field, hyp_id, allow_empty=True, id_required=hyp_named)
+        return pair_reports(refs, ref_ids, *refuse_no_reports(read, path), ("references", name))
+
+    _, system_a, ids = system(args.system_a, "system A reports")
+    _, system_b, _ = system(args.system_b, "system B reports")
     ids = ids or [str(i) for i in range(len(refs))]
     result = scorer(refs + refs, system_a + system_b, ids=[f"{i} (A)" for i in ids] + [f"{i} (B)" for i in ids])
     n, name_a, name_b = len(refs), *args.names
     comparison = {key: compare_key(result, key, n, args) for key in result.summary}
-    out.mkdir(parents=True, exist_ok=True)
     for key, signature in result.signatures.items():
         comparison[key]["signature"] = signature
-    (out / "compare.json").write_text(
-        dumps({"systems": {"a": name_a, "b": name_b}, "n": n, "keys": comparison}, indent=2), encoding="utf-8"
+    write_text(
+        out / "compare.json", dumps({"systems": {"a": name_a, "b": name_b}, "n": n, "keys": comparison}, indent=2)
     )
     for tag, rows in (("a", result.per_sample[:n]), ("b", result.per_sample[n:])):
-        with open(out / f"per_sample_{tag}.jsonl", "w", encoding="utf-8") as fh:
+        with atomic_write(out / f"per_sample_{tag}.jsonl") as fh:
             for i, row in zip(ids, rows):
                 fh.write(dumps({**row, "id": i}) + "\n")
     lines = [
@@ -118,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
         )
     write_compare_report(out, (name_a, name_b), comparison, result, n, refs, system_a, system_b)
     table = "\n".join(lines)
-    (out / "compare.md").write_text(table + "\n", encoding="utf-8")
+    write_text(out / "compare.md", table + "\n")
     print(table)
     print_llm_totals(result)
     return 0

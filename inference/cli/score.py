@@ -6,15 +6,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..files.report_io import pair_reports, read_columns, read_reports, refuse_silent_pairing
-from ..files.run_output import write_result
+from ..files.output_paths import ensure_output_dir
+from ..files.pair_stream import ReportSide, streamed_pairs
+from ..files.report_io import ReportFileError, pair_reports, read_columns, read_reports, refuse_silent_pairing
 from ..loading.discovery import discover_components
 from ..metrics.base import OptionError
 from ..scoring import registry
 from ..scoring.baselines import DEFAULT_TEMPLATE, BaselineError, baselines_table, score_baselines
 from ..scoring.option_flags import parse_option_flags
 from ..scoring.registry import available_metrics
+from ..scoring.score_run import score_into_folder
 from ..scoring.scorer import Scorer
+from ..scoring.streaming import DEFAULT_CHUNK, checked_source
 
 HELP = "score candidate reports against references with any set of metrics, with bootstrap CIs"
 DESCRIPTION = """Score candidate reports against references.
@@ -28,6 +31,10 @@ OUT/run.json (what each metric reproduces, each key's signature, the input files
 endpoint without secrets and totals) and OUT/report.html (a page to read
 the run: summary, distributions, a sortable and filterable table of the pairs, each pair's detail), and prints the \
 table.
+The pairs are scored in chunks (--chunk-size) appended to OUT/scores.stream.jsonl (a header of signatures and input
+checksums, then each pair's values, statistics and details); every output is built from it. Run the same command
+again after a kill and it resumes after the last complete chunk; a folder with a finished run, or a run of other inputs
+or options, is refused unless --overwrite.
 Without --metrics, every registered metric whose components are available runs; the LLM-judged metrics
 (fineradscore, radfact) run when --endpoint names an endpoint YAML.
 
@@ -49,6 +56,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_report_field_arguments(parser)
     add_scoring_arguments(parser)
     parser.add_argument("--out", help="output directory")
+    parser.add_argument(
+        "--chunk-size",
+        type=int,
+        default=DEFAULT_CHUNK,
+        help=(
+            "pairs scored and written per chunk (default %(default)s); a run cut short resumes after its last "
+            "complete chunk when the same command runs again"
+        ),
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace a finished run, or a run of other inputs or options, in --out (refused without it)",
+    )
     parser.add_argument("--list", action="store_true", help="list the metrics and score keys, then exit")
     parser.add_argument(
         "--baselines",
@@ -112,9 +133,30 @@ def read_pairs_from_args(args: argparse.Namespace, hyps_path: str):
     (ref_id, ref_named), (hyp_id, hyp_named) = id_fields(args)
     if not (ref_named or hyp_named):
         refuse_silent_pairing(args.refs, hyps_path)
-    references = read_reports(args.refs, args.ref_field, ref_id, id_required=ref_named)
-    candidates = read_reports(hyps_path, args.hyp_field, hyp_id, allow_empty=True, id_required=hyp_named)
+    references = refuse_no_reports(read_reports(args.refs, args.ref_field, ref_id, id_required=ref_named), args.refs)
+    candidates = refuse_no_reports(
+        read_reports(hyps_path, args.hyp_field, hyp_id, allow_empty=True, id_required=hyp_named), hyps_path
+    )
     return pair_reports(*references, *candidates)
+
+
+def pairs_from_args(args: argparse.Namespace, hyps_path: str):
+    """The pairs of --refs and one candidates file, checked and indexed (files.pair_stream): .txt and .jsonl files are
+    read a chunk at a time as they are scored, others whole."""
+    (ref_id, ref_named), (hyp_id, hyp_named) = id_fields(args)
+    if not (ref_named or hyp_named):
+        refuse_silent_pairing(args.refs, hyps_path)
+    return streamed_pairs(
+        ReportSide(Path(args.refs), args.ref_field, ref_id, False, ref_named),
+        ReportSide(Path(hyps_path), args.hyp_field, hyp_id, True, hyp_named),
+    )
+
+
+def refuse_no_reports(read: tuple[list, list[str] | None], path: str) -> tuple[list, list[str] | None]:
+    """`read_reports`' answer, or ReportFileError (one line) when the file holds no report at all."""
+    if not read[0]:
+        raise ReportFileError(f"{path}: no reports in the file; give a file with at least one report")
+    return read
 
 
 def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
@@ -213,19 +255,21 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not (args.refs and args.hyps and args.out):
         raise SystemExit("radmetrics score: --refs, --hyps and --out are required")
-    out = Path(args.out)
-    scorer = build_scorer(args, out)  # checks every option before any file or model loads
-    refs, hyps, ids = read_pairs_from_args(args, args.hyps)
-    result = scorer(refs, hyps, ids=ids, context=context_from_args(args))
-    baselines = None
-    if args.baselines:
-        try:
-            baselines = score_baselines(scorer, refs, result, args.baseline_template or DEFAULT_TEMPLATE, args.seed)
-        except BaselineError as exc:  # the scores are still written, without baselines
-            print(f"radmetrics score: warning: no baselines: {exc}", file=sys.stderr)
-
-    write_result(
-        result, out, refs, hyps, inputs={"references": args.refs, "candidates": args.hyps}, baselines=baselines
+    if args.chunk_size < 1:
+        raise OptionError(f"--chunk-size {args.chunk_size}: give a number of pairs >= 1")
+    scorer = build_scorer(args, Path(args.out))  # checks every option before any file or model loads
+    out = ensure_output_dir(args.out, what="--out")
+    source = checked_source(scorer, pairs_from_args(args, args.hyps), context_from_args(args))
+    result, baselines = score_into_folder(
+        scorer,
+        source,
+        out,
+        {"references": args.refs, "candidates": args.hyps},
+        reading_settings(args),
+        args.chunk_size,
+        overwrite=args.overwrite,
+        report=lambda line: print(f"radmetrics score: {line}", file=sys.stderr, flush=True),
+        baselines=(lambda result: baselines_of(args, scorer, source, result)) if args.baselines else None,
     )
     print(result.table())
     if baselines:
@@ -237,6 +281,23 @@ def run(args: argparse.Namespace) -> int:
         print(f"radmetrics score: warning: {warning}", file=sys.stderr)
     print_llm_totals(result)
     return 0
+
+
+def reading_settings(args: argparse.Namespace) -> dict:
+    """How the inputs are read and paired: a resumed run must read them the same way."""
+    names = ("ref_field", "hyp_field", "id_field", "ref_id_field", "hyp_id_field", "context_fields")
+    return {name: getattr(args, name) for name in names}
+
+
+def baselines_of(args: argparse.Namespace, scorer, source, result) -> dict | None:
+    """The naive baselines on the same references (`--baselines`), or None with a warning when there are none."""
+    result.per_sample = [{"id": i} for i in source.ids]  # the baselines pair with the system's pairs by position
+    references = source.chunk(0, len(source))[0]  # the baselines are scored in memory, as before
+    try:
+        return score_baselines(scorer, references, result, args.baseline_template or DEFAULT_TEMPLATE, args.seed)
+    except BaselineError as exc:  # the scores are still written, without baselines
+        print(f"radmetrics score: warning: no baselines: {exc}", file=sys.stderr)
+        return None
 
 
 def context_from_args(args: argparse.Namespace) -> list[dict] | None:

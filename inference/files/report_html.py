@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..metrics.display import cut, json_detail
 from ..scoring.registry import metrics
+from .atomic import write_text
 from .json_io import strict
 
 BINS = 20
@@ -148,39 +149,54 @@ def sample_data(
 
 
 def render_score_report(
-    result, references, candidates, title: str = "radmetrics scores", baselines: str = "", sort_key: str | None = None
+    result,
+    references,
+    candidates,
+    title: str = "radmetrics scores",
+    baselines: str = "",
+    sort_key: str | None = None,
+    shown: tuple[dict, dict] | None = None,
 ) -> str:
     """The summary with each key's signature, then the baselines (HTML, when computed), then the pairs with their texts
-    (worst first on `sort_key`, by default the first key the user named), then the distributions."""
+    (worst first on `sort_key`, by default the first key the user named), then the distributions.
+
+    `shown` = (every key's values over all pairs, for the distributions and the count; the embedded pairs' details):
+    a streaming run embeds only some pairs (`streamed_report`), given as result.per_sample with their texts."""
     keys = list(result.summary)
-    distributions = "".join(histogram_svg([row.get(k) for row in result.per_sample], k) for k in keys)
+    values = shown[0] if shown else {k: [row.get(k) for row in result.per_sample] for k in keys}
+    details = shown[1] if shown else result.details
+    total = len(next(iter(values.values()), ()))
+    distributions = "".join(histogram_svg(values[k], k) for k in keys)
+    embedded = (
+        ""
+        if len(result.per_sample) == total
+        else f" The pair table holds the {len(result.per_sample):,} worst on {sort_key}; per_sample.jsonl holds all."
+    )
     body = (
-        f"<h2>Summary</h2><p>{len(result.per_sample)} pairs; 95% percentile bootstrap intervals.</p>"
+        f"<h2>Summary</h2><p>{total} pairs; 95% percentile bootstrap intervals.{html.escape(embedded)}</p>"
         f'<div class="frame">{summary_table(result.summary)}</div>'
         f"{signatures_list(getattr(result, 'signatures', {}))}{baselines}"
         f'{SAMPLES_SECTION}<h2>Distributions</h2><div class="hists">{distributions}</div>'
     )
-    return page(
-        title,
-        body,
-        sample_data(
-            result.per_sample,
-            keys,
-            references,
-            candidates,
-            result.details,
-            result.higher_is_better,
-            sort_key or getattr(result, "first_key", None),
-        ),
+    data = sample_data(
+        result.per_sample,
+        keys,
+        references,
+        candidates,
+        details,
+        result.higher_is_better,
+        sort_key or getattr(result, "first_key", None),
     )
+    return page(title, body, data)
 
 
 def write_score_report(
-    result, out: Path, references, candidates, baselines: str = "", sort_key: str | None = None
+    result, out: Path, references, candidates, baselines: str = "", sort_key: str | None = None, shown=None
 ) -> Path:
     path = Path(out) / "report.html"
-    path.write_text(
-        render_score_report(result, references, candidates, baselines=baselines, sort_key=sort_key), encoding="utf-8"
+    write_text(
+        path,
+        render_score_report(result, references, candidates, baselines=baselines, sort_key=sort_key, shown=shown),
     )
     return path
 
@@ -224,13 +240,13 @@ def write_compare_report(
         f"{signatures_list(getattr(result, 'signatures', {}))}{SAMPLES_SECTION}"
     )
     path = Path(out) / "report.html"
-    path.write_text(
+    write_text(
+        path,
         page(
             f"radmetrics compare: {names[0]} vs {names[1]}",
             body,
             sample_data(per_sample, keys, references, candidates, {}, directions),
         ),
-        encoding="utf-8",
     )
     return path
 

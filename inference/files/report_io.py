@@ -299,7 +299,7 @@ def file_columns(path: str | Path) -> set[str] | None:
         rows = read_csv_rows(path, read_text_file(path))
         return set(rows[0][1]) if rows else set()
     if suffix == ".jsonl":
-        return {k for _, record in read_jsonl_records(path)[:100] if isinstance(record, dict) for k in record}
+        return {k for record in first_jsonl_records(path, 100) if isinstance(record, dict) for k in record}
     if suffix == ".json":
         data = json.loads(read_text_file(path))
         return (
@@ -308,6 +308,23 @@ def file_columns(path: str | Path) -> set[str] | None:
             else set()
         )
     return None
+
+
+def first_jsonl_records(path: Path, limit: int) -> list:
+    """The first `limit` records of a JSONL file that parse, read line by line (not the whole file: the readers check
+    every line when they read it)."""
+    found = []
+    if not path.is_file():
+        return found
+    with open(path, "rb") as fh:
+        for raw in fh:
+            if len(found) >= limit:
+                break
+            try:
+                found.append(json.loads(raw.decode("utf-8-sig", errors="replace")))
+            except (ValueError, RecursionError):
+                continue
+    return found
 
 
 def refuse_silent_pairing(ref_path: str | Path, hyp_path: str | Path) -> None:

@@ -45,6 +45,9 @@ class MetricOutput:
     # key -> f(indices) for corpus-level aggregates; keys not listed aggregate as the mean.
     corpus_aggregate: dict[str, Callable[[np.ndarray], float]] = field(default_factory=dict)
     meta: dict = field(default_factory=dict)  # run information, e.g. the LLM engine's totals
+    # name -> one JSON-able value per pair: the sufficient statistics the corpus-level keys aggregate (BLEU-4's n-gram
+    # counts, CheXbert's labels), kept by streaming runs so that `Metric.corpus_aggregates` rebuilds the aggregates
+    statistics: dict[str, list] = field(default_factory=dict)
 
     def aggregate(self, key: str, indices: np.ndarray | None = None) -> float:
         values = np.asarray(self.per_sample[key], dtype=float)
@@ -345,6 +348,17 @@ class Metric:
 
     def compute(self, references: Sequence[str], candidates: Sequence[str]) -> MetricOutput:
         raise NotImplementedError
+
+    def corpus_aggregates(self, per_sample: dict[str, np.ndarray], statistics: dict[str, np.ndarray]) -> dict:
+        """{key: f(indices)} for the corpus-level keys, rebuilt from every pair's values and `MetricOutput.statistics`
+        (stacked over the pairs): how a streaming run, which keeps those per pair on disk, gets the same corpus value
+        and intervals. A metric that sets `corpus_aggregate` builds it with this method, so both paths agree."""
+        return {}
+
+    def values_depend_on_corpus(self) -> bool:
+        """True when one pair's values depend on the other pairs of the call (BERTScore's idf weights from the call's
+        references): a streaming run then scores every pair in one chunk so that the values stay those of one call."""
+        return False
 
     def _precision(self):
         """bfloat16 autocast for option precision="bf16", on CPU and, where there is one, on the GPU (a metric may run

@@ -109,8 +109,15 @@ class Bleu4Corpus(Metric):
         )
         per_sample = [_coco_bleu(row) for row in stats]
         return MetricOutput(
-            {"bleu4": per_sample}, corpus_aggregate={"bleu4": lambda idx: _coco_bleu(stats[idx].sum(axis=0))}
+            {"bleu4": per_sample},
+            corpus_aggregate=self.corpus_aggregates({}, {"bleu4": stats}),
+            statistics={"bleu4": stats.tolist()},
         )
+
+    def corpus_aggregates(self, per_sample, statistics):
+        """Corpus BLEU-4 from the summed per-pair [testlen, reflen, guess_1..4, correct_1..4] of the indices."""
+        stats = np.asarray(statistics["bleu4"], dtype=float).reshape(-1, 10)
+        return {"bleu4": lambda idx: _coco_bleu(stats[idx].sum(axis=0))}
 
 
 class RougeL(Metric):

@@ -79,14 +79,52 @@ def is_empty_report(value) -> bool:
     return isinstance(value, str) and not value.strip()
 
 
-def failure_warning(metric: str, key: str, not_scored: int, n: int, details: list[dict] | None) -> str | None:
-    """A warning when `key` could not score more than half of the n pairs, naming the commonest error in the metric's
-    per-pair details; None otherwise. A metric that fails everywhere must not look like a result."""
+def error_counts(details) -> Counter:
+    """How often each error (its first 200 characters) stands in a metric's per-pair details."""
+    return Counter(str(d.get("error"))[:200] for d in details or [] if isinstance(d, dict) and d.get("error"))
+
+
+def failure_warning(metric: str, key: str, not_scored: int, n: int, errors: Counter | None) -> str | None:
+    """A warning when `key` could not score more than half of the n pairs, naming the commonest of the metric's
+    per-pair errors (`error_counts`); None otherwise. A metric that fails everywhere must not look like a result."""
     if n == 0 or not_scored <= n / 2:
         return None
-    errors = Counter(str(d.get("error"))[:200] for d in details or [] if isinstance(d, dict) and d.get("error"))
     commonest = f"; commonest error ({errors.most_common(1)[0][1]}x): {errors.most_common(1)[0][0]}" if errors else ""
     return f"{metric}: {key} could not score {not_scored} of {n} pairs{commonest}"
+
+
+def key_summary(out, key: str, higher_is_better: bool, n_bootstrap: int, seed: int, empty: int) -> dict:
+    """One key's summary entry from its metric's output (per-pair values, None or NaN where not scored, and its
+    aggregate): the value, the 95% bootstrap interval, how many pairs it scored and did not. The Scorer and a
+    streaming run (which rebuilds the output from its file) both summarise through it, so both give the same."""
+    values = out.per_sample[key]
+    n = len(values)
+    scored = int(sum(1 for v in values if v is not None and finite_or_none(float(v)) is not None))
+    interval = bootstrap_ci(lambda idx: out.aggregate(key, idx), n, n_bootstrap, seed)
+    return {
+        "value": finite_or_none(out.aggregate(key)),
+        "higher_is_better": higher_is_better,
+        "ci95": [finite_or_none(v) for v in interval],
+        "n": scored,
+        "not_scored": n - scored,
+        "empty_candidates": empty,
+    }
+
+
+def summarize(specs, outputs: dict, directions: dict, n_bootstrap: int, seed: int, empty: int, errors: dict):
+    """(summary, warnings) of every key of `specs` from `outputs` (metric -> MetricOutput); `errors` is metric ->
+    `error_counts` of its details."""
+    summary, warnings = {}, []
+    for spec in specs:
+        out = outputs[spec.name]
+        for key in spec.keys:
+            summary[key] = key_summary(out, key, directions[key], n_bootstrap, seed, empty)
+            not_scored, n = summary[key]["not_scored"], len(out.per_sample[key])
+            warning = failure_warning(spec.name, key, not_scored, n, errors.get(spec.name))
+            if warning:
+                summary[key]["warning"] = warning
+                warnings.append(warning)
+    return summary, warnings
 
 
 @dataclass
@@ -224,29 +262,13 @@ class Scorer:
             outputs[spec.name] = metric(list(references), list(candidates), context=context)
             docs[spec.name] = metric.reference
             directions.update({key: metric.higher_is_better[key] for key in spec.keys})
-        summary, rows, warnings = {}, [{"id": i} for i in ids], []
+        rows = [{"id": i} for i in ids]
         for spec in self.specs:
-            out = outputs[spec.name]
             for key in spec.keys:
-                values = out.per_sample[key]
-                for row, v in zip(rows, values):
+                for row, v in zip(rows, outputs[spec.name].per_sample[key]):
                     row[key] = None if v is None else finite_or_none(float(v))
-                n = len(values)
-                scored = int(sum(1 for row in rows if row[key] is not None))
-                value = out.aggregate(key)
-                interval = bootstrap_ci(lambda idx, k=key, o=out: o.aggregate(k, idx), n, self.n_bootstrap, self.seed)
-                summary[key] = {
-                    "value": finite_or_none(value),
-                    "higher_is_better": directions[key],
-                    "ci95": [finite_or_none(v) for v in interval],
-                    "n": scored,
-                    "not_scored": n - scored,
-                    "empty_candidates": empty,
-                }
-                warning = failure_warning(spec.name, key, n - scored, n, out.details)
-                if warning:
-                    summary[key]["warning"] = warning
-                    warnings.append(warning)
+        errors = {name: error_counts(o.details) for name, o in outputs.items()}
+        summary, warnings = summarize(self.specs, outputs, directions, self.n_bootstrap, self.seed, empty, errors)
         for key, signature in signatures.items():
             summary[key]["signature"] = signature
         return ScoreResult(

@@ -161,7 +161,7 @@ def test_fineradscore_through_radmetrics_score_with_reprompts_and_cache(tmp_path
         assert main(args) == 0
         first = json.loads((tmp_path / "out" / "run.json").read_text())["meta"]["fineradscore"]["llm"]["totals"]
         sent, invalid = server.requests, server.injected["invalid_answer"]
-        assert main(args) == 0  # rerun: valid answers come from the cache; each refused one is asked again
+        assert main([*args, "--overwrite"]) == 0  # rerun: valid answers come from the cache; refused ones asked again
         assert server.requests == sent + invalid
     out = tmp_path / "out"
     rows = read_rows(out)

@@ -84,6 +84,9 @@ booktitle={ICLR}, year={2020}}"""
             )
         )
 
+    def values_depend_on_corpus(self) -> bool:
+        return bool(self.options["idf"])  # idf weights from the call's references
+
     def compute(self, references, candidates):
         scorer = self.loaded(
             "scorer", self.scorer, sorted((k, v) for k, v in self.options.items() if k not in self.RUN_OPTIONS)

@@ -76,13 +76,35 @@ and Ng, Andrew Y.
         ).clip(1e-12)
         per_sample["chexbert_similarity"] = [float(s) for s in similarity]
 
-        def corpus(key):
-            return lambda idx: scores(ref_labels[idx], hyp_labels[idx])[key]
-
         details = [
             {"reference_labels": r.tolist(), "candidate_labels": h.tolist()} for r, h in zip(ref_labels, hyp_labels)
         ]
-        meta = {"per_condition": per_condition(ref_labels, hyp_labels, uncertain)} if len(ref_labels) else {}
+        statistics = {"reference_labels": ref_labels, "candidate_labels": hyp_labels}
         return MetricOutput(
-            per_sample, details=details, corpus_aggregate={key: corpus(key) for key in (*F1_KEYS, *PR_KEYS)}, meta=meta
+            per_sample,
+            details=details,
+            corpus_aggregate=self.corpus_aggregates(per_sample, statistics),
+            meta=self.meta_from_statistics(statistics),
+            statistics={name: labels.tolist() for name, labels in statistics.items()},
         )
+
+    def corpus_aggregates(self, per_sample, statistics):
+        """The F1, precision and recall keys over the reference and candidate labels of the indices."""
+        ref_labels, hyp_labels = (np.asarray(statistics[k]) for k in ("reference_labels", "candidate_labels"))
+        uncertain = self.options["uncertain_as_positive"]
+
+        def corpus(key):
+            def aggregate(idx):
+                ref, hyp = ref_labels[idx], hyp_labels[idx]
+                return {**chexbert_f1(ref, hyp, uncertain), **chexbert_precision_recall(ref, hyp, uncertain)}[key]
+
+            return aggregate
+
+        return {key: corpus(key) for key in (*F1_KEYS, *PR_KEYS)}
+
+    def meta_from_statistics(self, statistics) -> dict:
+        """Each condition's precision, recall, F1 and support over every pair (run.json), from the labels."""
+        ref_labels, hyp_labels = (np.asarray(statistics[k]) for k in ("reference_labels", "candidate_labels"))
+        if not len(ref_labels):
+            return {}
+        return {"per_condition": per_condition(ref_labels, hyp_labels, self.options["uncertain_as_positive"])}

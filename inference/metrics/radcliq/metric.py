@@ -69,6 +69,9 @@ generation},
                 "metric radcliq option radgraph_base_model is the base model of radgraph_model: set radgraph_model too"
             )
 
+    def values_depend_on_corpus(self) -> bool:
+        return bool(self.options["bertscore_model"])  # its own BERTScore takes idf weights from the call's references
+
     def compute(self, references, candidates):
         owners = key_owner()
         params = load_constants(self.options["constants"]) if self.options["constants"] else None

@@ -97,8 +97,16 @@ Shruthi and others},
                 values[_key(kind, "recall")].append(r)
                 values[_key(kind, "f1")].append(f1(p, r))
             details.append({side: [vars(p) for p in items] for side, items in evidenced.items()})
-        corpus = {_key(kind, "f1"): self._f1_of_means(values, kind) for kind in KINDS}
-        return MetricOutput(values, details=details, corpus_aggregate=corpus, meta={"llm": engine.summary()})
+        return MetricOutput(
+            values,
+            details=details,
+            corpus_aggregate=self.corpus_aggregates(values, {}),
+            meta={"llm": engine.summary()},
+        )
+
+    def corpus_aggregates(self, per_sample, statistics):
+        """Each kind's F1 of the mean precision and mean recall (from the per-pair values alone)."""
+        return {_key(kind, "f1"): self._f1_of_means(per_sample, kind) for kind in KINDS}
 
     @staticmethod
     def _f1_of_means(values: dict, kind: str):
