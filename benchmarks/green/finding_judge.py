@@ -46,10 +46,12 @@ KEYS = ("semantic_green_significant_errors", "semantic_green", "semantic_green_w
 
 
 def scorer(judge: str | None) -> Scorer:
-    """semantic_green with the rules (judge None) or with the judge export."""
+    """semantic_green with the rules (judge None) or with the judge export deciding every matched pair it does not
+    call `same` (judge_threshold=0, judge_scope=all; the option defaults let it override nowhere, see
+    finding_judge_threshold.py)."""
     if judge is None:
         return Scorer(["semantic_green"], n_bootstrap=0)
-    options = {"semantic_green": {"judge": "model"}}
+    options = {"semantic_green": {"judge": "model", "judge_threshold": 0.0, "judge_scope": "all"}}
     return Scorer(["semantic_green"], {"finding_judge": judge}, options, n_bootstrap=0)
 
 
@@ -112,7 +114,7 @@ def listed_annotations(candidates, judge: str) -> dict:
     found = [c.findings for c in candidates]
     return {
         "rules": teacher.annotate_lists(references, found),
-        "judge": annotate_with_judge(teacher, metric.finding_judge(), references, found),
+        "judge": annotate_with_judge(teacher, metric.finding_judge(), references, found, False, 0.0, "all"),
     }
 
 
