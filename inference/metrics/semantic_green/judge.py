@@ -8,8 +8,8 @@ a contradiction is a significant error and no match; `unrelated` unmatches the p
 alone as unmatched findings are.
 
 The judge overrides the rules only where it is confident (`confident_decisions`): a pair whose most probable label is
-not `same`, with a probability above `threshold`, and (scope `rule_blind`) an attribute error of a kind the rules cannot
-see (RULE_BLIND_KINDS); every other matched pair is decided by the rules, as judge=rules decides it.
+not `same`, with a probability above `threshold`, and (scope `rule_blind`) an attribute error of a kind the rules
+cannot see (RULE_BLIND_KINDS); every other matched pair is decided by the rules, as judge=rules decides it.
 """
 
 from __future__ import annotations
