@@ -11,9 +11,11 @@
    count and of `semantic_green_weighted`, against minus the raters' mean error count and against their mean 1-5
    rating, each with its case-bootstrap interval and the paired difference judge minus rules.
 
-No choice is made on RadPref here: the judge takes each pair's most probable label, and the threshold, the extractor
+No choice is made on RadPref here: the judge decides every pair whose most probable label is not `same`
+(judge_threshold=0, judge_scope=all; a `same` leaves the pair to the rules), and the matching threshold, the extractor
 and the rules are semantic_green's defaults; so there is nothing to choose inside cross-validation, and every radpref
-figure is the held-out figure of a judge trained on IU X-ray pairs alone.
+figure is the held-out figure of a judge trained on IU X-ray pairs alone. The judge's own threshold and scope are
+chosen inside case-level cross-validation by finding_judge_threshold.py.
 
     python benchmarks/green/finding_judge.py --judge EXPORT --results benchmarks/results/finding_judge.json
 """
@@ -46,10 +48,12 @@ KEYS = ("semantic_green_significant_errors", "semantic_green", "semantic_green_w
 
 
 def scorer(judge: str | None) -> Scorer:
-    """semantic_green with the rules (judge None) or with the judge export."""
+    """semantic_green with the rules (judge None) or with the judge export deciding every matched pair it does not
+    call `same` (judge_threshold=0, judge_scope=all; the option defaults let it override nowhere, see
+    finding_judge_threshold.py)."""
     if judge is None:
         return Scorer(["semantic_green"], n_bootstrap=0)
-    options = {"semantic_green": {"judge": "model"}}
+    options = {"semantic_green": {"judge": "model", "judge_threshold": 0.0, "judge_scope": "all"}}
     return Scorer(["semantic_green"], {"finding_judge": judge}, options, n_bootstrap=0)
 
 
@@ -112,7 +116,7 @@ def listed_annotations(candidates, judge: str) -> dict:
     found = [c.findings for c in candidates]
     return {
         "rules": teacher.annotate_lists(references, found),
-        "judge": annotate_with_judge(teacher, metric.finding_judge(), references, found),
+        "judge": annotate_with_judge(teacher, metric.finding_judge(), references, found, False, 0.0, "all"),
     }
 
 

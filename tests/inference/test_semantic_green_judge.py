@@ -9,7 +9,7 @@ import pytest
 
 from radmetrics.inference.findings.judge_labels import JUDGE_LABELS, JudgeDecision, parse_label
 from radmetrics.inference.metrics.base import OptionError
-from radmetrics.inference.metrics.semantic_green.judge import judged_annotation, rules_decision
+from radmetrics.inference.metrics.semantic_green.judge import confident_decisions, judged_annotation, rules_decision
 from radmetrics.inference.metrics.semantic_green.metric import SemanticGreen, weighted_errors
 from radmetrics.inference.metrics.semantic_green.teacher import Rules, annotate_pair
 
@@ -83,3 +83,53 @@ def test_judge_model_without_a_judge_is_refused_before_anything_loads():
     with pytest.raises(OptionError, match="finding_judge"):
         SemanticGreen(judge="model")
     assert "judge:rules" in " ".join(SemanticGreen().signature_parts())
+
+
+def probabilities(label: str, p: float) -> np.ndarray:
+    """One row of label probabilities: `label` at p, the rest spread evenly."""
+    row = np.full(len(JUDGE_LABELS), (1.0 - p) / (len(JUDGE_LABELS) - 1))
+    row[JUDGE_LABELS.index(label)] = p
+    return row
+
+
+def test_the_judge_overrides_only_where_confident():
+    rows = np.stack(
+        [
+            probabilities("attribute:measurement:significant", 0.6),
+            probabilities("attribute:location:significant", 0.6),
+            probabilities("contradiction:laterality", 0.3),
+            probabilities("same", 0.9),
+        ]
+    )
+    assert [d and d.label for d in confident_decisions(rows, 0.5, "all")] == [
+        "attribute:measurement:significant",
+        "attribute:location:significant",
+        None,
+        None,
+    ]
+    assert [d and d.label for d in confident_decisions(rows, 0.2, "rule_blind")] == [
+        "attribute:measurement:significant",
+        None,  # location: the rules see it
+        None,  # contradictions stay with the rules under rule_blind
+        None,
+    ]
+    assert confident_decisions(rows, 0.6, "all") == [None] * 4  # strictly above the threshold
+    assert confident_decisions(rows, 1.0, "all") == [None] * 4
+    with pytest.raises(ValueError, match="scope"):
+        confident_decisions(rows, 0.5, "some")
+
+
+def test_a_pair_the_judge_leaves_is_decided_as_the_rules_decide_it():
+    rules = annotate_pair(REFERENCE, CANDIDATE, SIMILARITY, Rules(interval_change=True))
+    for decisions in ({}, {(REFERENCE[0], CANDIDATE[0]): None}):
+        left = judged_annotation(REFERENCE, CANDIDATE, SIMILARITY, Rules(interval_change=True), decisions)
+        assert left.to_dict() == rules.to_dict()
+
+
+def test_the_threshold_and_scope_are_checked_at_the_door():
+    with pytest.raises(OptionError, match="judge_threshold"):
+        SemanticGreen(judge_threshold=1.5)
+    with pytest.raises(OptionError, match="judge_scope"):
+        SemanticGreen(judge_scope="some")
+    defaults = " ".join(SemanticGreen().signature_parts())
+    assert "judge_threshold:1.0" in defaults and "judge_scope:rule_blind" in defaults

@@ -76,6 +76,33 @@ def test_export_loads_and_decides(judge_run, tmp_path):
         ("No pneumothorax.", "Pneumothorax."),
         ("Small left effusion.", "Large left effusion."),
     ]
-    decisions = judge.decide(pairs)
-    assert len(decisions) == 3 and all(isinstance(d, JudgeDecision) for d in decisions)
-    assert decisions[0] == decisions[2] and decisions[0].label in JUDGE_LABELS
+    decisions = judge.decide(pairs)  # threshold 0, scope all: every pair whose most probable label is not `same`
+    assert len(decisions) == 3 and all(d is None or isinstance(d, JudgeDecision) for d in decisions)
+    assert decisions[0] == decisions[2]
+    rows = judge.probabilities(pairs)
+    for row, decision in zip(rows, decisions):
+        top = JUDGE_LABELS[int(row.argmax())]
+        assert (decision is None) == (top == "same") and (decision is None or decision.label == top)
+    assert judge.decide(pairs, threshold=1.0) == [None, None, None]  # no probability exceeds 1: the rules decide
+
+
+def test_judge_model_at_threshold_one_scores_as_the_rules(judge_run, tmp_path):
+    """semantic_green.judge_threshold=1.0 (the default) lets the judge override nowhere: judge=model's values are
+    judge=rules' exactly; threshold 0 runs the judge's decisions through the same keys."""
+    from radmetrics.inference.scoring.scorer import Scorer
+    from radmetrics.training.export import export_run
+
+    out = export_run(judge_run, tmp_path / "export")
+    references = ["Moderate right pleural effusion. No pneumothorax.", "8 mm nodule in the right lower lobe."]
+    candidates = ["Large right pleural effusion. No pneumothorax.", "Right lower lobe nodule measuring 18 mm."]
+
+    def values(**options):
+        chosen = {"semantic_green": {"findings": "statements", **options}}
+        components = {"finding_judge": str(out)} if options.get("judge") == "model" else {}
+        return Scorer(["semantic_green"], components, chosen, n_bootstrap=0)(references, candidates).per_sample
+
+    rules = values(judge="rules")
+    assert values(judge="model") == rules
+    assert values(judge="model", judge_threshold=1.0, judge_scope="all") == rules
+    judged = values(judge="model", judge_threshold=0.0, judge_scope="all")
+    assert len(judged) == len(rules) and [set(v) for v in judged] == [set(v) for v in rules]

@@ -6,6 +6,10 @@ error of that pair. With the judge, a pair with an attribute error stays a match
 attribute error (CRIMSON's matched finding with an attribute error; significant ones weigh 0.5 in the weighted keys);
 a contradiction is a significant error and no match; `unrelated` unmatches the pair, whose two findings are then judged
 alone as unmatched findings are.
+
+The judge overrides the rules only where it is confident (`confident_decisions`): a pair whose most probable label is
+not `same`, with a probability above `threshold`, and (scope `rule_blind`) an attribute error of a kind the rules
+cannot see (RULE_BLIND_KINDS); every other matched pair is decided by the rules, as judge=rules decides it.
 """
 
 from __future__ import annotations
@@ -30,6 +34,26 @@ ATTRIBUTE_CATEGORIES = {
     "specificity": "d",
     "interval_change": "e",
 }
+# The attributes the word rules never see (they read locations, severity words and change words only).
+RULE_BLIND_KINDS = ("measurement", "device_position", "certainty", "specificity")
+SCOPES = ("all", "rule_blind")
+
+
+def confident_decisions(probabilities, threshold: float, scope: str = "all") -> list[JudgeDecision | None]:
+    """Per row of label probabilities (JUDGE_LABELS order): the judge's decision where it overrides the rules, else
+    None (the rules decide). It overrides where its most probable label is not `same` and that label's probability
+    exceeds `threshold`; with scope `rule_blind`, only attribute errors of RULE_BLIND_KINDS."""
+    if scope not in SCOPES:
+        raise ValueError(f"unknown judge scope {scope!r}; expected one of {list(SCOPES)}")
+    chosen = []
+    for row in probabilities:
+        k = int(row.argmax())
+        decision = parse_label(JUDGE_LABELS[k])
+        confident = decision.decision != "same" and float(row[k]) > threshold
+        if scope == "rule_blind":
+            confident = confident and decision.decision == "attribute_error" and decision.kind in RULE_BLIND_KINDS
+        chosen.append(decision if confident else None)
+    return chosen
 
 
 def rules_decision(reference: str, candidate: str, rules_: Rules | None = None) -> JudgeDecision:
@@ -111,12 +135,14 @@ class FindingJudge:
                 rows[batch] = torch.softmax(logits, dim=-1).numpy()
         return rows
 
-    def decide(self, pairs: Sequence[tuple[str, str]]) -> list[JudgeDecision]:
+    def decide(
+        self, pairs: Sequence[tuple[str, str]], threshold: float = 0.0, scope: str = "all"
+    ) -> list[JudgeDecision | None]:
+        """Each pair's decision where the judge overrides the rules, else None (`confident_decisions`)."""
         distinct = sorted(set(pairs))
         if not distinct:
             return []
-        chosen = self.probabilities(distinct).argmax(axis=1)
-        decided = {pair: parse_label(JUDGE_LABELS[int(k)]) for pair, k in zip(distinct, chosen)}
+        decided = dict(zip(distinct, confident_decisions(self.probabilities(distinct), threshold, scope)))
         return [decided[pair] for pair in pairs]
 
 
@@ -124,16 +150,20 @@ def judged_annotation(
     reference: list[str], candidate: list[str], similarity, rules_: Rules, decisions: dict
 ) -> Annotation:
     """One pair's annotation with the judge deciding its matched pairs (`decisions`: (reference statement, candidate
-    statement) -> JudgeDecision). A pair both of whose findings are normal statements is decided by the rules, as
-    before: the judge learnt abnormal findings."""
+    statement) -> JudgeDecision or None). A pair without a decision (None, or absent: both findings normal statements,
+    which the judge did not learn) is decided by the rules, exactly as judge=rules decides it."""
     pairs = assignment(similarity, rules_.threshold)
     annotation = Annotation(reference, candidate, [])
     errors, kept = [], []
     for r, c in sorted(pairs, key=lambda p: p[1]):
         decision = decisions.get((reference[r], candidate[c]))
-        if decision is None:  # both normal: the rules' match
+        if decision is None:  # the rules decide this pair
             kept.append((r, c))
-            annotation.matches.append((r, c, float(similarity[r, c])))
+            error = pair_error(reference[r], candidate[c], r, c, rules_)
+            if error is None:
+                annotation.matches.append((r, c, float(similarity[r, c])))
+            else:
+                errors.append(error)
             continue
         annotation.decisions.append((r, c, decision.label))
         if decision.decision == "unrelated":
@@ -158,9 +188,18 @@ def judged_pairs(similarities, rules_: Rules) -> list[tuple[str, str]]:
     return wanted
 
 
-def annotate_with_judge(teacher, judge: FindingJudge, references, candidates, progress: bool = False) -> list:
-    """The teacher's annotations of lists of findings, matched pairs decided by `judge`."""
+def annotate_with_judge(
+    teacher,
+    judge: FindingJudge,
+    references,
+    candidates,
+    progress: bool = False,
+    threshold: float = 0.0,
+    scope: str = "all",
+) -> list:
+    """The teacher's annotations of lists of findings, matched pairs decided by `judge` where it is confident
+    (`confident_decisions`), by the rules elsewhere."""
     similarities = teacher.similarities(references, candidates, progress)
     wanted = judged_pairs(similarities, teacher.rules)
-    decisions = dict(zip(wanted, judge.decide(wanted)))
+    decisions = dict(zip(wanted, judge.decide(wanted, threshold, scope)))
     return [judged_annotation(ref, cand, sim, teacher.rules, decisions) for ref, cand, sim in similarities]

@@ -79,6 +79,25 @@ class SemanticGreen(Metric):
             type=str,
             choices=("rules", "model"),
         ),
+        "judge_threshold": Option(
+            1.0,
+            True,
+            "with judge=model: the judge overrides the rules on a matched pair only where its most probable label is "
+            "not `same` and has a probability above this; elsewhere the rules decide. The default 1.0 (no override: "
+            "judge=model then scores as judge=rules) is what case-level cross-validation on radpref_dev chose for the "
+            "small judge (docs/notes/finding-judge.md); 0 lets every non-same label decide",
+            type=float,
+            minimum=0.0,
+            maximum=1.0,
+        ),
+        "judge_scope": Option(
+            "rule_blind",
+            True,
+            "with judge=model: rule_blind (the judge may only add attribute errors the rules cannot see: measurement, "
+            "device position, certainty, specificity) or all (any confident label, contradictions and unrelated too)",
+            type=str,
+            choices=("all", "rule_blind"),
+        ),
     }
     keys = (
         PREFIX,
@@ -147,7 +166,8 @@ Notation},
     def annotate_lists(self, references, candidates, teacher) -> list:
         """The teacher's annotations of lists of statements or findings, matched pairs decided as `judge` says."""
         if self.options["judge"] == "model":
-            return annotate_with_judge(teacher, self.finding_judge(), references, candidates)
+            threshold, scope = self.options["judge_threshold"], self.options["judge_scope"]
+            return annotate_with_judge(teacher, self.finding_judge(), references, candidates, False, threshold, scope)
         return teacher.annotate_lists(references, candidates)
 
     def findings_lists(self, reports, encoder=None) -> list[list[str]]:

@@ -1,0 +1,179 @@
+"""The finding-pair judge's threshold and scope (semantic_green.judge_threshold, judge_scope) chosen inside case-level
+cross-validation on radpref_dev, and the chosen setting checked on the ranking suite's open cases.
+
+1. radpref_dev, full reports (findings first, as semantic_green scores): the judge's label probabilities are computed
+   once for every matched pair; for each setting in the grid (threshold x scope; threshold 1.0 is the rules exactly)
+   the significant count is recomputed. Cases are split into K folds; on each, the setting with the highest tau-b of
+   minus the significant count against minus the raters' mean error count on the other folds' cases is applied to the
+   held-out fold's cases. The held-out counts, assembled over the folds, are compared with the rules (tau-b with
+   case-bootstrap intervals, paired difference), against the mean error count and the mean rating. Every fixed
+   setting's figure on all 50 cases is also reported: those are IN-SAMPLE (the grid was looked at on these cases).
+2. radpref_dev given RadPref's listed findings: false, missing and attribute findings against the raters' majority for
+   every setting of the grid (threshold 1.0 is the rules; nothing is chosen on these figures).
+3. The suite's open cases (never the sealed half): pairwise accuracy per category for every setting of the grid
+   (nothing is chosen on them; a setting picked by looking at them would be in-sample).
+
+    python benchmarks/green/finding_judge_threshold.py --judge EXPORT --results benchmarks/results/X.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import REPO, machine  # noqa: E402
+from finding_judge import listed_part  # noqa: E402
+
+from radmetrics.inference.files.atomic import write_text  # noqa: E402
+from radmetrics.inference.files.json_io import dumps  # noqa: E402
+from radmetrics.inference.files.output_paths import check_output_file  # noqa: E402
+from radmetrics.inference.findings.extractor import MemoEncoder  # noqa: E402
+from radmetrics.inference.meta_evaluation.radpref import _tau, agreement, case_index, load_radpref  # noqa: E402
+from radmetrics.inference.meta_evaluation.ranking import load_suite, pairs, ranking_report  # noqa: E402
+from radmetrics.inference.metrics.semantic_green.judge import (  # noqa: E402
+    SCOPES,
+    confident_decisions,
+    judged_annotation,
+    judged_pairs,
+)
+from radmetrics.inference.scoring.scorer import Scorer  # noqa: E402
+from radmetrics.inference.scoring.signature import fingerprint  # noqa: E402
+
+# The small judge's label probabilities are flat (its most probable label on radpref_dev's matched pairs has at most
+# about 0.31), so the grid is fine below 0.4; 1.0 is the rules exactly (no probability exceeds it).
+THRESHOLDS = (0.0, 0.12, 0.14, 0.16, 0.18, 0.2, 0.22, 0.24, 0.26, 0.28, 0.3, 0.35, 0.4, 0.5, 1.0)
+GRID = [(t, s) for s in SCOPES for t in THRESHOLDS]
+
+
+def setting_name(setting) -> str:
+    return f"threshold={setting[0]} scope={setting[1]}"
+
+
+class Annotator:
+    """Matched pairs and judge probabilities computed once; annotations for any (threshold, scope) from them."""
+
+    def __init__(self, metric, references: list[list[str]], candidates: list[list[str]]):
+        self.teacher = metric.teacher(MemoEncoder(metric.encoder()))
+        self.similarities = self.teacher.similarities(references, candidates)
+        self.distinct = sorted(set(judged_pairs(self.similarities, self.teacher.rules)))
+        judge = metric.finding_judge()
+        self.probabilities = judge.probabilities(self.distinct) if self.distinct else np.zeros((0, 1))
+
+    def annotations(self, setting) -> list:
+        decisions = dict(zip(self.distinct, confident_decisions(self.probabilities, *setting)))
+        rules_ = self.teacher.rules
+        return [judged_annotation(ref, cand, sim, rules_, decisions) for ref, cand, sim in self.similarities]
+
+    def significant(self, setting) -> np.ndarray:
+        return np.array([float(sum(a.significant)) for a in self.annotations(setting)])
+
+
+def extracted(metric, references: list[str], texts: list[str]) -> tuple[list, list]:
+    found = metric.findings_lists([*references, *texts], MemoEncoder(metric.encoder()))
+    return found[: len(references)], found[len(references) :]
+
+
+def best_setting(counts: dict, target: np.ndarray, rows: np.ndarray):
+    """The grid's setting with the highest tau-b on `rows`; ties go to the higher threshold (closer to the rules),
+    then to scope rule_blind."""
+    return max(GRID, key=lambda s: (_tau(-counts[s][rows], -target[rows]), s[0], s[1] == "rule_blind"))
+
+
+def cross_validated(counts: dict, target: np.ndarray, cases: np.ndarray, folds: int, seed: int) -> tuple:
+    """Held-out counts (each case scored with the setting chosen on the other folds) and the choice per fold."""
+    order = np.random.default_rng(seed).permutation(cases.max() + 1)
+    fold_of_case = {int(case): i % folds for i, case in enumerate(order)}
+    fold = np.array([fold_of_case[int(c)] for c in cases])
+    held_out, chosen = np.zeros(len(cases)), []
+    for k in range(folds):
+        train = fold != k
+        best = best_setting(counts, target, train)
+        chosen.append(
+            {"fold": k, "setting": setting_name(best), "train_tau_b": _tau(-counts[best][train], -target[train])}
+        )
+        held_out[~train] = counts[best][~train]
+    return held_out, chosen
+
+
+def radpref_part(metric, candidates, folds: int, n_bootstrap: int, seed: int) -> dict:
+    references, texts = [c.reference for c in candidates], [c.text for c in candidates]
+    annotator = Annotator(metric, *extracted(metric, references, texts))
+    counts = {s: annotator.significant(s) for s in GRID}
+    cases, preferred = case_index(candidates), np.zeros(len(candidates) // 2, dtype=int)
+    mean_errors = np.array([c.mean_errors() for c in candidates])
+    held_out, chosen = cross_validated(counts, mean_errors, cases, folds, seed)
+    rules = counts[(1.0, "all")]
+    targets = {"mean_errors": mean_errors, "mean_rating": -np.array([c.mean_rating() for c in candidates])}
+    refit = best_setting(counts, mean_errors, np.ones(len(candidates), dtype=bool))
+    report = {
+        "folds": chosen,
+        "refit_on_all_cases (the default's choice; in-sample)": setting_name(refit),
+        "matched_pairs_judged": len(annotator.distinct),
+    }
+    for target, human in targets.items():
+        scores = {"rules": -rules, "judge (held-out cross-validated choice)": -held_out}
+        found = agreement(scores, human, cases, preferred, "rules", n_bootstrap, seed)
+        for entry in found.values():
+            entry.pop("preference", None)
+        report[f"held_out_{target}"] = found
+        report[f"in_sample_{target}_tau_b"] = {setting_name(s): _tau(-counts[s], -human) for s in GRID}
+    return report
+
+
+def listed(metric, candidates) -> dict:
+    annotator = Annotator(metric, [c.reference_findings for c in candidates], [c.findings for c in candidates])
+    return listed_part(candidates, {setting_name(s): annotator.annotations(s) for s in GRID})
+
+
+def suite(metric, n_bootstrap: int, seed: int) -> dict:
+    cases = load_suite()
+    references, texts, _ = pairs(cases)
+    annotator = Annotator(metric, *extracted(metric, references, texts))
+    oriented = {setting_name(s): list(-annotator.significant(s)) for s in GRID}
+    report = ranking_report(cases, oriented, n_bootstrap, seed)
+    return {key: {"all": r["all"], "categories": r["categories"]} for key, r in report.items()}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--judge", required=True, help="a finding_judge export (radmetrics export of judge/pairs)")
+    parser.add_argument("--results", required=True, help="JSON file for the figures")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--bootstrap", type=int, default=1000, help="case resamples for the 95%% intervals")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--parts", nargs="+", default=["cv", "listed", "suite"], choices=["cv", "listed", "suite"])
+    args = parser.parse_args(argv)
+    results_file = check_output_file(args.results, what="--results")
+    metric = Scorer(
+        ["semantic_green"], {"finding_judge": args.judge}, {"semantic_green": {"judge": "model"}}
+    ).metrics()[0]
+    commit = subprocess.check_output(["git", "-C", str(REPO), "rev-parse", "--short=7", "HEAD"], text=True).strip()
+    candidates = load_radpref()
+    results = {
+        "command": "python benchmarks/green/finding_judge_threshold.py " + " ".join(argv or sys.argv[1:]),
+        "commit": commit,
+        "machine": machine(),
+        "judge": args.judge,
+        "judge_fingerprint": fingerprint(args.judge),
+        "grid": [setting_name(s) for s in GRID],
+    }
+    if "cv" in args.parts:
+        results["radpref_cross_validated"] = radpref_part(metric, candidates, args.folds, args.bootstrap, args.seed)
+    if "listed" in args.parts:
+        results["radpref_given_listed_findings"] = listed(metric, candidates)
+    if "suite" in args.parts:
+        results["suite_open_cases"] = suite(metric, args.bootstrap, args.seed)
+    write_text(results_file, dumps(results, indent=2))
+    print(f"wrote {results_file}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
