@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 from transformers import HfArgumentParser
 
-from radmetrics.inference.files.output_paths import ensure_output_dir
+from radmetrics.inference.files.output_paths import check_output_dir
 
 
 class ConfigError(ValueError):
@@ -78,7 +78,7 @@ class RecipeParser(HfArgumentParser):
             if isinstance(arguments, TrainingArguments):
                 if check_output:
                     # at the door: before data or a model loads (the config test parses every YAML with it off)
-                    ensure_output_dir(arguments.output_dir, what="output_dir")
+                    check_output_dir(arguments.output_dir, what="output_dir")
                 use_process_group_on_cpu(arguments)
         return parsed
 

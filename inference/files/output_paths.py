@@ -63,19 +63,29 @@ def refuse_non_empty(path: str | os.PathLike, what: str = "--out") -> None:
         raise OutputPathError(f"{what} {folder} exists and is not empty: give a new or empty folder")
 
 
+def check_output_dir(path: str | os.PathLike, what: str = "--out") -> Path:
+    """Check, without creating anything, that the output folder `path` can be made and written: it is a writable
+    folder, or its nearest existing parent is one. A refused command leaves nothing behind; the command makes the
+    folder when it writes."""
+    folder = Path(path).expanduser()
+    _refuse_blocked(folder, what)
+    _probe_writable(_existing_ancestor(folder), what, folder)
+    return folder
+
+
 def check_output_file(path: str | os.PathLike, what: str = "--out") -> Path:
     """Check that the file `path` can be written: its folder is made (or exists) and is writable, and `path` itself
     is not a folder. Nothing is written at `path`."""
     target = Path(path).expanduser()
     if target.is_dir():
         raise OutputPathError(f"{what} {target} is a folder: give a file path")
-    ensure_output_dir(target.parent if str(target.parent) else Path("."), what=f"{what}'s folder")
+    check_output_dir(target.parent if str(target.parent) else Path("."), what=f"{what}'s folder")
     return target
 
 
 class OutputFolder(str):
-    """argparse `type=` of an output folder argument: parsing has no side effect; `check_output_arguments` creates and
-    checks every such value before the command runs."""
+    """argparse `type=` of an output folder argument: parsing has no side effect; `check_output_arguments` checks
+    every such value before the command runs (the command makes the folder when it writes)."""
 
 
 class NewOutputFolder(OutputFolder):
@@ -87,7 +97,7 @@ class OutputFile(str):
 
 
 def check_output_arguments(args, flags: dict[str, str] | None = None) -> None:
-    """Create or check every output path among the parsed arguments `args` (an argparse Namespace); `flags` maps an
+    """Check every output path among the parsed arguments `args` (an argparse Namespace); `flags` maps an
     argument's dest to the flag named in the message. The CLI calls this before any command runs, so no model loads
     before its outputs are known to be writable."""
     for dest, value in sorted(vars(args).items()):
@@ -97,6 +107,6 @@ def check_output_arguments(args, flags: dict[str, str] | None = None) -> None:
             if isinstance(item, NewOutputFolder):
                 refuse_non_empty(item, what=flag)
             if isinstance(item, OutputFolder):
-                ensure_output_dir(item, what=flag)
+                check_output_dir(item, what=flag)
             elif isinstance(item, OutputFile):
                 check_output_file(item, what=flag)

@@ -12,6 +12,7 @@ from radmetrics.inference.cli import main
 from radmetrics.inference.files import atomic
 from radmetrics.inference.files.output_paths import (
     OutputPathError,
+    check_output_dir,
     check_output_file,
     ensure_output_dir,
     refuse_non_empty,
@@ -93,7 +94,11 @@ def test_output_folders_are_created_or_refused_in_one_line(tmp_path):
     with pytest.raises(OutputPathError, match="is a folder: give a file path"):
         check_output_file(tmp_path)
     assert check_output_file(tmp_path / "made" / "weights.json") == tmp_path / "made" / "weights.json"
-    assert (tmp_path / "made").is_dir() and not (tmp_path / "made" / "weights.json").exists()
+    assert not (tmp_path / "made").exists()  # checked, not made: a refused command leaves nothing behind
+    assert check_output_dir(tmp_path / "later" / "deep") == tmp_path / "later" / "deep"
+    assert not (tmp_path / "later").exists()
+    with pytest.raises(OutputPathError, match=r"hyps.txt is a file, not a folder: give a path under a folder"):
+        check_output_dir(blocker / "x" / "y")
     with pytest.raises(OutputPathError, match="exists and is not empty"):
         refuse_non_empty(tmp_path)
 
@@ -104,6 +109,8 @@ def test_a_folder_that_cannot_be_written_is_refused():
         ensure_output_dir("/proc/radmetrics-out")
     with pytest.raises(OutputPathError, match="--out /proc cannot be written"):
         ensure_output_dir("/proc")
+    with pytest.raises(OutputPathError, match="--out /proc/radmetrics-out cannot be written"):
+        check_output_dir("/proc/radmetrics-out")
 
 
 @pytest.mark.parametrize(
