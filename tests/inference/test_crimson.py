@@ -241,24 +241,82 @@ def test_meta_eval_radpref_runs_crimson_with_radprefs_context(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "variant, n",
+    "variant, n, followed",
     [
-        ("no_generation_config", None),
-        ("gemma3_generation_config", 4),
-        pytest.param("gemma3_generation_config", None, marks=pytest.mark.slow),
+        ("no_generation_config", None, 68),
+        ("gemma3_generation_config", 4, 4),
+        # pairs 4-67 compare by their answers' sha256 only until the fixture holds their token ids
+        pytest.param("gemma3_generation_config", None, 4, marks=pytest.mark.slow),
     ],
 )
-def test_the_released_model_is_prompted_and_decoded_as_the_reference(tmp_path, variant, n):
+def test_the_released_model_is_prompted_and_decoded_as_the_reference(tmp_path, variant, n, followed):
     """crimson-score 0.2.0's hf path on a look-alike of its released model (tests/parity/make_crimson_fixture.py
-    --part lookalike): the same prompt token ids (chat template, system prompt, guidelines dropped, context), the same
-    generation settings, the same answers and the same refusals, for every parity pair without and with a context."""
-    from parity.crimson_parity import compare_lookalike
+    --part lookalike): the same prompt token ids (chat template, system prompt, guidelines dropped, context) and the
+    same generation settings, exactly; every decoding step's draw (sampled) or argmax (greedy), recomputed from the
+    run's own logits, the reference's token or a near tie a float kernel can flip (parity/decoding.py); then the same
+    answers and the same refusals, for every parity pair without and with a context. The greedy answers turn on no
+    near tie: their smallest margin is recorded and must stay clear of the tolerance."""
+    from parity.crimson_parity import compare_lookalike, fixture
+    from parity.decoding import DEFAULT_ULPS
 
     found = compare_lookalike(variant, n, tmp_path)
     assert found["mismatches"] == [] and found["pairs"] == (n or 68)
+    expected = fixture("lookalike")["variants"][variant][: found["pairs"]]
+    assert found["followed"] == followed
+    assert found["steps"] == sum(len(e["answer_ids"]) for e in expected if "answer_ids" in e)  # every token checked
+    if variant == "no_generation_config":
+        assert found["near_ties"] == [] and found["smallest_margin"] > 4 * DEFAULT_ULPS, found["smallest_margin"]
     signature = found["signature"]
     assert "generation:reference" in signature and "guidelines:False" in signature and "-bf16" in signature
     assert "request:" not in signature and "max_new_tokens:" not in signature
+
+
+@pytest.mark.slow
+def test_kernel_sized_noise_in_the_released_models_logits_still_decodes_as_the_reference(tmp_path):
+    """Every logit of every step moved by up to one bf16 unit in the last place (the largest difference measured
+    between oneDNN's AVX2, AVX-512, AVX512-BF16 and AMX kernels on this look-alike): the sampled answers still
+    follow the reference's, near ties counted."""
+    from parity.crimson_parity import compare_lookalike
+    from parity.decoding import kernel_noise
+
+    found = compare_lookalike("gemma3_generation_config", 2, tmp_path, perturb=kernel_noise(1.0, seed=1))
+    assert found["mismatches"] == [] and found["steps"] == 512
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("difference", ["token", "seed", "setting"])
+def test_a_real_difference_from_the_references_decoding_fails(tmp_path, monkeypatch, difference):
+    """A wrong token in the reference's answer, another seed, another setting: each is a mismatch, not a near tie.
+    (A mismatched step is forced to the reference's token too, so that every later step is still checked.)"""
+    import torch
+    from parity.crimson_parity import compare_lookalike, fixture
+
+    from radmetrics.inference.metrics.crimson.local import ReleasedCrimson
+
+    answers = [e["answer_ids"] for e in fixture("lookalike")["variants"]["gemma3_generation_config"][:1]]
+    if difference == "token":
+        answers[0][10] = answers[0][10] + 1
+    elif difference == "seed":
+        seed = torch.manual_seed
+        monkeypatch.setattr(torch, "manual_seed", lambda value: seed(value + 1))
+    else:
+        kwargs = ReleasedCrimson.generation_kwargs
+
+        def top_p_09(self):
+            config = kwargs(self)["generation_config"]
+            config.top_p = 0.9
+            return {"generation_config": config}
+
+        monkeypatch.setattr(ReleasedCrimson, "generation_kwargs", top_p_09)
+    found = compare_lookalike("gemma3_generation_config", 1, tmp_path, answers=answers)
+    decoding = [m for m in found["mismatches"] if m.startswith("call 0: step")]  # forced on: each step is checked
+    if difference == "token":
+        assert decoding[0].startswith("call 0: step 10 draws token") and decoding[0].endswith(f" {answers[0][10]}")
+        assert "pair 0: the answers differ" in found["mismatches"]
+    elif difference == "seed":
+        assert len(decoding) >= 16 and decoding[0].startswith("call 0: step 0 ")  # measured: 32 of 256 steps
+    else:
+        assert any(m.startswith("pair 0: generation settings") for m in found["mismatches"])
 
 
 def test_the_released_models_catalogue_name_drops_the_guidelines_and_a_path_keeps_them():

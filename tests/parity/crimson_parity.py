@@ -5,7 +5,11 @@ the parity check; the tests and benchmarks/crimson/crimson_parity.py run these a
   answered the reference's: each pair's score, weighted and plain counts, or refusal, and each request's messages and
   settings, against the reference's;
 - `compare_lookalike`: the look-alike of the released model (parity/lookalikes.py `build_crimson`) scored through
-  `--components crimson=PATH`: each generate call's prompt token ids and settings, each answer and each refusal.
+  `--components crimson=PATH`: each generate call's prompt token ids and settings exactly; its decoding followed
+  token by token against the reference's (parity/decoding.py: each step's draw or argmax recomputed from the run's
+  own logits, a near tie that float kernels can flip tolerated and counted, any other difference a mismatch) for
+  each pair whose fixture entry holds the answer's token ids (`answer_ids`); then each answer (by sha256), its token
+  ids and each score or refusal exactly.
 """
 
 from __future__ import annotations
@@ -98,7 +102,17 @@ def lookalike_calls(root: Path, n: int | None) -> tuple[list[dict], object]:
     return calls, result
 
 
-def compare_lookalike(variant: str, n: int | None = None, work: Path | None = None) -> dict:
+def compare_lookalike(
+    variant: str,
+    n: int | None = None,
+    work: Path | None = None,
+    perturb=None,
+    answers: list[list[int]] | None = None,
+) -> dict:
+    """The look-alike's `variant` scored on the first `n` parity inputs (all: None) against the reference's fixture.
+    `perturb` (logits -> logits) changes every step's logits before the processors, `answers` replaces the reference's
+    token ids (the tests' noise and real-difference checks)."""
+    from parity.decoding import ReferenceDecoding
     from parity.make_crimson_fixture import build_lookalike, lookalike_inputs
     from parity.reports import fingerprint
 
@@ -114,9 +128,11 @@ def compare_lookalike(variant: str, n: int | None = None, work: Path | None = No
         root = Path(directory) / "lookalike"
         if build_lookalike(root, variant) != made["lookalike_digest"][variant]:
             raise RuntimeError(f"the {variant} look-alike differs from the fixture's: rerun make_crimson_fixture.py")
-        calls, result = lookalike_calls(root, n)
-    expected = made["variants"][variant]
-    details, mismatches = result.details["crimson"], []
+        expected = made["variants"][variant]
+        answers = answers or [e.get("answer_ids") for e in expected]
+        with ReferenceDecoding(answers, perturb=perturb) as decoding:
+            calls, result = lookalike_calls(root, n)
+    details, mismatches = result.details["crimson"], list(decoding.mismatches)
     if len(calls) != len(details):
         mismatches.append(f"{len(calls)} generate calls for {len(details)} pairs")
     for i, (call, detail, row, theirs) in enumerate(zip(calls, details, result.per_sample, expected)):
@@ -126,6 +142,8 @@ def compare_lookalike(variant: str, n: int | None = None, work: Path | None = No
             mismatches.append(f"pair {i}: generation settings {call['settings']} against {theirs['settings']}")
         if hashlib.sha256(detail["response"].encode()).hexdigest() != theirs["answer_sha256"]:
             mismatches.append(f"pair {i}: the answers differ")
+        if answers[i] is not None and call["answers"][0] != theirs["answer_ids"]:
+            mismatches.append(f"pair {i}: the answer's token ids differ")
         if (row["crimson"] is None) != ("refused" in theirs) or (
             row["crimson"] is not None and row["crimson"] != theirs["crimson_score"]
         ):
@@ -138,4 +156,8 @@ def compare_lookalike(variant: str, n: int | None = None, work: Path | None = No
         "settings": expected[0]["settings"],
         "signature": result.signatures["crimson"],
         "mismatches": mismatches,
+        "followed": sum(1 for a in answers[: len(details)] if a is not None),
+        "steps": decoding.steps,
+        "near_ties": decoding.near_ties,
+        "smallest_margin": decoding.smallest_margin,
     }

@@ -37,9 +37,10 @@ def save(path: str, value: dict) -> None:
 
 
 def record_generate(records: list) -> None:
-    """Record what every `generate` call receives: each row's prompt token ids (sha256 and count) and the generation
-    settings (a GenerationConfig as its diff dict, without the transformers version). Used on both sides of a parity
-    check, so it imports only transformers."""
+    """Record what every `generate` call receives and returns: each row's prompt token ids (sha256 and count), the
+    generation settings (a GenerationConfig as its diff dict, without the transformers version) and each row's new
+    token ids (`answers`, padding after the end included), so that a parity test can follow the reference's decoding
+    step by step. Used on both sides of a parity check, so it imports only transformers."""
     import hashlib
 
     from transformers.generation.utils import GenerationMixin
@@ -54,15 +55,15 @@ def record_generate(records: list) -> None:
     def generate(self, *args, **kwargs):
         ids, mask = kwargs["input_ids"], kwargs.get("attention_mask")
         rows = [row[mask[i].bool()] if mask is not None else row for i, row in enumerate(ids)]
-        records.append(
-            {
-                "prompts": [hashlib.sha256(str(row.tolist()).encode()).hexdigest() for row in rows],
-                "tokens": [len(row) for row in rows],
-                "settings": {
-                    k: setting(v) for k, v in sorted(kwargs.items()) if k not in ("input_ids", "attention_mask")
-                },
-            }
-        )
-        return original(self, *args, **kwargs)
+        record = {
+            "prompts": [hashlib.sha256(str(row.tolist()).encode()).hexdigest() for row in rows],
+            "tokens": [len(row) for row in rows],
+            "settings": {k: setting(v) for k, v in sorted(kwargs.items()) if k not in ("input_ids", "attention_mask")},
+        }
+        records.append(record)
+        output = original(self, *args, **kwargs)
+        sequences = getattr(output, "sequences", output)
+        record["answers"] = [row[ids.shape[1] :].tolist() for row in sequences]
+        return output
 
     GenerationMixin.generate = generate

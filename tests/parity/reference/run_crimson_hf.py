@@ -1,9 +1,9 @@
 """Run crimson-score 0.2.0's hf path on the parity pairs (in the reference's own environment, made by
 tests/parity/make_crimson_fixture.py): `CRIMSONScore(api="hf")` loads its default model, which HF_HOME resolves to the
 look-alike (tests/parity/lookalikes.py `build_crimson`), and `evaluate` scores each pair, with its patient context when
-the inputs give one. Every generate call is recorded (prompt token ids, settings), with each pair's answer and score
-or the type of the exception the reference raises. The reference sets no seed; the runner seeds each call (0), as
-radmetrics does when the model's settings sample, so that sampled answers compare."""
+the inputs give one. Every generate call is recorded (prompt token ids, settings, the answer's token ids), with each
+pair's answer and score or the type of the exception the reference raises. The reference sets no seed; the runner seeds
+each call (0), as radmetrics does when the model's settings sample, so that sampled answers compare."""
 
 import hashlib
 
@@ -42,6 +42,7 @@ def main() -> None:
                 "prompt_tokens": call["tokens"][0],
                 "settings": call["settings"],
                 "answer_sha256": hashlib.sha256(answers[-1].encode()).hexdigest(),
+                "answer_ids": call["answers"][0],
                 **outcome,
             }
         )
