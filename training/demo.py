@@ -41,7 +41,9 @@ DEMO_PAIRS_PER_HEURISTIC = 30
 DEMO_GREEN_TRAIN_PAIRS = 12  # 6 steps of 2 conversations (~1,100 tokens each)
 DEMO_GREEN_ACCUMULATION = 2  # one conversation at a time: four 1,500-token ones at once top 8 GiB
 DEMO_GREEN_LEARNING_RATE = 5e-4  # constant: a few steps at the recipe's 1e-4 cosine rarely reach GREEN's format
-DEMO_GREEN_PROMPT = "green"  # GREEN's own format instructions carry a few steps to the format
+DEMO_GREEN_PROMPT = (
+    "findings"  # the semantic teacher judges each report's findings: the prompt that shows them (issue 64)
+)
 DEMO_GREEN_EXPLANATION = "summary"  # the numbered walkthrough loops when trained for a few steps
 DEMO_GREEN_MAX_LENGTH = 1536  # GREEN's prompt makes conversations of 950-1,300 tokens
 DEMO_GREEN_SCORE_PAIRS = 4  # test pairs the export scores, in one batch: 4-15 s each on 2 cores

@@ -485,7 +485,16 @@ def test_demo_green_stage_scores_its_export_and_measures_the_same_answers(pretra
     state = {"reports": iu_xray_corpus()}
     demo.stage_pairs(tmp_path, state)
     tiny = sft_args(pretrained, tmp_path / "runs" / "green", "--pairs_dir", str(tmp_path / "pairs"))
-    tiny += ["--final_eval_samples", "0", "--save_strategy", "no", "--eval_strategy", "no"]
+    tiny += [
+        "--final_eval_samples",
+        "0",
+        "--save_strategy",
+        "no",
+        "--eval_strategy",
+        "no",
+        "--prompt",
+        demo.DEMO_GREEN_PROMPT,
+    ]
     monkeypatch.setattr(demo, "green_sft_args", lambda out: tiny)
     row = demo.stage_green(tmp_path, state)
     assert not (tmp_path / "runs" / "green" / "test_generations.jsonl").exists()  # nothing generated twice
