@@ -46,8 +46,8 @@ def test_green_stage_arguments_parse(tmp_path):
     assert (
         training_args.learning_rate == demo.DEMO_GREEN_LEARNING_RATE and training_args.lr_scheduler_type == "constant"
     )
-    # the findings prompt (the semantic teacher judges findings: issue 64's check refuses GREEN's prompt on them) and the
-    # teacher's summary explanation: a walkthrough looped in 8 steps (training/demo.py says how)
+    # the findings prompt (the semantic teacher judges findings: issue 64's check refuses GREEN's prompt on them) and
+    # the teacher's summary explanation: a walkthrough looped in 8 steps (training/demo.py says how)
     assert data_args.prompt == demo.DEMO_GREEN_PROMPT == "findings" and demo.DEMO_GREEN_EXPLANATION == "summary"
     assert training_args.max_length == demo.DEMO_GREEN_MAX_LENGTH == 1536
     # one conversation at a time: the demo's peak memory stays under 8 GiB
