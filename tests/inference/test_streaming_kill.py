@@ -69,12 +69,14 @@ def start_line(stderr: str) -> str:
 
 
 def run_and_kill(argv: list[str], stream: Path, log: Path, after_chunks: int, delay: float, limit=900) -> str:
-    """Start the command, SIGKILL it `delay` seconds after the stream holds `after_chunks` complete chunks; its
-    stderr (through a file: a pipe nobody reads could stall it). Fails if the run ends first."""
+    """Start the command, SIGKILL it `delay` seconds after the stream holds `after_chunks` complete chunks and the run
+    has printed its start line; its stderr (through a file: a pipe nobody reads could stall it). Fails if the run
+    ends first."""
     with open(log, "w") as err:
         process = subprocess.Popen(argv, stderr=err, stdout=subprocess.DEVNULL, env=ENV)
         start = time.monotonic()
-        while complete_chunks(stream) < after_chunks:
+        # the run has said how it starts (a resumed run can find `after_chunks` done before it has printed a line)
+        while complete_chunks(stream) < after_chunks or not start_line(log.read_text()):
             assert process.poll() is None, f"the run ended before {after_chunks} chunks: {log.read_text()[-2000:]}"
             assert time.monotonic() - start < limit, "no progress"
             time.sleep(0.02)
