@@ -28,8 +28,8 @@ import numpy as np
 from ..files import atomic
 from ..loading.checkpoint import load_manifest
 from ..loading.components import FINDINGS_RULE_FEATURES as RULE_FEATURES
-from ..metrics.semantic_green import rules
 from ..models.text_encoder import TextEncoder
+from ..text import word_rules as rules
 from ..text.sentences import expand_abbreviations, statements
 
 HEAD_FILE = "findings_head.json"

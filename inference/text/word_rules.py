@@ -24,9 +24,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ...text.entity_lexicon import find_atoms
-from ...text.negation import BASIC_NEGATIONS
-from ...text.sentences import tokenize
+from .entity_lexicon import find_atoms
+from .negation import BASIC_NEGATIONS
+from .sentences import tokenize
 
 # A statement is normal (a negative or normal finding) when it holds one of these cues as whole words.
 NORMAL_CUES = (
