@@ -26,7 +26,7 @@ import numpy as np
 
 from ...text import word_rules as rules
 from ...text.sentences import statements
-from ..green.format import CATEGORY_LETTERS, render_green_response
+from ..shared.green_format import CATEGORY_LETTERS, render_green_response
 
 # The cosine below which two statements do not match. On radpref_dev, tau-b 0.729 / 0.745 / 0.731 at 0.40 / 0.45 /
 # 0.50,
