@@ -63,6 +63,18 @@ def test_inference_imports_nothing_from_training():
     assert {a: t for a, t in crossing.items() if t} == {}
 
 
+def test_data_builders_import_nothing_from_training():
+    """Above inference stand the data builders, and above them the recipes (which build their data, as the demo does):
+    a data builder that imported a recipe would make the two one floor."""
+    graph = import_graph()
+    crossing = {
+        a: sorted(t for t in targets if t.startswith("radmetrics.training"))
+        for a, targets in graph.items()
+        if a.startswith("radmetrics.data_builders")
+    }
+    assert {a: t for a, t in crossing.items() if t} == {}
+
+
 def test_every_bundled_data_file_ships_as_package_data():
     """An editable install reads data files from the checkout, so a file that no package-data pattern matches works
     here and is missing from a wheel (the CheXpert phrase lists, four folders down, once were)."""
