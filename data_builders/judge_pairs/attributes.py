@@ -15,7 +15,7 @@ import re
 from radmetrics.inference.findings.significance import significance
 from radmetrics.inference.text.word_rules import names_abnormality
 
-from ..pairs import findings as fx
+from ..pairs import edit_lexicons as fx
 from .measurement import change_measurement
 
 
