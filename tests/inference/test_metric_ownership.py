@@ -14,13 +14,14 @@ import pytest
 import tomllib
 from cli_args import score_args
 
+from radmetrics.inference.metrics.base import OptionError
 from radmetrics.inference.scoring import registry
 from radmetrics.inference.scoring.scorer import Scorer
 
 REPO = Path(__file__).resolve().parents[2]
 
 TOY_METRIC = '''
-from radmetrics.inference.metrics.base import Metric, MetricOutput, Option
+from radmetrics.inference.metrics.base import Metric, MetricOutput, Option, OptionError
 
 
 class ToyLength(Metric):
@@ -32,6 +33,11 @@ class ToyLength(Metric):
     reference = "a toy: word count ratio"
     citation = "@misc{toy, title={A toy metric}}"
     options = {"scale": Option(1.0, True, "multiplies the ratio", type=float, minimum=0)}
+
+    @classmethod
+    def check_setup(cls, options, components, endpoint):
+        if options["scale"] > 100:
+            raise OptionError("metric toy_length option scale: at most 100 with these components")
 
     def compute(self, references, candidates):
         ratios = [self.options["scale"] * len(c.split()) / len(r.split()) for r, c in zip(references, candidates)]
@@ -78,6 +84,8 @@ def test_a_plugin_metric_appears_everywhere(toy_plugin, tmp_path):
     assert "toy_length: toy_length_ratio" in listed.stdout and "--option toy_length.scale=1.0" in listed.stdout
 
     refs, hyps = ["a b c d", "a b"], ["a b", "a b c d"]
+    with pytest.raises(OptionError, match="at most 100"):  # Metric, Option and OptionError keep their import path
+        Scorer(["toy_length_ratio"], metric_options={"toy_length": {"scale": 1000}})
     result = Scorer(["toy_length_ratio"], metric_options={"toy_length": {"scale": 2.0}}, n_bootstrap=0)(refs, hyps)
     assert [row["toy_length_ratio"] for row in result.per_sample] == [1.0, 4.0]
 
