@@ -57,7 +57,7 @@ def tau(x, y) -> float:
 def string_rule_errors(reference: str, candidate: str) -> int:
     """The programmatic teacher's decision made from the texts alone: a sentence of one report whose normalised text
     the other lacks is a difference, significant when the pair builders' rule calls it an abnormal finding
-    (data_builders/pairs/findings.py). The programmatic teacher's significant counts are this rule applied to its
+    (data_builders/pairs/edit_lexicons.py). The programmatic teacher's significant counts are this rule applied to its
     edits."""
     from radmetrics.data_builders.pairs.builders import findings, normalise_sentence
     from radmetrics.inference.text.sentences import split_sentences

@@ -22,7 +22,7 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from radmetrics.inference.models.text_encoder import TextEncoder
 
-    from ..findings import FindingsSilverArguments, build_findings_silver
+    from ..extractor_labels import FindingsSilverArguments, build_findings_silver
 
     options = FindingsSilverArguments(args.corpus_csv, args.max_reports, args.positive_at, args.negative_below)
     splits = build_findings_silver(options, TextEncoder("default"), args.out)

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..findings.extractor import FindingsExtractor, FindingsHead
-from ..metrics.semantic_green import rules
+from ..text import word_rules as rules
 from ..text.sentences import expand_abbreviations, statements
 from .radpref import Candidate, _percentiles, _tau, case_index, case_resamples
 

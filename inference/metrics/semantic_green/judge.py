@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ...findings.judge_labels import JUDGE_LABELS, JudgeDecision, parse_label
 from ...loading.checkpoint import CheckpointError, load_manifest
-from . import rules
+from ...text import word_rules as rules
 from .teacher import Annotation, Rules, TeacherError, assignment, pair_error, sorted_errors, unmatched_errors
 
 COMPONENT = "finding_judge"

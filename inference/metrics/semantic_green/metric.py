@@ -33,12 +33,12 @@ from ...findings.extractor import COMPONENT, FindingsExtractor, FindingsHead, Me
 from ...findings.judge_labels import parse_label
 from ...findings.significance import significance, weight
 from ...loading.checkpoint import load_manifest
+from ...loading.fingerprints import fingerprint
 from ...models.text_encoder import TextEncoder
-from ...scoring.signature import fingerprint
 from ...text.sentences import statements
 from ..base import Metric, MetricOutput, Option, OptionError
 from ..display import table
-from ..green.metric import green_display
+from ..shared.green_display import green_display
 from .judge import FindingJudge, annotate_with_judge
 from .teacher import THRESHOLD, Rules, SemanticTeacher
 
