@@ -192,6 +192,7 @@ FLOORS = (
             "files/judgement_files.py",
             "files/pair_stream.py",
             "files/score_stream.py",
+            "files/compare_folder.py",
         ),
     ),
     ("loading", ("loading/", "resources/")),
