@@ -25,8 +25,9 @@ import numpy as np
 
 from ..findings.extractor import FindingsExtractor, FindingsHead
 from ..metrics.semantic_green import rules
+from ..scoring.stats import EXACT_95_TAILS, case_resamples, percentile_interval, tau_value
 from ..text.sentences import expand_abbreviations, statements
-from .radpref import Candidate, _percentiles, _tau, case_index, case_resamples
+from .radpref import Candidate, case_index
 
 RECOVERED_AT = 0.6
 
@@ -128,14 +129,14 @@ def tau_three_ways(
     paired difference against `baseline`."""
     target = -np.array([c.mean_errors() for c in candidates])
     resamples = case_resamples(case_index(candidates), n_resamples, seed)
-    boot = {way: np.array([_tau(-v[idx], target[idx]) for idx in resamples]) for way, v in counts.items()}
+    boot = {way: np.array([tau_value(-v[idx], target[idx]) for idx in resamples]) for way, v in counts.items()}
     report = {}
     for way, values in counts.items():
-        entry = {"tau_b": _tau(-values, target), "ci95": _percentiles(boot[way])}
+        entry = {"tau_b": tau_value(-values, target), "ci95": percentile_interval(boot[way], EXACT_95_TAILS)}
         if way != baseline:
             entry["vs_" + baseline] = {
-                "difference": entry["tau_b"] - _tau(-counts[baseline], target),
-                "ci95": _percentiles(boot[way] - boot[baseline]),
+                "difference": entry["tau_b"] - tau_value(-counts[baseline], target),
+                "ci95": percentile_interval(boot[way] - boot[baseline], EXACT_95_TAILS),
             }
         report[way] = entry
     return report

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..findings.significance import LEVELS, WEIGHTS
-from .radpref import Candidate, _percentiles, _tau, case_index, case_resamples
+from ..scoring.stats import EXACT_95_TAILS, case_resamples, percentile_interval, tau_value
+from .radpref import Candidate, case_index
 
 
 @dataclass
@@ -102,7 +103,10 @@ def raters_weighting_check(candidates: Sequence[Candidate], n_bootstrap: int, se
     }
     resamples = case_resamples(case_index(candidates), n_bootstrap, seed)
     return {
-        name: {"tau_b": _tau(-values, rating), "ci95": _percentiles([_tau(-values[i], rating[i]) for i in resamples])}
+        name: {
+            "tau_b": tau_value(-values, rating),
+            "ci95": percentile_interval([tau_value(-values[i], rating[i]) for i in resamples], EXACT_95_TAILS),
+        }
         for name, values in counts.items()
     }
 
@@ -138,7 +142,7 @@ def significance_agreement(
         "items_with_a_majority_level": len(kept),
         "gold_levels": dict(Counter(gold)),
         "weighted_kappa": weighted_kappa(gold, predicted),
-        "weighted_kappa_ci95": _percentiles(boots) if boots else [float("nan"), float("nan")],
+        "weighted_kappa_ci95": percentile_interval(boots, EXACT_95_TAILS) if boots else [float("nan"), float("nan")],
         "exact_agreement": float(np.mean([g == p for g, p in zip(gold, predicted)])) if kept else float("nan"),
         "confusion_gold_by_predicted": confusion(gold, predicted),
         "raters": raters,
