@@ -167,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("--pairs and --rounds must be at least 1")
     out = check_output_file(args.results, what="--results")
     data = ensure_output_dir(args.data, what="--data")
+    new = head_commit()  # the code this process imported, before anything else is committed
     result, n = load_result(build_score_files(data, args.pairs))
     defaults = default_arguments()
     with tempfile.TemporaryDirectory() as scratch:
@@ -178,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": "python benchmarks/speed/compare_stats_time.py " + " ".join(argv or sys.argv[1:]),
         "machine": machine(),
         "versions": {"python": platform.python_version(), "numpy": np.__version__},
-        "new": head_commit(),
+        "new": new,
         "old": args.old_commit,
         "pairs": n,
         "keys": list(KEYS),
