@@ -96,6 +96,15 @@ def bootstrap_mean_ci(values, n_resamples: int = 1000, seed: int = 0, level: flo
     return lo, hi
 
 
+def ratio_of_sums_interval(numerators: np.ndarray, denominators: np.ndarray, n_resamples: int, seed: int) -> list:
+    """95% percentile interval (EXACT_95_TAILS, NaNs kept) of sum(numerators) / sum(denominators) over resamples of
+    the items with replacement, all drawn at once (the clinical ranking suite's pairwise accuracy over cases)."""
+    n = len(numerators)
+    draws = np.random.default_rng(seed).integers(0, n, (n_resamples, n))
+    ratios = numerators[draws].sum(axis=1) / denominators[draws].sum(axis=1)
+    return [float(np.quantile(ratios, EXACT_95_TAILS[0])), float(np.quantile(ratios, EXACT_95_TAILS[1]))]
+
+
 def case_resamples(cases: np.ndarray, n_resamples: int, seed: int) -> list[np.ndarray]:
     """Item indices of `n_resamples` bootstrap resamples of the cases (every item of a drawn case: RadPref's two
     candidates of a case share its reference)."""
