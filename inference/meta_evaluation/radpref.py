@@ -24,8 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..scoring import stats
-from ..scoring.stats import EXACT_95_TAILS, case_resamples, percentile_interval, tau_value
+from ..scoring.stats import EXACT_95_TAILS, case_resamples, percentile_interval, picks, preference_accuracy, tau_value
 
 CANDIDATES = ("C1", "C2")
 SPLIT_SEED = 52  # the seed of the frozen split of the 50 cases: 30 to develop on, 20 touched once
@@ -199,7 +198,7 @@ def agreement(
 
 
 def candidate_preference(values: np.ndarray, preferred: np.ndarray) -> dict:
-    """`stats.preference_accuracy` of the metric's pick (the higher of C1 and C2, ties half) on the cases with a
+    """`preference_accuracy` of the metric's pick (the higher of C1 and C2, ties half) on the cases with a
     majority preference (a case the metric could not score left out): its accuracy, cases and metric ties."""
-    result = stats.preference_accuracy(stats.picks(values[0::2], values[1::2]), preferred, "half", 0, 0)
+    result = preference_accuracy(picks(values[0::2], values[1::2]), preferred, "half", 0, 0)
     return {name: result[name] for name in ("accuracy", "n", "metric_ties")}

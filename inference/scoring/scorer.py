@@ -109,11 +109,11 @@ def key_summary(out, key: str, higher_is_better: bool, n_bootstrap: int, seed: i
     values = out.per_sample[key]
     n = len(values)
     scored = int(sum(1 for v in values if v is not None and finite_or_none(float(v)) is not None))
-    values_ = mean_aggregated_values(out, key)
-    if values_ is None:
+    means = mean_aggregated_values(out, key)
+    if means is None:
         interval = bootstrap_ci(lambda idx: out.aggregate(key, idx), n, n_bootstrap, seed)
     else:
-        interval = bootstrap_mean_ci(values_, n_bootstrap, seed)
+        interval = bootstrap_mean_ci(means, n_bootstrap, seed)
     return {
         "value": finite_or_none(out.aggregate(key)),
         "higher_is_better": higher_is_better,
