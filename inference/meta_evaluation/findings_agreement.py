@@ -25,7 +25,7 @@ import numpy as np
 
 from ..findings.extractor import FindingsExtractor, FindingsHead
 from ..metrics.semantic_green import rules
-from ..scoring.stats import EXACT_95_TAILS, case_resamples, percentile_interval, tau_value
+from ..scoring.stats import case_bootstrap_taus, case_resamples
 from ..text.sentences import expand_abbreviations, statements
 from .radpref import Candidate, case_index
 
@@ -129,17 +129,7 @@ def tau_three_ways(
     paired difference against `baseline`."""
     target = -np.array([c.mean_errors() for c in candidates])
     resamples = case_resamples(case_index(candidates), n_resamples, seed)
-    boot = {way: np.array([tau_value(-v[idx], target[idx]) for idx in resamples]) for way, v in counts.items()}
-    report = {}
-    for way, values in counts.items():
-        entry = {"tau_b": tau_value(-values, target), "ci95": percentile_interval(boot[way], EXACT_95_TAILS)}
-        if way != baseline:
-            entry["vs_" + baseline] = {
-                "difference": entry["tau_b"] - tau_value(-counts[baseline], target),
-                "ci95": percentile_interval(boot[way] - boot[baseline], EXACT_95_TAILS),
-            }
-        report[way] = entry
-    return report
+    return case_bootstrap_taus({way: -values for way, values in counts.items()}, target, resamples, baseline)
 
 
 def findings_agreement(

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..scoring.stats import EXACT_95_TAILS, case_resamples, percentile_interval, picks, preference_accuracy, tau_value
+from ..scoring.stats import case_bootstrap_taus, case_resamples, picks, preference_accuracy
 
 CANDIDATES = ("C1", "C2")
 SPLIT_SEED = 52  # the seed of the frozen split of the 50 cases: 30 to develop on, 20 touched once
@@ -175,25 +175,17 @@ def agreement(
     """Per key (scores oriented higher = better): tau-b with its case-bootstrap interval, the paired difference with
     `baseline`, and the preference accuracy."""
     target = -np.asarray(human_errors, dtype=float)
-    resamples = case_resamples(cases, n_resamples, seed)
-    boot = {
-        key: np.array([tau_value(values[idx], target[idx]) for idx in resamples]) for key, values in scores.items()
-    }
+    taus = case_bootstrap_taus(scores, target, case_resamples(cases, n_resamples, seed), baseline)
     report = {}
     for key, values in scores.items():
-        entry = {
-            "tau_b": tau_value(values, target),
-            "ci95": percentile_interval(boot[key], EXACT_95_TAILS),
+        tau, vs_baseline = taus[key], {k: v for k, v in taus[key].items() if k.startswith("vs_")}
+        report[key] = {
+            "tau_b": tau["tau_b"],
+            "ci95": tau["ci95"],
             "n": int((~np.isnan(values)).sum()),
+            **vs_baseline,
+            "preference": candidate_preference(values, preferred),
         }
-        if baseline in scores and key != baseline:
-            differences = boot[key] - boot[baseline]
-            entry["vs_" + baseline] = {
-                "difference": entry["tau_b"] - tau_value(scores[baseline], target),
-                "ci95": percentile_interval(differences, EXACT_95_TAILS),
-            }
-        entry["preference"] = candidate_preference(values, preferred)
-        report[key] = entry
     return report
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..findings.significance import LEVELS, WEIGHTS
-from ..scoring.stats import EXACT_95_TAILS, case_resamples, percentile_interval, tau_value
+from ..scoring.stats import EXACT_95_TAILS, case_bootstrap_taus, case_resamples, percentile_interval
 from .radpref import Candidate, case_index
 
 
@@ -102,13 +102,7 @@ def raters_weighting_check(candidates: Sequence[Candidate], n_bootstrap: int, se
         "crimson_weighted": np.array([np.mean([weighted_label_count(x) for x in c.labels]) for c in candidates]),
     }
     resamples = case_resamples(case_index(candidates), n_bootstrap, seed)
-    return {
-        name: {
-            "tau_b": tau_value(-values, rating),
-            "ci95": percentile_interval([tau_value(-values[i], rating[i]) for i in resamples], EXACT_95_TAILS),
-        }
-        for name, values in counts.items()
-    }
+    return case_bootstrap_taus({name: -values for name, values in counts.items()}, rating, resamples)
 
 
 def significance_agreement(

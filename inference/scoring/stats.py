@@ -231,6 +231,26 @@ def kendall_tau(x, y, variant: str = "b", n_resamples: int = 1000, seed: int = 0
     return {f"tau_{variant}": float(tau), "p_value": float(p), "ci95": percentile_interval(taus), "n": int(len(x))}
 
 
+def case_bootstrap_taus(
+    scores: dict[str, np.ndarray], target: np.ndarray, resamples: list[np.ndarray], baseline: str | None = None
+) -> dict:
+    """Per key: tau-b of its scores against `target` with its 95% interval over `resamples` (`case_resamples`), and,
+    when `baseline` is one of the keys, the paired difference from the baseline's tau-b on the same resamples."""
+    boot = {
+        key: np.array([tau_value(values[idx], target[idx]) for idx in resamples]) for key, values in scores.items()
+    }
+    report = {}
+    for key, values in scores.items():
+        entry = {"tau_b": tau_value(values, target), "ci95": percentile_interval(boot[key], EXACT_95_TAILS)}
+        if baseline in scores and key != baseline:
+            entry["vs_" + baseline] = {
+                "difference": entry["tau_b"] - tau_value(scores[baseline], target),
+                "ci95": percentile_interval(boot[key] - boot[baseline], EXACT_95_TAILS),
+            }
+        report[key] = entry
+    return report
+
+
 def picks(a, b) -> np.ndarray:
     """Per pair, the candidate a metric prefers from its quality-oriented values (higher = better): 1, 2, 0 for a tie,
     UNSCORABLE where either value is NaN."""
