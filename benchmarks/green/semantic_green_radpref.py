@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from radmetrics.inference.scoring.stats import tau_value as tau
+
 THRESHOLDS = [0.40, 0.45, 0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80]
 ABLATIONS = {  # name: the Rules fields changed from the chosen ones
     "chosen rules": {},
@@ -46,12 +48,6 @@ class MemoEncoder:
         if new:
             self.memo.update(zip(new, self.encoder.encode(new, batch_size=batch_size)))
         return np.stack([self.memo[t] for t in texts]) if texts else self.encoder.encode([])
-
-
-def tau(x, y) -> float:
-    from radmetrics.inference.meta_evaluation.radpref import _tau
-
-    return _tau(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
 
 
 def string_rule_errors(reference: str, candidate: str) -> int:

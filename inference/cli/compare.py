@@ -11,7 +11,7 @@ from ..files.json_io import dumps
 from ..files.output_paths import ensure_output_dir
 from ..files.report_html import write_compare_report
 from ..files.report_io import pair_reports, read_reports
-from ..scoring.stats import paired_comparison
+from ..scoring.stats import paired_key_comparison
 from .score import (
     add_report_field_arguments,
     add_scoring_arguments,
@@ -69,13 +69,7 @@ def compare_key(result, key: str, n: int, args: argparse.Namespace) -> dict:
     }
     if not len(both):
         return {"n": 0, **lost}
-    index = np.concatenate([both, both + n])  # the paired index space of the kept pairs onto the combined one
-    return {
-        **paired_comparison(
-            lambda idx: result.aggregate(key, index[idx]), len(both), args.bootstrap, args.permutations, args.seed
-        ),
-        **lost,
-    }
+    return {**paired_key_comparison(result, key, both, n, args.bootstrap, args.permutations, args.seed), **lost}
 
 
 def run(args: argparse.Namespace) -> int:

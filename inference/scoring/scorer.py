@@ -16,7 +16,7 @@ from ..metrics.base import OptionError
 from .registry import metrics as registered_metrics
 from .registry import resolve, run_options
 from .signature import version
-from .stats import bootstrap_ci
+from .stats import bootstrap_ci, bootstrap_mean_ci
 
 
 class ScoringInputError(ValueError):
@@ -93,6 +93,15 @@ def failure_warning(metric: str, key: str, not_scored: int, n: int, errors: Coun
     return f"{metric}: {key} could not score {not_scored} of {n} pairs{commonest}"
 
 
+def mean_aggregated_values(out, key: str) -> np.ndarray | None:
+    """`key`'s per-pair values (NaN where not scored) when its aggregate is their mean over the scored pairs (every key
+    its metric does not list in `corpus_aggregate`), for the vectorised statistics; None for a corpus-level key, which
+    is recomputed on every resample."""
+    if key in out.corpus_aggregate:
+        return None
+    return np.asarray(out.per_sample[key], dtype=float)
+
+
 def key_summary(out, key: str, higher_is_better: bool, n_bootstrap: int, seed: int, empty: int) -> dict:
     """One key's summary entry from its metric's output (per-pair values, None or NaN where not scored, and its
     aggregate): the value, the 95% bootstrap interval, how many pairs it scored and did not. The Scorer and a
@@ -100,7 +109,11 @@ def key_summary(out, key: str, higher_is_better: bool, n_bootstrap: int, seed: i
     values = out.per_sample[key]
     n = len(values)
     scored = int(sum(1 for v in values if v is not None and finite_or_none(float(v)) is not None))
-    interval = bootstrap_ci(lambda idx: out.aggregate(key, idx), n, n_bootstrap, seed)
+    means = mean_aggregated_values(out, key)
+    if means is None:
+        interval = bootstrap_ci(lambda idx: out.aggregate(key, idx), n, n_bootstrap, seed)
+    else:
+        interval = bootstrap_mean_ci(means, n_bootstrap, seed)
     return {
         "value": finite_or_none(out.aggregate(key)),
         "higher_is_better": higher_is_better,
@@ -145,6 +158,11 @@ class ScoreResult:
         resample a metric, corpus-level ones (BLEU-4, CheXbert F1) included."""
         owner = next(name for name, out in self.outputs.items() if key in out.per_sample)
         return self.outputs[owner].aggregate(key, np.asarray(indices))
+
+    def mean_values(self, key: str) -> np.ndarray | None:
+        """`mean_aggregated_values` of `key`: its per-pair values when its aggregate is their mean, else None."""
+        owner = next(name for name, out in self.outputs.items() if key in out.per_sample)
+        return mean_aggregated_values(self.outputs[owner], key)
 
     def table(self) -> str:
         lines = ["| score | value | 95% CI | n |", "|---|---|---|---|"]
