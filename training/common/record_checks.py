@@ -131,6 +131,28 @@ def check_crimson_records(records_by_split: Mapping[str, list], files: Mapping[s
                 raise RecordFormatError(f"{where}: `context` is {type(record['context']).__name__}, not an object")
 
 
+def check_findings_records(splits: Mapping[str, list], directory: str | Path) -> None:
+    """findings/classifier's records (`radmetrics data findings`): every split holds records, each with a `text` and
+    a `label` of 0 or 1, and the training split holds both labels (a head cannot learn one class)."""
+    for split, records in splits.items():
+        where = f"{Path(directory) / f'findings_{split}.jsonl'}"
+        if not records:
+            raise RecordFormatError(
+                f"{where} holds no records: build the silver labels with `radmetrics data findings`"
+            )
+        for n, record in enumerate(records, 1):
+            _text_fields(record, f"{where}: record {n}", ("text",))
+            if record.get("label") not in (0, 1) or isinstance(record.get("label"), bool):
+                raise RecordFormatError(
+                    f"{where}: record {n}: `label` is {record.get('label')!r}, not 0 (no finding) or 1 (a finding)"
+                )
+    if len({record["label"] for record in splits["train"]}) < 2:
+        raise RecordFormatError(
+            f"{Path(directory) / 'findings_train.jsonl'}: every training record has label "
+            f"{splits['train'][0]['label']}: the head needs findings (1) and other statements (0) to learn from"
+        )
+
+
 def check_columns(data, wanted: Iterable[str], where: str, fix: str) -> None:
     """A DatasetDict a recipe trains on: each split non-empty, with the columns it reads; `fix`: how to build it."""
     for split in ("train", "validation", "test"):
