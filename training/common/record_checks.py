@@ -7,8 +7,10 @@ and `radmetrics rehearse` print as one line and exit 2).
   CRIMSON records are sent to crimson/sft.
 - crimson/sft: CRIMSON teacher records (`response` a CRIMSON JSON answer the reference parser reads); GREEN records
   are sent to green/sft.
-- encoder recipes: the silver dataset's columns for the labeler (`radmetrics data silver`); green/pretrain: the
-  corpus' `text` (`radmetrics data pretrain-corpus`).
+- encoder recipes: the silver dataset's columns for the labeler (`radmetrics data silver`), its rows and labels
+  (data_builders/labels/recipe_data.py) and its entities against the recipe's span width and sequence length
+  (encoder_data_checks.py); findings/classifier: its silver records' `text` and 0/1 `label` (`radmetrics data
+  findings`); green/pretrain: the corpus' `text` (`radmetrics data pretrain-corpus`).
 Every split the recipe reads must hold records."""
 
 from __future__ import annotations
