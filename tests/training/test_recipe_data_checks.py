@@ -72,7 +72,11 @@ def test_span_recipes_refuse_an_entity_wider_than_their_span_width(tmp_path, cap
     span = load_recipe("rate_ner/span")
     user = ["--silver_dir", str(tmp_path / "data")]
     assert span.check_data(config("rate_ner/span"), user) == str(tmp_path / "data")
-    with pytest.raises(RecordFormatError, match=r"entity of 4 words \(train row 0\).*pass --max_span_width 4$"):
+    with pytest.raises(
+        RecordFormatError,
+        match=r"3 of 3 entities are wider than max_span_width 3 \(first: 4 words, train row 0\): "
+        r"pass --max_span_width 4$",
+    ):
         span.check_data(config("rate_ner/span"), [*user, "--max_span_width", "3"])
     assert load_recipe("rate_ner/iob").check_data(config("rate_ner/iob"), user) == str(tmp_path / "data")
     out = ["--output_dir", str(tmp_path / "run"), "--report_to", "none"]
@@ -103,10 +107,38 @@ def test_radgraph_entities_are_placed_within_their_sentence(tmp_path):
     radgraph, user = load_recipe("radgraph/train"), ["--silver_dir", str(tmp_path / "data")]
     # the second sentence's OBS-DA ends at its word 4 (document word 8): 6 positions are enough
     assert radgraph.check_data(config("radgraph/train"), [*user, "--max_seq_length", "6"]) == str(tmp_path / "data")
-    with pytest.raises(RecordFormatError, match=r"ends at word 4 of its sentence \(train row 0\)"):
+    with pytest.raises(
+        RecordFormatError, match=r"3 of 9 entities end past the 3 words .*ends at word 4 of its sentence, train row 0"
+    ):
         radgraph.check_data(config("radgraph/train"), [*user, "--max_seq_length", "5"])
-    with pytest.raises(RecordFormatError, match="entity of 2 words .* pass --max_span_width 2"):
+    with pytest.raises(
+        RecordFormatError,
+        match=r"wider than max_span_width 1 \(first: 2 words, train row 0\): pass --max_span_width 2",
+    ):
         radgraph.check_data(config("radgraph/train"), [*user, "--max_span_width", "1"])
+
+
+def test_a_few_entities_cut_in_a_large_corpus_are_logged_not_refused():
+    """Under 1% of the entities past the span width (a few long ones, which PURE drops too) is a warning."""
+    import logging
+
+    from radmetrics.training.common.encoder_data_checks import check_entity_positions
+
+    narrow = ner_row(["No", "effusion", "."], [(1, 1, "ABNORMALITY")])
+    data = DatasetDict({s: Dataset.from_list([NER] + [narrow] * 200) for s in SPLITS})
+    seen = []
+    handler = logging.Handler()
+    handler.emit = seen.append
+    logger = logging.getLogger("radmetrics.training")
+    logger.addHandler(handler)
+    try:
+        check_entity_positions(data, "rate_ner", "data/rate_ner/hf", 64, 3)
+    finally:
+        logger.removeHandler(handler)
+    assert [r.getMessage() for r in seen] == [
+        "data/rate_ner/hf: 3 of 603 entities are wider than max_span_width 3 (first: 4 words, train row 0); the model "
+        "never sees them (pass --max_span_width 4)"
+    ]
 
 
 def test_another_recipes_records_are_sent_to_that_recipe(tmp_path):

@@ -3,13 +3,15 @@ that `data_builders/labels/recipe_data.py` checks: that the folder holds this re
 recipe's), and that the recipe's options fit them. An entity the model can never see is trained on silently
 otherwise: one wider than `max_span_width` is never a candidate span of rate_ner/span or radgraph/train, and one that
 ends past the words `max_seq_length` keeps is cut off by truncation (a report given whole where the recipe reads
-sentences). One line naming the fix (RecordFormatError, which `radmetrics train` and `radmetrics rehearse` print).
+sentences). More than 1% of the entities cut is refused in one line naming the fix (RecordFormatError, which
+`radmetrics train` and `radmetrics rehearse` print); fewer are logged as a warning.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from .logs import logger
 from .record_checks import RecordFormatError
 
 # What each labeler's dataset trains (`radmetrics data import` / `data silver` write ROOT/<labeler>/hf).
@@ -19,6 +21,7 @@ LABELER_RECIPES = {
     "chexpert": "chexbert/finetune",
 }
 SPECIAL_TOKENS = 2  # [CLS] and [SEP]: a sentence keeps at most max_seq_length - 2 words, fewer when words split
+MAX_CUT_SHARE = 0.01  # of the entities: more cut by the span width or truncation is a wrong option or unit
 
 
 def other_data(root: Path) -> str | None:
@@ -70,24 +73,41 @@ def _entity_bounds(data, labeler: str):
                     offset += len(words)
 
 
+def _refuse_or_warn(cut: list[str], total: int, where: str, what: str, fix: str) -> None:
+    """More than MAX_CUT_SHARE of the entities cut: refused (the records' units or the option are wrong); fewer: a
+    warning naming the first (a few long sentences in a large corpus are truncated, as run_ner truncates them)."""
+    if not cut:
+        return
+    message = f"{where}: {len(cut)} of {total} entities {what} (first: {cut[0]})"
+    if len(cut) > MAX_CUT_SHARE * total:
+        raise RecordFormatError(f"{message}: {fix}")
+    logger.warning("%s; the model never sees them (%s)", message, fix)
+
+
 def check_entity_positions(data, labeler: str, where: str, max_seq_length: int, max_span_width: int | None) -> None:
-    """Every entity of `data` (a rate_ner or radgraph DatasetDict) fits the recipe's span width and sequence length
-    (module docstring); a chexpert dataset has no entities."""
-    widest = (0, None)
-    last_word = (-1, None)
+    """The entities of `data` (a rate_ner or radgraph DatasetDict) fit the recipe's span width and sequence length
+    (module docstring): more than 1% that do not are refused, fewer logged; a chexpert dataset has no entities."""
+    keeps = max_seq_length - SPECIAL_TOKENS
+    wide, far, total = [], [], 0
     for split, n, start, end in _entity_bounds(data, labeler):
-        if end - start + 1 > widest[0]:
-            widest = (end - start + 1, f"{split} row {n}")
-        if end > last_word[0]:
-            last_word = (end, f"{split} row {n}")
-    if max_span_width is not None and widest[0] > max_span_width:
-        raise RecordFormatError(
-            f"{where}: an entity of {widest[0]} words ({widest[1]}) is wider than max_span_width {max_span_width}, "
-            f"so the span model never sees it: pass --max_span_width {widest[0]}"
-        )
-    if last_word[0] + 1 > max_seq_length - SPECIAL_TOKENS:
-        raise RecordFormatError(
-            f"{where}: an entity ends at word {last_word[0] + 1} of its sentence ({last_word[1]}), past the "
-            f"{max_seq_length - SPECIAL_TOKENS} words that max_seq_length {max_seq_length} keeps at most: split the "
-            f"records into sentences, or pass --max_seq_length {last_word[0] + 1 + SPECIAL_TOKENS} or more"
-        )
+        total += 1
+        if max_span_width is not None and end - start + 1 > max_span_width:
+            wide.append((end - start + 1, f"{end - start + 1} words, {split} row {n}"))
+        if end + 1 > keeps:
+            far.append((end + 1, f"ends at word {end + 1} of its sentence, {split} row {n}"))
+    widest = max((w for w, _ in wide), default=0)
+    _refuse_or_warn(
+        [place for _, place in wide],
+        total,
+        where,
+        f"are wider than max_span_width {max_span_width}",
+        f"pass --max_span_width {widest}",
+    )
+    furthest = max((w for w, _ in far), default=0)
+    _refuse_or_warn(
+        [place for _, place in far],
+        total,
+        where,
+        f"end past the {keeps} words that max_seq_length {max_seq_length} keeps at most",
+        f"split the records into sentences, or pass --max_seq_length {furthest + SPECIAL_TOKENS} or more",
+    )
