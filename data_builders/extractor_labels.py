@@ -30,6 +30,7 @@ from radmetrics.inference.text.sentences import statements
 
 from .corpus.corpora import bundled_path
 from .corpus.splits import text_split
+from .labels.problems import LabelFileError
 
 NORMAL_CODE = "normal"
 
@@ -153,6 +154,12 @@ def load_findings_silver(directory: str | Path) -> dict[str, list[dict]]:
     for name in ("train", "validation", "test"):
         path = directory / f"findings_{name}.jsonl"
         if not path.is_file():
-            raise FileNotFoundError(f"{path} not found: build it with `radmetrics data findings --out {directory}`")
-        splits[name] = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            raise LabelFileError(f"{path} not found: build it with `radmetrics data findings --out {directory}`")
+        splits[name] = []
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip():
+                try:
+                    splits[name].append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise LabelFileError(f"{path}: line {n} is not valid JSON ({exc.msg})") from None
     return splits

@@ -21,7 +21,7 @@ from transformers import TrainingArguments
 from radmetrics.inference.loading.components import CHEXPERT_CONDITIONS
 
 from ..common.arguments import DataArguments, ModelArguments
-from ..common.encoders import build_tokenizer, build_wrapped_model, load_silver, predict_logits
+from ..common.encoders import build_tokenizer, build_wrapped_model, check_user_silver, load_silver, predict_logits
 from ..common.lifecycle import recipe_trainer, start_run, train_and_finish
 from ..config import RecipeParser
 from .gold_split import GoldSplitArguments, drop_reserved, reserved_texts
@@ -53,6 +53,12 @@ ARGUMENT_TYPES = (
     ClassWeightArguments,
     SentenceExampleArguments,
 )
+
+
+def check_data(config: str, overrides: list[str]) -> str | None:
+    """The user's `silver_dir` checked as the run reads it, before `radmetrics rehearse` launches anything
+    (encoders.check_user_silver); None for bundled silver labels."""
+    return check_user_silver(config, overrides, "chexpert")
 
 
 def sentence_examples(texts) -> dict[str, list]:
@@ -117,7 +123,7 @@ def main(argv: list[str] | None = None):
     model_args, data_args, training_args, split_args, weight_args, sentence_args = RecipeParser(
         ARGUMENT_TYPES
     ).parse_recipe_args(argv)
-    data, provenance = load_silver(data_args, "chexpert", training_args)
+    data, provenance = load_silver(data_args, "chexpert", training_args.output_dir)
     reserved = reserved_texts(split_args)
     data["train"], dropped = drop_reserved(data["train"], reserved)
     sentences = (

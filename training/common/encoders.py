@@ -6,24 +6,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from radmetrics.data_builders.labels.recipe_data import LabelFileError, check_recipe_data, import_provenance
+from radmetrics.data_builders.labels.recipe_data import check_recipe_data, import_provenance
 
 from .arguments import TINY_MODELS, DataArguments, ModelArguments
 from .distributed import build_once
+from .encoder_data_checks import check_entity_positions, check_silver_folder
 
 
-def load_silver(data_args: DataArguments, labeler: str, training_args):
-    """The labeler's silver DatasetDict, building it from the bundled corpus on the main process if needed."""
+def load_silver(data_args: DataArguments, labeler: str, output_dir: str | None, max_span_width: int | None = None):
+    """The labeler's silver DatasetDict, building it from the bundled corpus into OUTPUT_DIR/silver on the main process
+    when `--silver_dir` is unset; checked before any tokenizer or model (its rows and labels: recipe_data.py; the
+    folder and the recipe's span width and sequence length: encoder_data_checks.py)."""
     from datasets import load_from_disk
 
-    root = Path(data_args.silver_dir) if data_args.silver_dir else Path(training_args.output_dir) / "silver"
+    root = Path(data_args.silver_dir) if data_args.silver_dir else Path(output_dir) / "silver"
     hf_dir = root / labeler / "hf"
-    if data_args.silver_dir and not hf_dir.is_dir():
-        raise LabelFileError(
-            f"{hf_dir} not found: --silver_dir is the output of `radmetrics data import FORMAT FILE... --out {root}` "
-            f"(your own labels) or of `radmetrics data silver --out {root}`"
-        )
-    if not data_args.silver_dir:
+    if data_args.silver_dir:
+        check_silver_folder(root, labeler)
+    else:
 
         def build():
             from radmetrics.data_builders.corpus.corpora import iu_xray_corpus
@@ -42,6 +42,7 @@ def load_silver(data_args: DataArguments, labeler: str, training_args):
         build_once(root / labeler, build)
     data = load_from_disk(str(hf_dir))
     label_set = check_recipe_data(data, labeler, hf_dir)
+    check_entity_positions(data, labeler, str(hf_dir), data_args.max_seq_length, max_span_width)
     if data_args.max_train_samples:
         data["train"] = data["train"].select(range(min(data_args.max_train_samples, len(data["train"]))))
     if data_args.max_eval_samples:
@@ -50,6 +51,20 @@ def load_silver(data_args: DataArguments, labeler: str, training_args):
     counts = {f"{s}_examples": len(d) for s, d in data.items()}
     provenance = {"silver_dir": str(root), "labeler": labeler, "label_set": label_set, **import_provenance(root)}
     return data, {**provenance, **counts}
+
+
+def check_user_silver(config: str, overrides: list[str], labeler: str, span_type=None) -> str | None:
+    """An encoder recipe's `check_data`: the user's `--silver_dir` read and checked as the run will read it (from the
+    config and overrides alone; `span_type`: the recipe's SpanArguments, whose max_span_width applies), before
+    `radmetrics rehearse` launches anything. The folder checked, or None when the run builds bundled silver labels."""
+    from ..config import data_arguments
+
+    data_args = data_arguments(DataArguments, config, overrides)
+    if not data_args.silver_dir:
+        return None
+    width = data_arguments(span_type, config, overrides).max_span_width if span_type else None
+    load_silver(data_args, labeler, None, width)
+    return data_args.silver_dir
 
 
 def build_tokenizer(model_args: ModelArguments, texts, training_args):

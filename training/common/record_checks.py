@@ -7,8 +7,10 @@ and `radmetrics rehearse` print as one line and exit 2).
   CRIMSON records are sent to crimson/sft.
 - crimson/sft: CRIMSON teacher records (`response` a CRIMSON JSON answer the reference parser reads); GREEN records
   are sent to green/sft.
-- encoder recipes: the silver dataset's columns for the labeler (`radmetrics data silver`); green/pretrain: the
-  corpus' `text` (`radmetrics data pretrain-corpus`).
+- encoder recipes: the silver dataset's columns for the labeler (`radmetrics data silver`), its rows and labels
+  (data_builders/labels/recipe_data.py) and its entities against the recipe's span width and sequence length
+  (encoder_data_checks.py); findings/classifier: its silver records' `text` and 0/1 `label` (`radmetrics data
+  findings`); green/pretrain: the corpus' `text` (`radmetrics data pretrain-corpus`).
 Every split the recipe reads must hold records."""
 
 from __future__ import annotations
@@ -129,6 +131,28 @@ def check_crimson_records(records_by_split: Mapping[str, list], files: Mapping[s
                 ) from exc
             if record.get("context") is not None and not isinstance(record["context"], Mapping):
                 raise RecordFormatError(f"{where}: `context` is {type(record['context']).__name__}, not an object")
+
+
+def check_findings_records(splits: Mapping[str, list], directory: str | Path) -> None:
+    """findings/classifier's records (`radmetrics data findings`): every split holds records, each with a `text` and
+    a `label` of 0 or 1, and the training split holds both labels (a head cannot learn one class)."""
+    for split, records in splits.items():
+        where = f"{Path(directory) / f'findings_{split}.jsonl'}"
+        if not records:
+            raise RecordFormatError(
+                f"{where} holds no records: build the silver labels with `radmetrics data findings`"
+            )
+        for n, record in enumerate(records, 1):
+            _text_fields(record, f"{where}: record {n}", ("text",))
+            if record.get("label") not in (0, 1) or isinstance(record.get("label"), bool):
+                raise RecordFormatError(
+                    f"{where}: record {n}: `label` is {record.get('label')!r}, not 0 (no finding) or 1 (a finding)"
+                )
+    if len({record["label"] for record in splits["train"]}) < 2:
+        raise RecordFormatError(
+            f"{Path(directory) / 'findings_train.jsonl'}: every training record has label "
+            f"{splits['train'][0]['label']}: the head needs findings (1) and other statements (0) to learn from"
+        )
 
 
 def check_columns(data, wanted: Iterable[str], where: str, fix: str) -> None:

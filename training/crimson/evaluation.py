@@ -17,6 +17,8 @@ from radmetrics.inference.metrics.crimson.metric import evaluate_answer
 from radmetrics.inference.metrics.crimson.parse import CrimsonParseError
 from radmetrics.inference.scoring.stats import bootstrap_ci, kendall_tau, paired_comparison
 
+from ..common.generation_cache import kv_cache_for_generation
+
 BOOTSTRAP_RESAMPLES = 1000
 WEIGHTED = ("false_findings", "missing_findings", "attribute_errors")
 
@@ -93,7 +95,8 @@ def student_answers(
     mine = list(range(rank, len(records), world))
     prompts = [render_prompt(tokenizer, conversation(records[i])) for i in mine]
     generation = {"temperature": 0.0, "max_tokens": max_new_tokens}
-    answers = [text for text, _, _ in generate_sorted(model, tokenizer, prompts, generation, batch_size)]
+    with kv_cache_for_generation(model):
+        answers = [text for text, _, _ in generate_sorted(model, tokenizer, prompts, generation, batch_size)]
     gathered = dict(gather_to_all(list(zip(mine, answers))))
     return [gathered[i] for i in range(len(records))]
 

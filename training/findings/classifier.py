@@ -35,8 +35,9 @@ from radmetrics.inference.files import atomic
 from radmetrics.inference.findings.extractor import COMPONENT, FindingsHead, MemoEncoder, features
 
 from ..common.logs import configure_logging, logger
+from ..common.record_checks import RecordFormatError, check_findings_records
 from ..common.run_dir import is_complete, mark_complete, write_eval_results, write_run_manifest
-from ..config import RecipeParser
+from ..config import RecipeParser, data_arguments
 
 RECIPE = "findings/classifier"
 
@@ -153,6 +154,30 @@ def radpref_develop_extraction(head: FindingsHead, encoder) -> dict:
     return {f"radpref_develop_extraction_{k}": scores[k] for k in ("precision", "recall", "f1", "listed")}
 
 
+def read_silver(directory: str | Path) -> tuple[dict[str, list[dict]], dict]:
+    """A findings silver folder's records by split, checked (record_checks.check_findings_records), and the provenance
+    `radmetrics data findings` writes beside them."""
+    silver = load_findings_silver(directory)
+    check_findings_records(silver, directory)
+    path = Path(directory) / "findings_provenance.json"
+    if not path.is_file():
+        raise RecordFormatError(
+            f"{path} not found: `radmetrics data findings --out {directory}` writes it beside the records (where "
+            "the labels came from, for the run's provenance)"
+        )
+    return silver, json.loads(path.read_text(encoding="utf-8"))
+
+
+def check_data(config: str, overrides: list[str]) -> str | None:
+    """The user's `silver_dir` read and checked as the run will (its records and labels); `radmetrics rehearse` calls
+    it before anything launches. The folder checked, or None when the run builds the bundled silver labels."""
+    head_args = data_arguments(FindingsHeadArguments, config, overrides)
+    if not head_args.silver_dir:
+        return None
+    read_silver(head_args.silver_dir)
+    return head_args.silver_dir
+
+
 def main(argv: list[str] | None = None) -> Path:
     from sklearn.linear_model import LogisticRegression
 
@@ -163,20 +188,16 @@ def main(argv: list[str] | None = None) -> Path:
     if is_complete(final):
         logger.info("%s is complete; nothing to train (delete it or use a new output_dir to train again)", final)
         return run_dir
+    user_silver = read_silver(head_args.silver_dir) if head_args.silver_dir else None  # checked before any model
     run_dir.mkdir(parents=True, exist_ok=True)
     cache_name = (
         "embeddings.npz" if head_args.encoder == "default" else f"embeddings_{hash_text(head_args.encoder)}.npz"
     )
     encoder = CachedEncoder(head_args.encoder, run_dir / cache_name)  # one cache per encoder
-    if head_args.silver_dir:
-        silver = load_findings_silver(head_args.silver_dir)
-        silver_source = head_args.silver_dir
-    elif (run_dir / "silver" / "findings_test.jsonl").is_file():
-        silver, silver_source = load_findings_silver(run_dir / "silver"), str(run_dir / "silver")
-    else:
-        silver = build_findings_silver(silver_args, encoder, run_dir / "silver")
-        silver_source = str(run_dir / "silver")
-    provenance = json.loads((Path(silver_source) / "findings_provenance.json").read_text(encoding="utf-8"))
+    silver_source = head_args.silver_dir or str(run_dir / "silver")
+    if user_silver is None and not (run_dir / "silver" / "findings_test.jsonl").is_file():
+        build_findings_silver(silver_args, encoder, run_dir / "silver")
+    silver, provenance = user_silver or read_silver(silver_source)
     write_run_manifest(
         run_dir,
         component=COMPONENT,

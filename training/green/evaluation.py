@@ -212,28 +212,26 @@ def green_agreement(
 
 
 def _generate(model, tokenizer, records, max_new_tokens: int, batch_size: int, prompt: str) -> list[str]:
-    """Greedy responses with the KV cache, a progress bar on the main process (a split of the final evaluation takes
-    tens of minutes on CPU)."""
+    """Greedy responses with the KV cache (generation_cache.py), a progress bar on the main process."""
     from ..common.distributed import is_main_process
+    from ..common.generation_cache import kv_cache_for_generation
 
     was_training = model.training
     model.eval()
-    cache = model.config.use_cache
-    model.config.use_cache = True  # generation wants the KV cache; training keeps it off (packing masks)
     try:
         texts = [prompt_reports(record, prompt) for record in records]
-        responses = generate_green_responses(
-            model,
-            tokenizer,
-            [reference for reference, _ in texts],
-            [candidate for _, candidate in texts],
-            batch_size,
-            max_new_tokens,
-            progress=is_main_process(),
-            shard=False,
-            prompt=prompt,
-        )
+        with kv_cache_for_generation(model):  # training keeps it off (packing masks)
+            responses = generate_green_responses(
+                model,
+                tokenizer,
+                [reference for reference, _ in texts],
+                [candidate for _, candidate in texts],
+                batch_size,
+                max_new_tokens,
+                progress=is_main_process(),
+                shard=False,
+                prompt=prompt,
+            )
     finally:
-        model.config.use_cache = cache
         model.train(was_training)
     return responses

@@ -25,9 +25,10 @@ from transformers import TrainingArguments
 from radmetrics.inference.loading.hub import default_dtype, inference_device
 
 from ..common.distributed import build_once
+from ..common.encoder_data_checks import other_data
 from ..common.lifecycle import start_run, train_and_finish
 from ..common.record_checks import RecordFormatError, check_columns
-from ..config import RecipeParser
+from ..config import RecipeParser, data_arguments
 from .causal_lm import (
     CausalLMArguments,
     attention_implementation,
@@ -84,7 +85,12 @@ def load_corpus(data_args: PretrainDataArguments, output_dir: str):
 
     root = Path(data_args.corpus_dir) if data_args.corpus_dir else Path(output_dir) / "corpus"
     if data_args.corpus_dir and not (root / "hf").is_dir():
-        raise FileNotFoundError(f"{root / 'hf'} not found: run `radmetrics data pretrain-corpus --out {root}` first")
+        other = other_data(root) if root.is_dir() else None
+        raise RecordFormatError(
+            f"--corpus_dir {root} "
+            + (f"holds {other}, not a pretraining corpus" if other else "has no hf/ dataset")
+            + f": build the corpus with `radmetrics data pretrain-corpus --out {root}`"
+        )
     if not data_args.corpus_dir:
 
         def build():
@@ -111,6 +117,16 @@ def load_corpus(data_args: PretrainDataArguments, output_dir: str):
         if limit:
             data[split] = data[split].select(range(min(limit, len(data[split]))))
     return data, {"corpus_dir": str(root), **{f"{s}_documents": len(d) for s, d in data.items()}}
+
+
+def check_data(config: str, overrides: list[str]) -> str | None:
+    """The user's `corpus_dir` read and checked as the run will (its splits and `text` column); `radmetrics rehearse`
+    calls it before anything launches. The folder checked, or None when the run builds the bundled corpus."""
+    data_args = data_arguments(PretrainDataArguments, config, overrides)
+    if not data_args.corpus_dir:
+        return None
+    load_corpus(data_args, output_dir="")
+    return data_args.corpus_dir
 
 
 def pack_documents(dataset, pack_tokens: int, seed: int):

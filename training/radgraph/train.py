@@ -24,7 +24,7 @@ from transformers import TrainingArguments
 from radmetrics.inference.loading.components import get_component
 
 from ..common.arguments import DataArguments, ModelArguments
-from ..common.encoders import build_tokenizer, load_silver, map_on_main_first
+from ..common.encoders import build_tokenizer, check_user_silver, load_silver, map_on_main_first
 from ..common.lifecycle import recipe_trainer, start_run, train_and_finish, write_test_predictions
 from ..config import RecipeParser
 from ..span.decision_offsets import tune_relation_offsets
@@ -44,6 +44,12 @@ ARGUMENT_TYPES = (ModelArguments, DataArguments, TrainingArguments, SpanArgument
 
 SPAN_KEYS = ("start", "end", "label")
 RELATION_KEYS = ("source_start", "source_end", "target_start", "target_end", "label")
+
+
+def check_data(config: str, overrides: list[str]) -> str | None:
+    """The user's `silver_dir` checked as the run reads it, before `radmetrics rehearse` launches anything
+    (encoders.check_user_silver); None for bundled silver labels."""
+    return check_user_silver(config, overrides, "radgraph", SpanArguments)
 
 
 def sentences_of(batch) -> dict[str, list]:
@@ -83,7 +89,7 @@ def main(argv: list[str] | None = None):
 
     model_args, data_args, training_args, span_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
     training_args.label_names = ["span_labels"]
-    documents, provenance = load_silver(data_args, "radgraph", training_args)
+    documents, provenance = load_silver(data_args, "radgraph", training_args.output_dir, span_args.max_span_width)
     user = provenance["label_set"]  # the schema's labels, or a user's (data import)
     label_map = {"entities": ["NULL", *user["entities"]], "relations": ["NULL", *user["relations"]]}
     entity_ids = {label: i for i, label in enumerate(label_map["entities"])}

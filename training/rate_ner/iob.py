@@ -27,6 +27,7 @@ from radmetrics.inference.loading.components import get_component, iob_labels
 from ..common.arguments import DataArguments, ModelArguments
 from ..common.encoders import (
     build_tokenizer,
+    check_user_silver,
     encoder_config,
     load_silver,
     map_on_main_first,
@@ -49,6 +50,12 @@ class IobArguments:
 
 
 ARGUMENT_TYPES = (ModelArguments, DataArguments, TrainingArguments, IobArguments)
+
+
+def check_data(config: str, overrides: list[str]) -> str | None:
+    """The user's `silver_dir` checked as the run reads it, before `radmetrics rehearse` launches anything
+    (encoders.check_user_silver); None for bundled silver labels."""
+    return check_user_silver(config, overrides, "rate_ner")
 
 
 def align_labels(
@@ -91,7 +98,7 @@ def main(argv: list[str] | None = None):
     from transformers import AutoModelForTokenClassification, DataCollatorForTokenClassification, Trainer
 
     model_args, data_args, training_args, iob_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
-    data, provenance = load_silver(data_args, "rate_ner", training_args)
+    data, provenance = load_silver(data_args, "rate_ner", training_args.output_dir)
     labels = iob_labels(tuple(provenance["label_set"]["entity_types"]))  # the schema's, or a user's (data import)
     label2id = {label: i for i, label in enumerate(labels)}
     types = entity_types(labels)

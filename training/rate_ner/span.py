@@ -17,7 +17,7 @@ from transformers import TrainingArguments
 from radmetrics.inference.loading.components import get_component
 
 from ..common.arguments import DataArguments, ModelArguments
-from ..common.encoders import build_tokenizer, load_silver, map_on_main_first
+from ..common.encoders import build_tokenizer, check_user_silver, load_silver, map_on_main_first
 from ..common.lifecycle import recipe_trainer, start_run, train_and_finish, write_test_predictions
 from ..config import RecipeParser
 from ..span.scores import span_classification_scores, span_scores
@@ -34,6 +34,12 @@ COMPONENT = "rate_ner_span"
 ARGUMENT_TYPES = (ModelArguments, DataArguments, TrainingArguments, SpanArguments)
 
 
+def check_data(config: str, overrides: list[str]) -> str | None:
+    """The user's `silver_dir` checked as the run reads it, before `radmetrics rehearse` launches anything
+    (encoders.check_user_silver); None for bundled silver labels."""
+    return check_user_silver(config, overrides, "rate_ner", SpanArguments)
+
+
 def gold_spans(row) -> set[tuple[int, int, str]]:
     return {(s["start"], s["end"], s["label"]) for s in row["spans"]}
 
@@ -45,7 +51,7 @@ def main(argv: list[str] | None = None):
 
     model_args, data_args, training_args, span_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
     training_args.label_names = ["span_labels"]
-    data, provenance = load_silver(data_args, "rate_ner", training_args)
+    data, provenance = load_silver(data_args, "rate_ner", training_args.output_dir, span_args.max_span_width)
     schema = get_component(COMPONENT).label_map
     labels = ["NULL", *provenance["label_set"]["entity_types"]]  # the schema's, or a user's (data import)
     label2id = {label: i for i, label in enumerate(labels)}
