@@ -408,11 +408,14 @@ def test_score_cli_with_released_green_decodes_as_the_reference(released, pairs,
     assert [d["response"] for d in details] == [radeval["green_analysis"][i] for i in batch]
     rows = [json.loads(line) for line in (out / "per_sample.jsonl").read_text().splitlines()]
     assert [r["green"] for r in rows] == [radeval["green_scores"][i] for i in batch]
-    assert decoding.mismatches == [] and decoding.steps == sum(map(green_parity.checked_steps, followed))
+    margins = sorted((margin, batch[a]) for a, margin in decoding.margins.items())
+    print(f"pairs {batch.start}-{batch.stop - 1}: near ties {decoding.near_ties}, smallest margins {margins[:3]}")
+    known = [answer for answer in followed if answer is not None]  # the others: compared by text above
+    assert decoding.mismatches == [] and decoding.steps == sum(map(green_parity.checked_steps, known))
     close = {batch[a] for a, _, _ in decoding.near_ties}
     close |= {batch[a] for a, margin in decoding.margins.items() if margin <= 4 * green_parity.GREEN_ULPS}
     assert close <= green_parity.NEAR_TIES, (decoding.near_ties, sorted(decoding.margins.items()))
-    assert len(decoding.margins) == len(batch)
+    assert len(decoding.margins) == len(known)
 
 
 @pytest.mark.slow

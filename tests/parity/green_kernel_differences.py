@@ -1,11 +1,12 @@
 """How far float kernels move the released GREEN look-alike's logits: the measurement behind parity/green_parity.py's
 `GREEN_ULPS`.
 
-`record` follows the reference's answers to a batch of parity pairs (parity/green_parity.py, so every run sees the
-same token ids at every step) and saves the logits of every `--every`-th step; run it once per kernel setting (the
-environment variables of tests/run_under_each_isa.sh). `compare` prints, for each recorded run against the first, the
-largest difference of a logit, in float32 units in the last place of its step's largest logit, and the near ties and
-smallest margins each run met.
+`record` computes, for a batch of parity pairs, the logits of every `--every`-th step of the reference's answers
+(tests/data/released/green_answer_ids.json) as `generate` computes them without a cache: one forward pass over the
+left-padded prompts and the answers' first tokens, positions from the attention mask, the last position's logits; so
+every run sees the same token ids. Run it once per kernel setting (the environment variables of
+tests/run_under_each_isa.sh). `compare` prints, for each recorded run against the first, the largest difference of a
+logit, in float32 units in the last place of its step's largest logit.
 
     ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 python tests/parity/green_kernel_differences.py \
         record /tmp/avx2.pt --first 24
@@ -28,24 +29,29 @@ def record(out: Path, first: int, every: int) -> None:
     import torch
 
     from parity import lookalikes
-    from parity.green_parity import BATCH, follow_released_green
+    from parity.green_parity import BATCH, GREEN, answer_ids
+    from parity.reports import parity_pairs
     from radmetrics.inference.files.atomic import atomic_write
+    from radmetrics.inference.metrics.green.released import ReleasedGreen
 
-    steps: list[torch.Tensor] = []
-
-    def keep(logits: torch.Tensor) -> torch.Tensor:
-        steps.append(logits.clone() if len(steps) % every == 0 else torch.empty(0))
-        return logits
-
+    pairs = range(first, first + BATCH)
+    references, candidates = ([texts[i] for i in pairs] for texts in parity_pairs())
+    answers = torch.tensor([answer_ids()[i] for i in pairs])
     with tempfile.TemporaryDirectory() as work:
-        root = lookalikes.build(Path(work) / "lookalikes")
-        found = follow_released_green(root, range(first, first + BATCH), perturb=keep)
+        green = ReleasedGreen(str(lookalikes.snapshot(lookalikes.build(Path(work) / "lookalikes"), GREEN)))
+    prompts = green.tokenizer(green.texts(references, candidates), return_tensors="pt", padding=True)
+    kept = {}
+    for step in range(0, answers.shape[1], every):
+        ids = torch.cat([prompts["input_ids"], answers[:, :step]], dim=1)
+        mask = torch.cat([prompts["attention_mask"], torch.ones_like(answers[:, :step])], dim=1)
+        positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+        with torch.no_grad():
+            output = green.model(input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=1)
+        kept[step] = output.logits[:, -1].clone()
     setting = {k: os.environ.get(k) for k in ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA")}
-    kept = {step: logits for step, logits in enumerate(steps) if logits.numel()}
-    result = {k: found[k] for k in ("mismatches", "near_ties", "margins", "steps")}
     with atomic_write(out, "wb") as fh:
-        torch.save({"setting": setting, "first": first, "logits": kept, "found": result}, fh)
-    print(setting, result["mismatches"], result["near_ties"], min(result["margins"].values()))
+        torch.save({"setting": setting, "first": first, "logits": kept}, fh)
+    print(setting, f"{len(kept)} steps recorded")
 
 
 def compare(paths: list[Path]) -> None:
@@ -54,19 +60,14 @@ def compare(paths: list[Path]) -> None:
     from parity.decoding import last_place
 
     runs = [torch.load(path) for path in paths]
-    for path, run in zip(paths, runs):
-        found = run["found"]
-        small = sorted(found["margins"].items(), key=lambda item: item[1])[:3]
-        print(f"{path}: {run['setting']} near ties {found['near_ties']}, smallest margins {small}")
-        if run is runs[0]:
-            continue
+    for path, run in zip(paths[1:], runs[1:]):
         largest = 0.0
         for step, logits in run["logits"].items():
             base = runs[0]["logits"][step]
             for row in range(base.shape[0]):
                 unit = last_place(base[row], torch.float32)
                 largest = max(largest, float((logits[row] - base[row]).abs().max()) / unit)
-        print(f"  largest difference from {paths[0]}: {largest:.1f} float32 last places")
+        print(f"{path} {run['setting']}: at most {largest:.2f} float32 last places from {runs[0]['setting']}")
 
 
 def main() -> None:

@@ -10,7 +10,9 @@ ids (parity/reference/_common.py `record_generate`), and keeps a pair's ids only
 reference's text exactly; a pair whose answer differs gets null and is reported. The test then checks that the
 followed ids give the reference's text again, so the ids stand for the reference's answer, not only for this run's.
 
-    python tests/parity/make_green_answer_ids.py [--out tests/data/released/green_answer_ids.json]
+    python tests/parity/make_green_answer_ids.py [--batches K ...] [--out tests/data/released/green_answer_ids.json]
+
+Each batch of 8 takes about 70 s of CPU (2,048 tokens a sequence, recomputed at every step as the reference does).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from parity.reports import fingerprint, parity_pairs  # noqa: E402
 RADEVAL = HERE.parent / "data" / "released" / "radeval.json"
 OUT = HERE.parent / "data" / "released" / "green_answer_ids.json"
 GREEN = "StanfordAIMI/GREEN-RadLlama2-7b"
+BATCH = 8  # radeval's GREEN batches: 8 pairs in input order
 
 
 def own_answer_ids(root: Path, references: list[str], candidates: list[str]) -> tuple[list[list[int]], list[str]]:
@@ -55,55 +58,66 @@ def own_answer_ids(root: Path, references: list[str], candidates: list[str]) -> 
     return [answer for call in calls for answer in call["answers"]], texts
 
 
-def main() -> None:
+def fixture_text(made: dict, kept: list[list[int] | None], batches: list[int]) -> str:
+    """green_answer_ids.json: provenance, radeval.json's digest and fingerprints, one line per pair's ids."""
     import torch
     import transformers
 
+    fixture = {
+        "made_by": "python tests/parity/make_green_answer_ids.py --batches " + " ".join(map(str, batches)),
+        "how": (
+            "radmetrics' ReleasedGreen on the radeval.json look-alike and pairs, MKL_ENABLE_INSTRUCTIONS=AVX2, the "
+            "reference's batches of 8 named by --batches (batch k: pairs 8k to 8k+7); each pair's new token ids "
+            "(padding after the end included), kept where its cleaned answer is radeval.json's green_analysis text "
+            "exactly; null for a pair whose answer differs or whose batch was not run (its answer is compared as text)"
+        ),
+        "environment": {
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "machine": platform.machine(),
+        },
+        "lookalike_digest": made["lookalike_digest"],
+        "inputs": {
+            "references": made["inputs"]["references"],
+            "candidates": made["inputs"]["candidates"],
+            "green_analysis": fingerprint(made["outputs"]["green_analysis"]),
+        },
+    }
+    lines = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in fixture.items())
+    answers = ",\n".join(f"    {json.dumps(a)}" for a in kept)
+    return "{\n" + lines + ',\n  "answer_ids": [\n' + answers + "\n  ]\n}\n"
+
+
+def main() -> None:
     from radmetrics.inference.files.atomic import write_text
 
+    made = json.loads(RADEVAL.read_text(encoding="utf-8"))
+    expected = made["outputs"]["green_analysis"]
+    every = list(range((len(expected) + BATCH - 1) // BATCH))
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--batches", type=int, nargs="+", choices=every, default=every, metavar="K")
     args = parser.parse_args()
-    made = json.loads(RADEVAL.read_text(encoding="utf-8"))
     references, candidates = parity_pairs()
     if (made["inputs"]["references"], made["inputs"]["candidates"]) != (
         fingerprint(references),
         fingerprint(candidates),
     ):
         raise SystemExit("radeval.json was made on other pairs: rerun tests/parity/make_fixtures.py first")
+    kept: list[list[int] | None] = [None] * len(expected)
     with tempfile.TemporaryDirectory() as work:
         root = lookalikes.build(Path(work) / "lookalikes")
         if lookalikes.digest(root) != made["lookalike_digest"]:
             raise SystemExit("radeval.json was made from other look-alikes: rerun tests/parity/make_fixtures.py first")
-        ids, texts = own_answer_ids(root, references, candidates)
-    expected = made["outputs"]["green_analysis"]
-    kept = [answer if text == theirs else None for answer, text, theirs in zip(ids, texts, expected)]
-    differ = [i for i, answer in enumerate(kept) if answer is None]
-    fixture = {
-        "made_by": "python tests/parity/make_green_answer_ids.py",
-        "how": (
-            "radmetrics' ReleasedGreen on the radeval.json look-alike and pairs, MKL_ENABLE_INSTRUCTIONS=AVX2; each "
-            "pair's new token ids (padding after the end included), kept where its cleaned answer is radeval.json's "
-            "green_analysis text exactly (null where it is not)"
-        ),
-        "environment": {
-            "python": platform.python_version(),
-            "torch": torch.__version__,
-            "transformers": transformers.__version__,
-            "cpu": platform.processor() or platform.machine(),
-        },
-        "lookalike_digest": made["lookalike_digest"],
-        "inputs": {
-            "references": made["inputs"]["references"],
-            "candidates": made["inputs"]["candidates"],
-            "green_analysis": fingerprint(expected),
-        },
-        "answer_ids": kept,
-    }
-    lines = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in fixture.items() if k != "answer_ids")
-    answers = ",\n".join(f"    {json.dumps(a)}" for a in kept)
-    write_text(args.out, "{\n" + lines + ',\n  "answer_ids": [\n' + answers + "\n  ]\n}\n")
-    print(f"wrote {args.out}: {len(kept) - len(differ)} of {len(kept)} answers kept; differ: {differ}")
+        for batch in sorted(set(args.batches)):
+            pairs = range(batch * BATCH, min(len(expected), (batch + 1) * BATCH))
+            ids, texts = own_answer_ids(root, [references[i] for i in pairs], [candidates[i] for i in pairs])
+            for i, answer, text in zip(pairs, ids, texts):
+                kept[i] = answer if text == expected[i] else None
+                print(f"pair {i}: {'kept' if kept[i] is not None else 'its answer differs'}", flush=True)
+    write_text(args.out, fixture_text(made, kept, sorted(set(args.batches))))
+    print(f"wrote {args.out}: {sum(a is not None for a in kept)} of {len(kept)} answers as token ids")
 
 
 if __name__ == "__main__":
