@@ -115,3 +115,19 @@ def test_a_batch_follows_one_answer_per_row_until_each_ends():
     ties.decide(0, 2, logits, lambda x: x, False, GREEDY)
     assert ties.mismatches == ["answer 1: step 2 draws token 4, the reference 5"] and ties.steps == 3
     assert set(decoding.margins) == {0, 1} and decoding.smallest_margin == 1.0 / last_place(logits[0], torch.bfloat16)
+
+
+def test_an_unfollowed_greedy_answer_keeps_its_smallest_lead_until_it_ends():
+    """An answer known as text only is not followed: its own decisions' smallest lead says whether a kernel (each logit
+    moved by `ulps` last places) could have flipped it; after its end token the row is padding and not watched."""
+    decoding = ReferenceDecoding([None], dtype=torch.float32)  # ulps 2: a lead of at most 4 last places can flip
+    first, step = decoding.claim(1), lambda logits, n: decoding.decide(first, n, logits, lambda x: x, False, GREEDY)
+    logits = torch.zeros(1, 8)
+    logits[0, 3], logits[0, 4] = 1.0, 1.0 - 8 * 2**-23  # 8 float32 last places at 1.0
+    assert torch.equal(step(logits, 0), logits) and not decoding.could_flip(0)
+    logits[0, 2], logits[0, 3] = 2.0, 2.0 - 3 * 2**-22  # its end token, 3 last places ahead
+    step(logits, 1)
+    logits[0, 5] = 2.0 - 2**-22  # padding: not watched
+    step(logits, 2)
+    assert decoding.unfollowed_margins == {0: 3.0} and decoding.could_flip(0)
+    assert decoding.steps == 0 and decoding.mismatches == [] and decoding.margins == {}

@@ -70,7 +70,11 @@ class ReferenceDecoding:
     Afterwards: `mismatches` (real differences, one line each), `near_ties` (answer, step, and how far the run's
     choice was ahead of the reference's token, in last places; 0: the reference's token was filtered out),
     `margins` (per answer, the smallest lead of an agreed decision over its runner-up among the tokens the processors
-    keep, in last places), `smallest_margin` (the smallest of them) and `steps` (decisions checked)."""
+    keep, in last places), `smallest_margin` (the smallest of them) and `steps` (decisions checked). For each answer
+    not followed, `unfollowed_margins`: the smallest lead of the run's own greedy decisions over their runner-up, in
+    last places (-inf when sampled). A kernel can flip a greedy decision only if its lead is at most 2 x `ulps` (each
+    logit moved by `ulps`), so an unfollowed greedy answer whose smallest lead is larger is decided the same on every
+    CPU (`could_flip`)."""
 
     def __init__(
         self,
@@ -84,6 +88,8 @@ class ReferenceDecoding:
         self.mismatches: list[str] = []
         self.near_ties: list[tuple[int, int, float]] = []
         self.margins: dict[int, float] = {}
+        self.unfollowed_margins: dict[int, float] = {}
+        self._unfollowed_ended: set[int] = set()
         self._ends: dict[int, int | float] = {}
 
     @property
@@ -116,6 +122,27 @@ class ReferenceDecoding:
             self._ends[answer] = next(found, math.inf)
         return self._ends[answer]
 
+    def watch(self, answer: int, logits: torch.Tensor, scores: torch.Tensor, noise, decoding: dict) -> None:
+        """Keeps the smallest lead of an unfollowed row's own greedy decision over its runner-up, in last places (a row
+        whose end token was decided is padding afterwards: not kept)."""
+        if answer in self._unfollowed_ended:
+            return
+        if noise is not None:  # a sampled draw can also change with the top-k and top-p sets: not bounded here
+            self.unfollowed_margins[answer] = -math.inf
+            return
+        keys, ours = decision_keys(scores, noise), own_decision(scores, noise)
+        runner_up = keys.clone()
+        runner_up[ours] = -math.inf
+        lead = float(keys[ours] - runner_up.max()) * decoding["temperature"] / last_place(logits, self.dtype)
+        self.unfollowed_margins[answer] = min(self.unfollowed_margins.get(answer, math.inf), lead)
+        if ours in decoding["ends"]:
+            self._unfollowed_ended.add(answer)
+
+    def could_flip(self, answer: int) -> bool:
+        """Whether a kernel difference could have changed an unfollowed answer: sampled, or one of its greedy decisions
+        led by at most 2 x `ulps` last places."""
+        return self.unfollowed_margins.get(answer, math.inf) <= 2 * self.ulps
+
     def claim(self, batch: int) -> int:
         """The index of the first of a new call's `batch` rows among the answers."""
         first, self.rows = self.rows, self.rows + batch
@@ -139,6 +166,8 @@ class ReferenceDecoding:
         """Checks one row's decision against the reference's token; returns the token to force, or None."""
         expected = self.answers[answer] if answer < len(self.answers) else []
         if expected is None:  # not known for this row: its answer is compared whole, by the caller
+            row_noise = None if noise is None else noise[row : row + 1]
+            self.watch(answer, logits[row], scores[row : row + 1], row_noise, decoding)
             return None
         if step >= len(expected):
             self.mismatches.append(f"answer {answer}: step {step} beyond the reference's {len(expected)} tokens")

@@ -25,11 +25,12 @@ GREEN = "StanfordAIMI/GREEN-RadLlama2-7b"
 BATCH = 8  # the reference's batches: 8 pairs in input order
 FULL_LENGTH = 2048  # the reference's max_length (prompt and answer)
 END = 2  # the look-alike's end token (also its padding)
-# Kernel differences measured on this look-alike's logits along the followed answers of pairs 24-31 (MKL and ATen
-# forced to AVX2 and AVX-512 on an Intel Xeon with AMX, tests/parity/green_kernel_differences.py): see
-# docs/notes/instruction-sets.md. The tolerance is twice the largest.
+# Kernel differences measured on this look-alike's logits at every 50th step of pairs 24-31's answers (Intel Xeon with
+# AMX; ATen and MKL forced to AVX2 and AVX-512 in the combinations of tests/run_under_each_isa.sh, and nothing forced;
+# `python tests/parity/green_kernel_differences.py`): at most 27 float32 units in the last place of the step's
+# largest logit. The tolerance is more than twice that; the noise test injects the largest.
 GREEN_ULPS = 64.0
-KERNEL_ULPS = 32.0
+KERNEL_ULPS = 27.0
 NEAR_TIES = {24}  # pair 24's answer turns on two logits 3e-6 apart
 NOISE_LENGTH = 900  # pair 24's batch to step ..., past its near tie at step ...
 
