@@ -389,7 +389,8 @@ def test_score_cli_with_released_green_decodes_as_the_reference(released, pairs,
     greedy step's argmax, recomputed from the run's own float32 logits, is the reference's token
     (tests/data/released/green_answer_ids.json) or a near tie within GREEN_ULPS last places (parity/decoding.py), then
     radeval's answers and scores exactly. Only the pairs in green_parity.NEAR_TIES may come that close: every other
-    followed answer's smallest lead over its runner-up stays above 4 x GREEN_ULPS, so a float kernel cannot flip it.
+    followed answer's smallest lead over its runner-up stays above 2 x GREEN_ULPS (the most the tolerance lets a
+    kernel move a lead; measured kernels move it by 54 at most), so a float kernel cannot flip it.
     A pair the fixture holds as text only (its batch not yet recorded) is compared as text, and may differ only where
     one of the run's own decisions led by at most 2 x GREEN_ULPS (a kernel could have flipped it)."""
     from parity.decoding import ReferenceDecoding
@@ -421,7 +422,7 @@ def test_score_cli_with_released_green_decodes_as_the_reference(released, pairs,
     known = [answer for answer in followed if answer is not None]
     assert decoding.mismatches == [] and decoding.steps == sum(map(green_parity.checked_steps, known))
     close = {batch[a] for a, _, _ in decoding.near_ties}
-    close |= {batch[a] for a, margin in decoding.margins.items() if margin <= 4 * green_parity.GREEN_ULPS}
+    close |= {batch[a] for a, margin in decoding.margins.items() if margin <= 2 * green_parity.GREEN_ULPS}
     assert close <= green_parity.NEAR_TIES, (decoding.near_ties, margins)
     assert len(decoding.margins) == len(known) and len(decoding.unfollowed_margins) == len(batch) - len(known)
 
