@@ -467,7 +467,9 @@ def test_a_real_difference_from_the_released_greens_decoding_fails(released, pai
     decoding = [m for m in found["mismatches"] if ": step " in m]
     assert found["steps"] == 8 * 103
     if difference == "token":
-        assert decoding == [f"answer 0: step 10 draws token {answers[0][10] - 1}, the reference {answers[0][10]}"]
+        # the wrong token, forced, changes what follows too: measured, 5 more mismatches in the next 92 steps
+        assert decoding[0] == f"answer 0: step 10 draws token {answers[0][10] - 1}, the reference {answers[0][10]}"
+        assert all(m.startswith("answer 0: step ") for m in decoding), decoding
     elif difference == "candidate":
         assert len(decoding) >= 10 and all(m.startswith("answer 1: step ") for m in decoding), decoding
     else:
