@@ -7,13 +7,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# MKL's AVX2 matrix multiplies on every machine (set before torch loads MKL): the released GREEN look-alike's greedy
-# answer to pair 24 of the parity fixtures turns on a 3e-6 tie between two logits, which MKL's AVX-512 kernels break
-# the other way; the fixtures were made on the AVX2 path, and radeval itself flips with the kernels the same way.
-# Only that test still needs it: its fixture (radeval.json) holds the reference's answers as text, not token ids, so
-# it cannot yet follow them with parity/decoding.py as the CRIMSON look-alike's test does. The pin does not reach
-# oneDNN, which runs the bf16 look-alikes on every instruction set (tests/run_under_each_isa.sh forces each).
-os.environ.setdefault("MKL_ENABLE_INSTRUCTIONS", "AVX2")
 
 REPO = Path(__file__).resolve().parent.parent
 TEST_DATA = Path(__file__).resolve().parent / "data"  # public fixtures copied into the repo (see data/ATTRIBUTION.md)

@@ -309,12 +309,12 @@ def test_a_real_difference_from_the_references_decoding_fails(tmp_path, monkeypa
 
         monkeypatch.setattr(ReleasedCrimson, "generation_kwargs", top_p_09)
     found = compare_lookalike("gemma3_generation_config", 1, tmp_path, answers=answers)
-    decoding = [m for m in found["mismatches"] if m.startswith("call 0: step")]  # forced on: each step is checked
+    decoding = [m for m in found["mismatches"] if m.startswith("answer 0: step")]  # forced on: each step is checked
     if difference == "token":
-        assert decoding[0].startswith("call 0: step 10 draws token") and decoding[0].endswith(f" {answers[0][10]}")
+        assert decoding[0].startswith("answer 0: step 10 draws token") and decoding[0].endswith(f" {answers[0][10]}")
         assert "pair 0: the answers differ" in found["mismatches"]
     elif difference == "seed":
-        assert len(decoding) >= 16 and decoding[0].startswith("call 0: step 0 ")  # measured: 32 of 256 steps
+        assert len(decoding) >= 16 and decoding[0].startswith("answer 0: step 0 ")  # measured: 32 of 256 steps
     else:
         assert any(m.startswith("pair 0: generation settings") for m in found["mismatches"])
 

@@ -35,8 +35,11 @@ def test_last_place_is_the_unit_of_the_largest_logit():
     assert last_place(torch.tensor([[16.0]]), torch.float32) == 16 * 2.0**-23
 
 
-def greedy_step(decoding, logits):
-    return decoding.decide(0, 0, logits, lambda x: x, sampled=False, temperature=1.0)
+GREEDY = {"temperature": 1.0, "ends": {2}}
+
+
+def greedy_step(decoding, logits, step: int = 0):
+    return decoding.decide(0, step, logits, lambda x: x, False, GREEDY)
 
 
 def test_a_greedy_near_tie_is_tolerated_and_forced_and_a_real_lead_is_not():
@@ -49,7 +52,7 @@ def test_a_greedy_near_tie_is_tolerated_and_forced_and_a_real_lead_is_not():
     logits[0, 7] = 10.0 - 0.3125  # 5 last places behind: beyond the 2 + 2 a kernel can move two logits
     decoding = ReferenceDecoding([[7]])
     greedy_step(decoding, logits)
-    assert decoding.mismatches == ["call 0: step 0 draws token 3, the reference 7"]
+    assert decoding.mismatches == ["answer 0: step 0 draws token 3, the reference 7"]
     decoding = ReferenceDecoding([[3]])
     assert torch.equal(greedy_step(decoding, logits), logits)  # agreed: the run's own scores, its margin kept
     assert decoding.smallest_margin == 5.0 and decoding.near_ties == []
@@ -68,7 +71,7 @@ def sampled_runs(steps: int, perturb, reference_of=None, seed: int = 0):
     decoding = ReferenceDecoding([references], perturb=perturb)
     for step, logits in enumerate(logits_seen):
         torch.manual_seed(step)
-        decoding.decide(0, step, logits, sampler, sampled=True, temperature=0.7)
+        decoding.decide(0, step, logits, sampler, True, {"temperature": 0.7, "ends": set()})
     return decoding
 
 
@@ -89,5 +92,42 @@ def test_noise_beyond_the_tolerance_and_a_wrong_token_are_mismatches():
 def test_a_step_past_the_references_end_is_a_mismatch():
     decoding = ReferenceDecoding([[]])
     greedy_step(decoding, torch.zeros(1, 4))
-    assert decoding.mismatches == ["call 0: step 0 beyond the reference's 0 tokens"]
+    assert decoding.mismatches == ["answer 0: step 0 beyond the reference's 0 tokens"]
     assert decoding.smallest_margin == math.inf
+
+
+def test_a_batch_follows_one_answer_per_row_until_each_ends():
+    """Rows of a call take the next answers in order; a row's steps after its reference's end token (2) are padding
+    that generate writes whatever is decided, and are not checked."""
+    decoding = ReferenceDecoding([[3, 2, 2], [5, 5, 5]])
+    first = decoding.claim(2)
+    logits = torch.zeros(2, 8)
+    logits[0, 3], logits[1, 5] = 1.0, 1.0
+    assert torch.equal(decoding.decide(first, 0, logits, lambda x: x, False, GREEDY), logits)
+    logits = torch.zeros(2, 8)
+    logits[0, 2], logits[1, 4], logits[1, 5] = 1.0, 1.0, 1.0 - 2**-22  # row 1: a float32 near tie, forced
+    ties = ReferenceDecoding([[3, 2, 2], [5, 5, 5]], dtype=torch.float32)
+    ties.claim(2)
+    forced = ties.decide(0, 1, logits, lambda x: x, False, GREEDY)
+    assert ties.near_ties == [(1, 1, 2.0)] and ties.mismatches == []
+    assert torch.equal(forced[0], logits[0]) and int(forced[1].argmax()) == 5 and forced[1].isinf().sum() == 7
+    logits[1, 5] = 0.0  # row 1 now a real difference; row 0 has ended, so its step 2 is not checked
+    ties.decide(0, 2, logits, lambda x: x, False, GREEDY)
+    assert ties.mismatches == ["answer 1: step 2 draws token 4, the reference 5"] and ties.steps == 3
+    assert set(decoding.margins) == {0, 1} and decoding.smallest_margin == 1.0 / last_place(logits[0], torch.bfloat16)
+
+
+def test_an_unfollowed_greedy_answer_keeps_its_smallest_lead_until_it_ends():
+    """An answer known as text only is not followed: its own decisions' smallest lead says whether a kernel (each logit
+    moved by `ulps` last places) could have flipped it; after its end token the row is padding and not watched."""
+    decoding = ReferenceDecoding([None], dtype=torch.float32)  # ulps 2: a lead of at most 4 last places can flip
+    first, step = decoding.claim(1), lambda logits, n: decoding.decide(first, n, logits, lambda x: x, False, GREEDY)
+    logits = torch.zeros(1, 8)
+    logits[0, 3], logits[0, 4] = 1.0, 1.0 - 8 * 2**-23  # 8 float32 last places at 1.0
+    assert torch.equal(step(logits, 0), logits) and not decoding.could_flip(0)
+    logits[0, 2], logits[0, 3] = 2.0, 2.0 - 3 * 2**-22  # its end token, 3 last places ahead
+    step(logits, 1)
+    logits[0, 5] = 2.0 - 2**-22  # padding: not watched
+    step(logits, 2)
+    assert decoding.unfollowed_margins == {0: 3.0} and decoding.could_flip(0)
+    assert decoding.steps == 0 and decoding.mismatches == [] and decoding.margins == {}

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from cli_args import score_args
-from parity import lookalikes
+from parity import green_parity, lookalikes
 from parity.green_responses import responses as green_responses
 from parity.reports import empty_candidate_pairs, fingerprint, parity_pairs
 
@@ -342,17 +343,17 @@ def write_pairs(directory: Path, references, candidates) -> list[str]:
 def test_score_cli_with_released_weights_as_paths_prints_the_reference_values(
     released, pairs, ratescore_pipeline, tmp_path, capsys
 ):
-    """`radmetrics score --components chexbert=PATH radgraph=PATH rate_ner=PATH green=PATH` on the look-alikes."""
+    """`radmetrics score --components chexbert=PATH radgraph=PATH rate_ner=PATH` on the look-alikes (`green=PATH`:
+    test_score_cli_with_released_green_decodes_as_the_reference, one of the reference's batches at a time)."""
     out = tmp_path / "scores"
     rrg = lookalikes.snapshot(released, lookalikes.RRG)
     args = [
         "score",
         *write_pairs(tmp_path, *pairs),
-        *"--metrics chexbert radgraph ratescore green --components".split(),
+        *"--metrics chexbert radgraph ratescore --components".split(),
         f"chexbert={rrg / 'chexbert.pth'}",
         f"radgraph={rrg / 'radgraph-xl.tar.gz'}",
         f"rate_ner={base(released, 'Angelakeke/RaTE-NER-Deberta')}",
-        f"green={base(released, 'StanfordAIMI/GREEN-RadLlama2-7b')}",
         "--option",
         f"chexbert.base_model={base(released, 'bert-base-uncased')}",
         "--option",
@@ -361,10 +362,6 @@ def test_score_cli_with_released_weights_as_paths_prints_the_reference_values(
         "radgraph.case=reference",
         "--option",
         f"ratescore.encoder={base(released, 'FremyCompany/BioLORD-2023-C')}",
-        "--option",
-        "green.parser=reference",
-        "--option",
-        "green.summary=false",
         "--out",
         str(out),
     ]
@@ -372,22 +369,111 @@ def test_score_cli_with_released_weights_as_paths_prints_the_reference_values(
     printed = capsys.readouterr().out
     summary = json.loads((out / "summary.json").read_text())
     chexbert, radgraph = fixture("chexbert")["outputs"], fixture("radgraph")["outputs"]["radgraph-xl"]
-    radeval = fixture("radeval")["outputs"]
     expected = {
         "chexbert_f1_14_micro": chexbert["classification_report_14"]["micro avg"]["f1-score"],
         "chexbert_f1_5_macro": chexbert["classification_report_5"]["macro avg"]["f1-score"],
-        "chexbert_similarity": np.mean(radeval["chexbert_similarity"]),
+        "chexbert_similarity": np.mean(fixture("radeval")["outputs"]["chexbert_similarity"]),
         "radgraph_simple": radgraph["mean"][0],
         "radgraph_partial": radgraph["mean"][1],
         "radgraph_complete": radgraph["mean"][2],
         "ratescore": np.mean(ratescore_pipeline.scores(*pairs)[0]),  # the reference's up to tied matches (above)
-        "green": radeval["green_mean"],
     }
     for key, value in expected.items():
         assert summary[key]["value"] == pytest.approx(value, abs=1e-5), key
         assert f"| {key} | {value:.4f} |" in printed
-    details = [json.loads(line) for line in (out / "details" / "green.jsonl").read_text().splitlines()]
-    assert [d["response"] for d in details] == radeval["green_analysis"]
+
+
+@pytest.mark.parametrize("batch", green_parity.batches(), ids=lambda pairs: f"pairs{pairs.start}-{pairs.stop - 1}")
+def test_score_cli_with_released_green_decodes_as_the_reference(released, pairs, batch, tmp_path, capsys):
+    """`radmetrics score --metrics green --components green=PATH` on one of radeval's batches of 8 parity pairs: every
+    greedy step's argmax, recomputed from the run's own float32 logits, is the reference's token
+    (tests/data/released/green_answer_ids.json) or a near tie within GREEN_ULPS last places (parity/decoding.py), then
+    radeval's answers and scores exactly. Only the pairs in green_parity.NEAR_TIES may come that close: every other
+    followed answer's smallest lead over its runner-up stays above 2 x GREEN_ULPS (the most the tolerance lets a
+    kernel move a lead; measured kernels move it by 54 at most), so a float kernel cannot flip it.
+    A pair the fixture holds as text only (its batch not yet recorded) is compared as text, and may differ only where
+    one of the run's own decisions led by at most 2 x GREEN_ULPS (a kernel could have flipped it)."""
+    from parity.decoding import ReferenceDecoding
+
+    references, candidates = ([texts[i] for i in batch] for texts in pairs)
+    radeval, ids = fixture("radeval")["outputs"], green_parity.answer_ids()
+    out = tmp_path / "scores"
+    args = [
+        "score",
+        *write_pairs(tmp_path, references, candidates),
+        *f"--metrics green --components green={base(released, green_parity.GREEN)} --out {out}".split(),
+        *"--option green.parser=reference --option green.summary=false".split(),
+    ]
+    followed = [ids[i] for i in batch]
+    with ReferenceDecoding(followed, ulps=green_parity.GREEN_ULPS, dtype=torch.float32) as decoding:
+        assert main(args) == 0
+    responses = [json.loads(line)["response"] for line in (out / "details" / "green.jsonl").read_text().splitlines()]
+    scores = [json.loads(line)["green"] for line in (out / "per_sample.jsonl").read_text().splitlines()]
+    differ = [a for a, i in enumerate(batch) if responses[a] != radeval["green_analysis"][i]]
+    # a followed answer is the reference's; one the fixture holds as text only may differ where a kernel can flip it
+    assert all(followed[a] is None and decoding.could_flip(a) for a in differ), (differ, decoding.unfollowed_margins)
+    assert [scores[a] for a in range(len(batch)) if a not in differ] == [
+        radeval["green_scores"][i] for a, i in enumerate(batch) if a not in differ
+    ]
+    margins = sorted((margin, batch[a]) for a, margin in decoding.margins.items())
+    unfollowed = sorted((margin, batch[a]) for a, margin in decoding.unfollowed_margins.items())
+    print(f"pairs {batch.start}-{batch.stop - 1}: near ties {decoding.near_ties}, smallest margins {margins[:3]}")
+    print(f"  unfollowed: smallest margins {unfollowed[:3]}; differ {differ}")
+    known = [answer for answer in followed if answer is not None]
+    assert decoding.mismatches == [] and decoding.steps == sum(map(green_parity.checked_steps, known))
+    close = {batch[a] for a, _, _ in decoding.near_ties}
+    close |= {batch[a] for a, margin in decoding.margins.items() if margin <= 2 * green_parity.GREEN_ULPS}
+    assert close <= green_parity.NEAR_TIES, (decoding.near_ties, margins)
+    assert len(decoding.margins) == len(known) and len(decoding.unfollowed_margins) == len(batch) - len(known)
+
+
+@pytest.mark.slow
+def test_kernel_sized_noise_in_the_released_greens_logits_still_decodes_as_the_reference(released, monkeypatch):
+    """Every logit of every step of pair 24's batch moved by up to green_parity.KERNEL_ULPS float32 last places (the
+    largest difference measured between MKL's and ATen's AVX2 and AVX-512 kernels on these logits), through pair 24's
+    near tie: the answers still follow the reference's, any flip counted as a near tie."""
+    from parity.decoding import kernel_noise
+
+    from radmetrics.inference.metrics.green import released as released_green
+
+    monkeypatch.setattr(released_green, "MAX_LENGTH", green_parity.NOISE_LENGTH)
+    noise = kernel_noise(green_parity.KERNEL_ULPS, torch.float32, seed=1)
+    found = green_parity.follow_released_green(released, range(24, 32), perturb=noise)
+    steps = green_parity.NOISE_LENGTH - 697  # the batch's longest prompt has 697 tokens
+    answers = [green_parity.answer_ids()[i] for i in range(24, 32)]
+    assert found["mismatches"] == []
+    assert found["steps"] == sum(min(steps, green_parity.checked_steps(answer)) for answer in answers)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("difference", ["token", "candidate", "setting"])
+def test_a_real_difference_from_the_released_greens_decoding_fails(released, pairs, monkeypatch, difference):
+    """A wrong token in the reference's answer, another candidate report, another setting (a repetition penalty):
+    each is a mismatch, not a near tie, on the first 103 steps of pairs 24-31 (whose longest prompt has 697 tokens).
+    A mismatched step is forced to the reference's token too, so that every later step is still checked."""
+    from radmetrics.inference.metrics.green import released as released_green
+
+    monkeypatch.setattr(released_green, "MAX_LENGTH", 800)
+    batch, candidates, setup = range(24, 32), None, None
+    answers = [list(green_parity.answer_ids()[i]) for i in batch]
+    if difference == "token":
+        answers[0][10] += 1
+    elif difference == "candidate":
+        candidates = list(pairs[1][24:32])
+        candidates[1] += " New small left pleural effusion."
+    else:
+        setup = lambda green: setattr(green.model.generation_config, "repetition_penalty", 1.3)  # noqa: E731
+    found = green_parity.follow_released_green(released, batch, answers=answers, candidates=candidates, setup=setup)
+    decoding = [m for m in found["mismatches"] if ": step " in m]
+    assert found["steps"] == 8 * 103
+    if difference == "token":
+        # the wrong token, forced, changes what follows too: measured, 5 more mismatches in the next 92 steps
+        assert decoding[0] == f"answer 0: step 10 draws token {answers[0][10] - 1}, the reference {answers[0][10]}"
+        assert all(m.startswith("answer 0: step ") for m in decoding), decoding
+    elif difference == "candidate":
+        assert len(decoding) >= 10 and all(m.startswith("answer 1: step ") for m in decoding), decoding
+    else:
+        assert len({m.split(":")[0] for m in decoding}) >= 4, decoding
 
 
 def test_score_cli_released_uses_the_cache(released, pairs, tmp_path):

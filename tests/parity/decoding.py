@@ -61,25 +61,40 @@ def kernel_noise(ulps: float, dtype: torch.dtype = torch.bfloat16, seed: int = 0
 
 
 class ReferenceDecoding:
-    """Inside `with`, every `generate` call follows `answers[call]` (the reference's new token ids, batch size 1;
-    None: not followed).
+    """Inside `with`, every `generate` call follows the reference's new token ids: `answers[i]` for the i-th row
+    generated inside the block (rows of each call in order; a call of batch size 1 is one row; None: not followed,
+    its answer compared whole by the caller). In a batch, a row whose reference answer has ended (its first end
+    token; what follows is padding that `generate` writes whatever is decided) is not checked further. Sampled
+    decoding is followed at batch size 1 only (the draw is recomputed for one row).
 
-    Afterwards: `mismatches` (real differences, one line each), `near_ties` (call, step, and how far the run's
+    Afterwards: `mismatches` (real differences, one line each), `near_ties` (answer, step, and how far the run's
     choice was ahead of the reference's token, in last places; 0: the reference's token was filtered out),
-    `smallest_margin` (the smallest lead of an agreed decision over its runner-up among the tokens the processors
-    keep, in last places) and `steps` (decisions checked)."""
+    `margins` (per answer, the smallest lead of an agreed decision over its runner-up among the tokens the processors
+    keep, in last places), `smallest_margin` (the smallest of them) and `steps` (decisions checked). For each answer
+    not followed, `unfollowed_margins`: the smallest lead of the run's own greedy decisions over their runner-up, in
+    last places (-inf when sampled). A kernel can flip a greedy decision only if its lead is at most 2 x `ulps` (each
+    logit moved by `ulps`), so an unfollowed greedy answer whose smallest lead is larger is decided the same on every
+    CPU (`could_flip`)."""
 
     def __init__(
         self,
-        answers: list[list[int]],
+        answers: list[list[int] | None],
         ulps: float = DEFAULT_ULPS,
         dtype: torch.dtype = torch.bfloat16,
         perturb: Callable | None = None,
     ):
         self.answers, self.ulps, self.dtype, self.perturb = answers, ulps, dtype, perturb
-        self.calls, self.steps, self.smallest_margin = 0, 0, math.inf
+        self.calls, self.rows, self.steps = 0, 0, 0
         self.mismatches: list[str] = []
         self.near_ties: list[tuple[int, int, float]] = []
+        self.margins: dict[int, float] = {}
+        self.unfollowed_margins: dict[int, float] = {}
+        self._unfollowed_ended: set[int] = set()
+        self._ends: dict[int, int | float] = {}
+
+    @property
+    def smallest_margin(self) -> float:
+        return min(self.margins.values(), default=math.inf)
 
     def __enter__(self) -> ReferenceDecoding:
         from transformers.generation.utils import GenerationMixin
@@ -89,8 +104,8 @@ class ReferenceDecoding:
 
         def get_logits_processor(model, generation_config, *args, **kwargs):
             processors = original(model, generation_config, *args, **kwargs)
-            call, follower.calls = follower.calls, follower.calls + 1
-            return FollowingProcessors(processors, follower, call, generation_config)
+            follower.calls += 1
+            return FollowingProcessors(processors, follower, generation_config)
 
         GenerationMixin._get_logits_processor = get_logits_processor
         return self
@@ -100,37 +115,94 @@ class ReferenceDecoding:
 
         GenerationMixin._get_logits_processor = self._original
 
-    def decide(self, call: int, step: int, logits: torch.Tensor, process: Callable, sampled: bool, temperature: float):
-        """The processed scores to hand back for one step (batch size 1): the run's own, or the reference's token
-        forced at a near tie or a mismatch."""
+    def end(self, answer: int, ends: set[int]) -> int | float:
+        """The step of the reference's end token in `answers[answer]` (inf: none)."""
+        if answer not in self._ends:
+            found = (step for step, token in enumerate(self.answers[answer]) if token in ends)
+            self._ends[answer] = next(found, math.inf)
+        return self._ends[answer]
+
+    def watch(self, answer: int, logits: torch.Tensor, scores: torch.Tensor, noise, decoding: dict) -> None:
+        """Keeps the smallest lead of an unfollowed row's own greedy decision over its runner-up, in last places (a row
+        whose end token was decided is padding afterwards: not kept)."""
+        if answer in self._unfollowed_ended:
+            return
+        if noise is not None:  # a sampled draw can also change with the top-k and top-p sets: not bounded here
+            self.unfollowed_margins[answer] = -math.inf
+            return
+        keys, ours = decision_keys(scores, noise), own_decision(scores, noise)
+        runner_up = keys.clone()
+        runner_up[ours] = -math.inf
+        lead = float(keys[ours] - runner_up.max()) * decoding["temperature"] / last_place(logits, self.dtype)
+        self.unfollowed_margins[answer] = min(self.unfollowed_margins.get(answer, math.inf), lead)
+        if ours in decoding["ends"]:
+            self._unfollowed_ended.add(answer)
+
+    def could_flip(self, answer: int) -> bool:
+        """Whether a kernel difference could have changed an unfollowed answer: sampled, or one of its greedy decisions
+        led by at most 2 x `ulps` last places."""
+        return self.unfollowed_margins.get(answer, math.inf) <= 2 * self.ulps
+
+    def claim(self, batch: int) -> int:
+        """The index of the first of a new call's `batch` rows among the answers."""
+        first, self.rows = self.rows, self.rows + batch
+        return first
+
+    def decide(self, first: int, step: int, logits: torch.Tensor, process: Callable, sampled: bool, decoding: dict):
+        """The processed scores to hand back for one step of the rows `first`, `first + 1`, ...: the run's own, with
+        the reference's token forced in a row at a near tie or a mismatch."""
         if self.perturb is not None:
             logits = self.perturb(logits)
         scores = process(logits.clone())
-        expected = self.answers[call] if call < len(self.answers) else []
-        if expected is None:  # not known for this call: its answer is compared whole, by the caller
-            return scores
-        if step >= len(expected):
-            self.mismatches.append(f"call {call}: step {step} beyond the reference's {len(expected)} tokens")
-            return scores
-        reference, unit = expected[step], last_place(logits, self.dtype)
         noise = draw_noise(scores) if sampled else None
-        keys = decision_keys(scores, noise)
-        ours = own_decision(scores, noise)
+        for row in range(scores.shape[0]):
+            forced = self.follow(first + row, step, logits, scores, row, process, noise, decoding)
+            if forced is not None:
+                scores[row] = -math.inf
+                scores[row, forced] = 0.0
+        return scores
+
+    def follow(self, answer: int, step: int, logits, scores, row: int, process, noise, decoding: dict) -> int | None:
+        """Checks one row's decision against the reference's token; returns the token to force, or None."""
+        expected = self.answers[answer] if answer < len(self.answers) else []
+        if expected is None:  # not known for this row: its answer is compared whole, by the caller
+            row_noise = None if noise is None else noise[row : row + 1]
+            self.watch(answer, logits[row], scores[row : row + 1], row_noise, decoding)
+            return None
+        if step >= len(expected):
+            self.mismatches.append(f"answer {answer}: step {step} beyond the reference's {len(expected)} tokens")
+            return None
+        if step > self.end(answer, decoding["ends"]):  # the reference's answer ended: generate pads this row
+            return None
+        reference, unit, temperature = expected[step], last_place(logits[row], self.dtype), decoding["temperature"]
+        row_noise = None if noise is None else noise[row : row + 1]
+        keys = decision_keys(scores[row : row + 1], row_noise)
+        ours = own_decision(scores[row : row + 1], row_noise)
         self.steps += 1
         if ours == reference:
             runner_up = keys.clone()
             runner_up[ours] = -math.inf
             lead = float(keys[ours] - runner_up.max()) * temperature / unit
-            self.smallest_margin = min(self.smallest_margin, lead)
-            return scores
-        candidates, ahead = favouring(logits, reference, ours, noise, temperature, self.ulps * unit)
-        if any(own_decision(process(favoured), noise) == reference for favoured in candidates):
-            self.near_ties.append((call, step, ahead * temperature / unit))
+            self.margins[answer] = min(self.margins.get(answer, math.inf), lead)
+            return None
+        candidates, ahead = favouring(logits[row : row + 1], reference, ours, row_noise, temperature, self.ulps * unit)
+        if any(
+            own_decision(process(in_batch(logits, row, favoured))[row : row + 1], row_noise) == reference
+            for favoured in candidates
+        ):
+            self.near_ties.append((answer, step, ahead * temperature / unit))
         else:
-            self.mismatches.append(f"call {call}: step {step} draws token {ours}, the reference {reference}")
-        forced = torch.full_like(scores, -math.inf)
-        forced[0, reference] = 0.0
-        return forced
+            self.mismatches.append(f"answer {answer}: step {step} draws token {ours}, the reference {reference}")
+        return reference
+
+
+def in_batch(logits: torch.Tensor, row: int, replacement: torch.Tensor) -> torch.Tensor:
+    """`logits` with row `row` replaced by `replacement` (1 x vocabulary), for the processors to run on the batch."""
+    if logits.shape[0] == 1:
+        return replacement
+    changed = logits.clone()
+    changed[row] = replacement[0]
+    return changed
 
 
 def favouring(logits: torch.Tensor, reference: int, chosen: int, noise, temperature: float, bound: float):
@@ -182,18 +254,24 @@ def decision_keys(scores: torch.Tensor, noise: torch.Tensor | None) -> torch.Ten
 class FollowingProcessors(LogitsProcessorList):
     """The `generate` call's own logits processors, then `ReferenceDecoding.decide` on what they return."""
 
-    def __init__(self, processors, follower: ReferenceDecoding, call: int, generation_config):
+    def __init__(self, processors, follower: ReferenceDecoding, generation_config):
         super().__init__(processors)
-        self.follower, self.call, self.step = follower, call, 0
+        self.follower, self.first, self.step = follower, None, 0
         self.sampled = bool(generation_config.do_sample)
-        self.temperature = float(generation_config.temperature or 1.0) if self.sampled else 1.0
+        ends = generation_config.eos_token_id
+        self.decoding = {
+            "temperature": float(generation_config.temperature or 1.0) if self.sampled else 1.0,
+            "ends": set(ends if isinstance(ends, list | tuple) else [] if ends is None else [ends]),
+        }
 
     def __call__(self, input_ids, scores, **kwargs):
-        if scores.shape[0] != 1:
-            raise ValueError("ReferenceDecoding follows batch size 1 (one pair per generate call)")
+        if self.sampled and scores.shape[0] != 1:
+            raise ValueError("ReferenceDecoding follows sampled decoding at batch size 1 (one pair per generate call)")
+        if self.first is None:  # the call's first step: its rows take the next answers
+            self.first = self.follower.claim(scores.shape[0])
 
         def process(logits):
             return super(FollowingProcessors, self).__call__(input_ids, logits, **kwargs)
 
         step, self.step = self.step, self.step + 1
-        return self.follower.decide(self.call, step, scores, process, self.sampled, self.temperature)
+        return self.follower.decide(self.first, step, scores, process, self.sampled, self.decoding)
