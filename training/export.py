@@ -125,8 +125,10 @@ def per_class_rows(eval_results: dict) -> tuple[dict, str, list[str]]:
     return {k: v for k, v in eval_results.items() if k not in taken}, "\n".join(lines), missed
 
 
-def render_model_card(manifest: dict) -> str:
-    eval_results, classes, missed = per_class_rows(manifest.get("eval_results") or {})
+def results_section(eval_results: dict) -> str:
+    """The card's held-out results: a metric/value table, then the per-class table with the classes never predicted
+    called out (the micro scores hide them)."""
+    eval_results, classes, missed = per_class_rows(eval_results)
     rows = "\n".join(
         f"| {k} | {v:.4f} |" if isinstance(v, (int, float)) else f"| {k} | {v} |" for k, v in eval_results.items()
     )
@@ -139,12 +141,12 @@ def render_model_card(manifest: dict) -> str:
             else ""
         )
         table += f"\n\nPer class (exact spans and labels):\n\n{classes}{warning}"
-    config = json.dumps(manifest.get("training_config", {}), indent=2, default=str)
-    provenance = json.dumps(manifest.get("data_provenance", {}), indent=2, default=str)
-    base = manifest.get("base_model") or "unknown"
-    hub_base = manifest.get("base_model_id")
-    licence = manifest.get("license") or "other"
-    metadata = "".join(
+    return table
+
+
+def licence_metadata(licence: str, hub_base: str | None) -> str:
+    """The card's YAML lines for the base model and the licence (the Hub reads them)."""
+    return "".join(
         [
             f"base_model: {hub_base}\n" if hub_base else "",
             f"license: {licence}\n",
@@ -152,17 +154,32 @@ def render_model_card(manifest: dict) -> str:
             f"license_link: {LICENCE_LINKS[licence]}\n" if licence in LICENCE_LINKS else "",
         ]
     )
-    licence_note = (
+
+
+def licence_note(licence: str, hub_base: str | None) -> str:
+    """The card's sentence on the licence: whose it is and where its terms are, or that it is not determined."""
+    if licence == "other":
+        return (
+            "Licence: not determined (the base model's licence is not known to radmetrics and none was given with "
+            "`radmetrics export --license`). The base model's and the training data's terms apply."
+        )
+    return (
         f"Licence: `{licence}`"
         + (f", that of the base model `{hub_base}`" if licence == base_licence(hub_base) else "")
         + (f" ({LICENCE_LINKS[licence]}: accept them before using these weights)" if licence in LICENCE_LINKS else "")
         + ". The training data's terms also apply to these weights (see Data provenance)."
-        if licence != "other"
-        else (
-            "Licence: not determined (the base model's licence is not known to radmetrics and none was given with "
-            "`radmetrics export --license`). The base model's and the training data's terms apply."
-        )
     )
+
+
+def render_model_card(manifest: dict) -> str:
+    table = results_section(manifest.get("eval_results") or {})
+    config = json.dumps(manifest.get("training_config", {}), indent=2, default=str)
+    provenance = json.dumps(manifest.get("data_provenance", {}), indent=2, default=str)
+    base = manifest.get("base_model") or "unknown"
+    hub_base = manifest.get("base_model_id")
+    licence = manifest.get("license") or "other"
+    metadata = licence_metadata(licence, hub_base)
+    note = licence_note(licence, hub_base)
     return f"""---
 library_name: transformers
 tags:
@@ -177,7 +194,7 @@ tags:
 
 Trained with the radmetrics recipe `{manifest.get("recipe", "unknown")}` from \
 `{base}`.{base_source_note(manifest.get("base_model_source"))}
-{licence_note}
+{note}
 
 Component schema version {manifest["schema_version"]}; label map:
 

@@ -202,16 +202,7 @@ def generated_pairs(run_dir: Path, splits) -> int:
     return sum(len(read_generations(run_dir / f"{split}_generations.jsonl")) for split in splits)
 
 
-def main() -> None:
-    import torch
-
-    from radmetrics.data_builders.pairs.dataset import pairs_explanation, pairs_teacher
-    from radmetrics.inference.files.json_io import dumps
-    from radmetrics.training.config import read_yaml
-    from radmetrics.training.green.evaluation import teacher_medians
-    from radmetrics.training.green.sft import GreenDataArguments, load_annotations
-    from radmetrics.training.recipes import load_recipe
-
+def argument_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--out",
@@ -279,34 +270,59 @@ def main() -> None:
         ),
     )
     parser.add_argument("sft_overrides", nargs=argparse.REMAINDER, help="after --: extra green/sft recipe arguments")
-    args = parser.parse_args()
-    overrides = args.sft_overrides[1:] if args.sft_overrides[:1] == ["--"] else args.sft_overrides
+    return parser
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The options, with the defaults that depend on --teacher filled in: `out`, `results`, `config_path` (resolved)
+    and `overrides` (the recipe arguments after --)."""
+    args = argument_parser().parse_args(argv)
+    args.overrides = args.sft_overrides[1:] if args.sft_overrides[:1] == ["--"] else args.sft_overrides
     suffix = "_semantic" if args.teacher == "semantic" else ""
-    out = Path(args.out or ("checkpoints/bench_green_semantic" if suffix else "checkpoints/bench_green_small"))
+    args.out = Path(args.out or ("checkpoints/bench_green_semantic" if suffix else "checkpoints/bench_green_small"))
     args.results = args.results or str(ROOT / "benchmarks" / "results" / f"green_small{suffix}.json")
-    config_path = (
+    args.config_path = (
         Path(args.config).resolve() if args.config else SEMANTIC_CONFIG if args.teacher == "semantic" else CONFIG
     )
-    config = read_yaml(config_path)
-    run_dir = out / "sft"
-    if not args.read:
-        build_pairs(
-            out / "pairs",
-            args.explanation or ("walkthrough" if args.teacher == "semantic" else "summary"),
-            args.teacher,
-            "findings" if config.get("prompt") == "findings" else "statements",
+    return args
+
+
+def train(args: argparse.Namespace, config: dict) -> tuple[Path, list[str]]:
+    """Steps 0-2: the pairs, stage 1 with --pretrain, the small recipe; (its run dir, the recipe overrides used)."""
+    from radmetrics.training.recipes import load_recipe
+
+    out, overrides = args.out, args.overrides
+    build_pairs(
+        out / "pairs",
+        args.explanation or ("walkthrough" if args.teacher == "semantic" else "summary"),
+        args.teacher,
+        "findings" if config.get("prompt") == "findings" else "statements",
+    )
+    if args.pretrain:
+        pretrain_dir = load_recipe("green/pretrain").main(
+            ["--config", str(PRETRAIN_CONFIG), "--output_dir", str(out / "pretrain")]
         )
-        if args.pretrain:
-            pretrain_dir = load_recipe("green/pretrain").main(
-                ["--config", str(PRETRAIN_CONFIG), "--output_dir", str(out / "pretrain")]
-            )
-            overrides = ["--model_name_or_path", str(pretrain_dir / "final"), *overrides]
-        run_dir = load_recipe("green/sft").main(
-            ["--config", str(config_path), "--pairs_dir", str(out / "pairs"), "--output_dir", str(run_dir), *overrides]
-        )
-    manifest = json.loads((run_dir / "radmetrics_run.json").read_text(encoding="utf-8"))
-    used = manifest["training_config"]
-    splits = [split for split in used["final_eval_splits"] if (run_dir / f"{split}_generations.jsonl").is_file()]
+        overrides = ["--model_name_or_path", str(pretrain_dir / "final"), *overrides]
+    run_dir = load_recipe("green/sft").main(
+        [
+            "--config",
+            str(args.config_path),
+            "--pairs_dir",
+            str(out / "pairs"),
+            "--output_dir",
+            str(out / "sft"),
+            *overrides,
+        ]
+    )
+    return run_dir, overrides
+
+
+def held_out_annotations(out: Path, used: dict) -> tuple[dict, object, dict]:
+    """The pairs as the run read them: (the splits, the constant its final evaluation used (the teacher's medians on
+    the training pairs), the validation and test records by id)."""
+    from radmetrics.training.green.evaluation import teacher_medians
+    from radmetrics.training.green.sft import GreenDataArguments, load_annotations
+
     data_args = GreenDataArguments(
         pairs_dir=str(out / "pairs"),
         max_train_samples=used["max_train_samples"],
@@ -316,14 +332,39 @@ def main() -> None:
     data, _ = load_annotations(data_args, str(out / "sft"))
     constant = teacher_medians(data["train"])  # what the recipe's final evaluation used
     records = {r["id"]: r for split in ("validation", "test") for r in data[split]}
-    results = {
+    return data, constant, records
+
+
+def machine_info() -> dict:
+    import torch
+
+    return {
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        "torch": torch.__version__,
+    }
+
+
+def benchmark_results(args: argparse.Namespace, config: dict, run_dir: Path, overrides: list[str]) -> dict:
+    """Step 3: the results file's contents for the run in `run_dir`."""
+    from radmetrics.data_builders.pairs.dataset import pairs_explanation, pairs_teacher
+
+    out = args.out
+    manifest = json.loads((run_dir / "radmetrics_run.json").read_text(encoding="utf-8"))
+    used = manifest["training_config"]
+    splits = [split for split in used["final_eval_splits"] if (run_dir / f"{split}_generations.jsonl").is_file()]
+    data, constant, records = held_out_annotations(out, used)
+    return {
         "model": config["model_name_or_path"],
         "base_model_source": manifest["data_provenance"].get("base_model_source"),
         "pretrain": pretrain_summary(out / "pretrain"),
         "constant": constant._asdict(),
         "targets": TARGETS,
         "splits": {split: split_results(run_dir, split, records, constant) for split in splits},
-        "config": str(config_path.relative_to(ROOT)),
+        "config": str(args.config_path.relative_to(ROOT)),
         "teacher": pairs_teacher(out / "pairs"),
         "teacher_explanation": pairs_explanation(out / "pairs"),
         "radpref_dev": radpref_agreement(run_dir, out, args.radpref_metrics, used) if args.radpref else None,
@@ -339,20 +380,23 @@ def main() -> None:
         # batched greedy generation with the KV cache (batch 16, the config's max_new_tokens at most), model load
         # included
         "final_evaluation_reports_per_second": generated_pairs(run_dir, splits) / seconds if seconds else None,
-        "machine": {
-            "platform": platform.platform(),
-            "processor": platform.processor() or platform.machine(),
-            "cpus": os.cpu_count(),
-            "torch_threads": torch.get_num_threads(),
-            "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
-            "torch": torch.__version__,
-        },
+        "machine": machine_info(),
         "sft_overrides": (
             None if args.read else overrides
         ),  # a read does not know them: the manifest's options are above
         "read_only": args.read,
         "max_new_tokens": used["max_new_tokens"],
     }
+
+
+def main(argv: list[str] | None = None) -> None:
+    from radmetrics.inference.files.json_io import dumps
+    from radmetrics.training.config import read_yaml
+
+    args = parse_args(argv)
+    config = read_yaml(args.config_path)
+    run_dir, overrides = (args.out / "sft", args.overrides) if args.read else train(args, config)
+    results = benchmark_results(args, config, run_dir, overrides)
     target = Path(args.results)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(dumps(results, indent=2), encoding="utf-8")

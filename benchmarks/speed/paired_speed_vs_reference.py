@@ -72,10 +72,7 @@ def spread(values: list[float]) -> dict:
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
-def main() -> None:
-    from parity.make_fixtures import environment
-    from scoring_speed_vs_radeval import benchmark_pairs
-
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--metric", required=True, choices=["chexbert", "radgraph", "ratescore", "bertscore", "radcliq"]
@@ -96,46 +93,40 @@ def main() -> None:
         help="print the two commands and their environment (in a kept scratch folder) instead of running them",
     )
     parser.add_argument("--results", type=Path)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.side not in ("radeval", "bf16", PACKAGE.get(args.metric)):
         parser.error(f"--side {args.side} does not compute {args.metric}")
+    return args
 
-    root = lookalikes_ready(args.lookalikes)
-    python = None if args.side == "bf16" else environment(args.envs, ENVIRONMENT[args.side])
-    work = Path(tempfile.mkdtemp(prefix="paired_speed_"))
-    kept = False  # --print-commands keeps the folder its commands name
-    try:
-        prepare_work(work, root, benchmark_pairs(args.pairs))
-        sides = {
-            side: (
-                worker_command(side, args.metric, root, work, work / f"{side}.json", python=python),
-                worker_environment(root, work, side, args.metric),
-            )
-            for side in ("radmetrics", args.side)
-        }
-        if args.print_commands:
-            for side, (command, _) in sides.items():
-                settings = worker_settings(root, work, side, args.metric)
-                print(
-                    f"# {side}\n{' '.join(f'{k}={shlex.quote(v)}' for k, v in sorted(settings.items()))}"
-                    f" {shlex.join(command)}"
-                )
-            kept = True
-            return
-        runs = {side: [] for side in sides}
-        order = list(sides)
-        for index in range(args.runs + 1):  # round 0 warms the file cache and is not counted
-            for side in order if index % 2 else order[::-1]:  # counted rounds alternate, radmetrics first in the first
-                command, env = sides[side]
-                print(f"run {index}/{args.runs}: {side}", file=sys.stderr, flush=True)
-                timed = timed_process(command, env, work / f"{side}.log", work / f"{side}.json")
-                if index:
-                    runs[side].append(timed)
-    finally:
-        if not kept:
-            shutil.rmtree(work)
+
+def print_commands(sides: dict, root: Path, work: Path, metric: str) -> None:
+    """Each side's command line with its environment settings, to run by hand or in another harness."""
+    for side, (command, _) in sides.items():
+        settings = worker_settings(root, work, side, metric)
+        print(
+            f"# {side}\n{' '.join(f'{k}={shlex.quote(v)}' for k, v in sorted(settings.items()))} {shlex.join(command)}"
+        )
+
+
+def alternating_runs(sides: dict, counted: int, work: Path) -> dict[str, list[dict]]:
+    """`counted` timed processes of each side after one uncounted warm-up round, the first side going first in odd
+    rounds: {side: [timed_process, ...]}."""
+    runs = {side: [] for side in sides}
+    order = list(sides)
+    for index in range(counted + 1):  # round 0 warms the file cache and is not counted
+        for side in order if index % 2 else order[::-1]:  # counted rounds alternate, radmetrics first in the first
+            command, env = sides[side]
+            print(f"run {index}/{counted}: {side}", file=sys.stderr, flush=True)
+            timed = timed_process(command, env, work / f"{side}.log", work / f"{side}.json")
+            if index:
+                runs[side].append(timed)
+    return runs
+
+
+def paired_results(args: argparse.Namespace, runs: dict[str, list[dict]]) -> dict:
+    """The results file: each side's spreads and the ratio side / radmetrics taken pair by pair."""
     other = args.side
-    results = {
+    return {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, no GPU used",
         "command": "python benchmarks/speed/paired_speed_vs_reference.py " + " ".join(sys.argv[1:]),
         "metric": args.metric,
@@ -158,11 +149,42 @@ def main() -> None:
         },
         "runs": runs,
     }
-    path = args.results or HERE.parent / "results" / f"paired_{args.metric}_{other}.json"
-    path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> None:
+    from parity.make_fixtures import environment
+    from scoring_speed_vs_radeval import benchmark_pairs
+
+    from radmetrics.inference.files.atomic import write_text
+
+    args = parse_args(argv)
+    root = lookalikes_ready(args.lookalikes)
+    python = None if args.side == "bf16" else environment(args.envs, ENVIRONMENT[args.side])
+    work = Path(tempfile.mkdtemp(prefix="paired_speed_"))
+    kept = False  # --print-commands keeps the folder its commands name
+    try:
+        prepare_work(work, root, benchmark_pairs(args.pairs))
+        sides = {
+            side: (
+                worker_command(side, args.metric, root, work, work / f"{side}.json", python=python),
+                worker_environment(root, work, side, args.metric),
+            )
+            for side in ("radmetrics", args.side)
+        }
+        if args.print_commands:
+            print_commands(sides, root, work, args.metric)
+            kept = True
+            return
+        runs = alternating_runs(sides, args.runs, work)
+    finally:
+        if not kept:
+            shutil.rmtree(work)
+    results = paired_results(args, runs)
+    path = args.results or HERE.parent / "results" / f"paired_{args.metric}_{args.side}.json"
+    write_text(path, json.dumps(results, indent=2) + "\n")
     ratio = results["ratio_side_over_radmetrics"]
     print(
-        f"{args.metric}, {args.pairs} pairs, {args.runs} pairs of runs: {other} / radmetrics whole process"
+        f"{args.metric}, {args.pairs} pairs, {args.runs} pairs of runs: {args.side} / radmetrics whole process"
         f" {ratio['wall_seconds']['median']:.2f}"
         f" ({ratio['wall_seconds']['min']:.2f}-{ratio['wall_seconds']['max']:.2f}), warm call"
         f" {ratio['warm_seconds']['median']:.2f}"

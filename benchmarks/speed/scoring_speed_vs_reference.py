@@ -480,7 +480,7 @@ def lookalikes_ready(directory: Path) -> Path:
     return directory
 
 
-def main() -> None:
+def argument_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=int, default=1000)
     parser.add_argument("--metrics", nargs="+", choices=[*METRICS, "all"], default=[*METRICS, "all"])
@@ -533,33 +533,26 @@ def main() -> None:
         action="store_true",
         help="print the --pairs pairs' distinct reports and words (what radmetrics' cost follows) and exit",
     )
-    args = parser.parse_args()
-    if args.worker:
-        pairs = json.loads(args.pairs_file.read_text(encoding="utf-8"))
-        args.out.write_text(
-            json.dumps(
-                radmetrics_side(args.lookalikes, args.worker, pairs, args.precision, args.profile, args.check_pairs)
-            ),
-            encoding="utf-8",
-        )
-        return
+    return parser
 
+
+def run_worker(args: argparse.Namespace) -> None:
+    """--worker: radmetrics' side of one row in this fresh process, its figures and values written to --out."""
+    from radmetrics.inference.files.atomic import write_text
+
+    pairs = json.loads(args.pairs_file.read_text(encoding="utf-8"))
+    write_text(
+        args.out,
+        json.dumps(
+            radmetrics_side(args.lookalikes, args.worker, pairs, args.precision, args.profile, args.check_pairs)
+        ),
+    )
+
+
+def side_environments(args: argparse.Namespace) -> dict[str, Path | None]:
+    """{side: the python of its reference environment (built once), or None for radmetrics' own sides}."""
     from parity.make_fixtures import environment
-    from scoring_speed_vs_radeval import benchmark_pairs
 
-    pairs = benchmark_pairs(args.pairs)
-    if args.describe_pairs:
-        print(json.dumps(pairs_description(pairs), indent=1))
-        return
-    if args.device == "cpu":
-        os.environ["CUDA_VISIBLE_DEVICES"] = (
-            ""  # every side's process inherits it: radmetrics would pick a GPU it sees
-        )
-    gpu = cuda_device_name() if args.device == "cuda" else None
-    check = args.check_pairs if gpu else 0
-    suffix = "_cuda" if args.device == "cuda" else ""
-    path = args.results or HERE.parent / "results" / f"scoring_speed_vs_reference{suffix}.json"
-    root = lookalikes_ready(args.lookalikes)
     sides = {"radmetrics": None}
     for metric in args.metrics:
         for kind in args.sides:
@@ -569,7 +562,71 @@ def main() -> None:
                 sides["bf16"] = None
             elif metric in PACKAGE:
                 sides[PACKAGE[metric]] = environment(args.envs, ENVIRONMENT[PACKAGE[metric]])
-    results = {
+    return sides
+
+
+def radmetrics_rows(metric: str, args: argparse.Namespace, root: Path, work: Path, sides: dict, check: int) -> dict:
+    """radmetrics' side of a row (with its GPU-against-CPU check when `check`), and its bf16 side when asked."""
+    row = {}
+    out = work / f"radmetrics_{metric}.json"
+    row["radmetrics"] = run(
+        worker_command("radmetrics", metric, root, work, out, profile=not args.no_profile, check_pairs=check),
+        worker_environment(root, work, "radmetrics", metric),
+        out,
+    )
+    if check:
+        out = work / f"cpu_{metric}.json"
+        cpu = run(
+            worker_command("radmetrics", metric, root, work, out, pairs_name="check_pairs.json"),
+            {**worker_environment(root, work, "radmetrics", metric), "CUDA_VISIBLE_DEVICES": ""},
+            out,
+        )
+        row["radmetrics"]["gpu_against_cpu"] = {
+            "pairs": check,
+            "cpu_device": cpu["device"],
+            **precision_changes(metric, cpu["values"], row["radmetrics"].pop("check_values")),
+        }
+    if "bf16" in sides:
+        out = work / f"bf16_{metric}.json"
+        row["bf16"] = run(
+            worker_command("bf16", metric, root, work, out),
+            worker_environment(root, work, "bf16", metric),
+            out,
+        )
+        row["bf16"]["bf16_changes"] = precision_changes(metric, row["radmetrics"]["values"], row["bf16"]["values"])
+    return row
+
+
+def add_reference_rows(row: dict, metric: str, args: argparse.Namespace, root: Path, work: Path, sides: dict) -> None:
+    """The reference sides that compute `metric` (its package, RadEval), each checked against radmetrics' values."""
+    for side, python in sides.items():
+        if side in ("radmetrics", "bf16") or (side != "radeval" and side != PACKAGE.get(metric)):
+            continue
+        out = work / f"{side}_{metric}.json"
+        row[side] = run(
+            worker_command(side, metric, root, work, out, args.device, python),
+            worker_environment(root, work, side, metric),
+            out,
+        )
+        row[side]["values_equal_radmetrics"] = value_checks(
+            metric, side, row["radmetrics"]["values"], row[side]["values"]
+        )
+
+
+def finish_row(row: dict, metric: str) -> None:
+    """Each side's values replaced by its entity count, and the other sides' versions and ratios to radmetrics."""
+    for side, found in row.items():
+        found["entities_found"] = entity_count(metric, found["values"])
+        found.pop("values")
+        if side != "radmetrics":
+            found["version"] = VERSIONS[side]
+            found["warm_over_radmetrics"] = found["warm_seconds"] / row["radmetrics"]["warm_seconds"]
+            found["first_call_over_radmetrics"] = found["first_call_seconds"] / row["radmetrics"]["first_call_seconds"]
+
+
+def results_header(pairs: list[dict], gpu: str | None) -> dict:
+    """The results file before its rows: the machine, the command, the pairs and the look-alikes."""
+    return {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, {gpu or 'no GPU used'}",
         "command": "python benchmarks/speed/scoring_speed_vs_reference.py " + " ".join(sys.argv[1:]),
         "pairs": len(pairs),
@@ -580,67 +637,11 @@ def main() -> None:
         "lookalikes": "tests/parity/lookalikes.py build_full (published sizes, random weights, calibrated heads)",
         "metrics": {},
     }
-    with tempfile.TemporaryDirectory() as work:
-        work = prepare_work(Path(work), root, pairs, check)
-        for metric in args.metrics:
-            row = {}
-            out = work / f"radmetrics_{metric}.json"
-            row["radmetrics"] = run(
-                worker_command("radmetrics", metric, root, work, out, profile=not args.no_profile, check_pairs=check),
-                worker_environment(root, work, "radmetrics", metric),
-                out,
-            )
-            if check:
-                out = work / f"cpu_{metric}.json"
-                cpu = run(
-                    worker_command("radmetrics", metric, root, work, out, pairs_name="check_pairs.json"),
-                    {**worker_environment(root, work, "radmetrics", metric), "CUDA_VISIBLE_DEVICES": ""},
-                    out,
-                )
-                row["radmetrics"]["gpu_against_cpu"] = {
-                    "pairs": check,
-                    "cpu_device": cpu["device"],
-                    **precision_changes(metric, cpu["values"], row["radmetrics"].pop("check_values")),
-                }
-            if "bf16" in sides:
-                out = work / f"bf16_{metric}.json"
-                row["bf16"] = run(
-                    worker_command("bf16", metric, root, work, out),
-                    worker_environment(root, work, "bf16", metric),
-                    out,
-                )
-                row["bf16"]["bf16_changes"] = precision_changes(
-                    metric, row["radmetrics"]["values"], row["bf16"]["values"]
-                )
-            for side, python in sides.items():
-                if side in ("radmetrics", "bf16") or (side != "radeval" and side != PACKAGE.get(metric)):
-                    continue
-                out = work / f"{side}_{metric}.json"
-                row[side] = run(
-                    worker_command(side, metric, root, work, out, args.device, python),
-                    worker_environment(root, work, side, metric),
-                    out,
-                )
-                row[side]["values_equal_radmetrics"] = value_checks(
-                    metric, side, row["radmetrics"]["values"], row[side]["values"]
-                )
-            for side, found in row.items():
-                found["entities_found"] = entity_count(metric, found["values"])
-                found.pop("values")
-                if side != "radmetrics":
-                    found["version"] = VERSIONS[side]
-                    found["warm_over_radmetrics"] = found["warm_seconds"] / row["radmetrics"]["warm_seconds"]
-                    found["first_call_over_radmetrics"] = (
-                        found["first_call_seconds"] / row["radmetrics"]["first_call_seconds"]
-                    )
-            results["metrics"][metric] = row
-            print(json.dumps({metric: row}, indent=1), file=sys.stderr, flush=True)
-            results["complete"] = metric == args.metrics[-1]
-            path.write_text(
-                json.dumps(results, indent=2) + "\n", encoding="utf-8"
-            )  # after each metric: a run stopped early keeps its rows
+
+
+def print_table(results: dict, pairs: int, path: Path) -> None:
     print(
-        f"{len(pairs)} pairs, {results['machine']}\n\n| metric | side | first call s | warm s | warm ratio (side /"
+        f"{pairs} pairs, {results['machine']}\n\n| metric | side | first call s | warm s | warm ratio (side /"
         " radmetrics) | peak RSS MiB | entities | values equal radmetrics |\n|---|---|---|---|---|---|---|---|"
     )
     for metric, row in results["metrics"].items():
@@ -655,6 +656,44 @@ def main() -> None:
                 f"{check} |"
             )
     print(f"\nwrote {path}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    from scoring_speed_vs_radeval import benchmark_pairs
+
+    from radmetrics.inference.files.atomic import write_text
+
+    args = argument_parser().parse_args(argv)
+    if args.worker:
+        run_worker(args)
+        return
+    pairs = benchmark_pairs(args.pairs)
+    if args.describe_pairs:
+        print(json.dumps(pairs_description(pairs), indent=1))
+        return
+    if args.device == "cpu":
+        os.environ["CUDA_VISIBLE_DEVICES"] = (
+            ""  # every side's process inherits it: radmetrics would pick a GPU it sees
+        )
+    gpu = cuda_device_name() if args.device == "cuda" else None
+    check = args.check_pairs if gpu else 0
+    suffix = "_cuda" if args.device == "cuda" else ""
+    path = args.results or HERE.parent / "results" / f"scoring_speed_vs_reference{suffix}.json"
+    root = lookalikes_ready(args.lookalikes)
+    sides = side_environments(args)
+    results = results_header(pairs, gpu)
+    with tempfile.TemporaryDirectory() as work:
+        work = prepare_work(Path(work), root, pairs, check)
+        for metric in args.metrics:
+            row = radmetrics_rows(metric, args, root, work, sides, check)
+            add_reference_rows(row, metric, args, root, work, sides)
+            finish_row(row, metric)
+            results["metrics"][metric] = row
+            print(json.dumps({metric: row}, indent=1), file=sys.stderr, flush=True)
+            results["complete"] = metric == args.metrics[-1]
+            # after each metric: a run stopped early keeps its rows
+            write_text(path, json.dumps(results, indent=2) + "\n")
+    print_table(results, len(pairs), path)
 
 
 if __name__ == "__main__":

@@ -244,3 +244,26 @@ def test_the_card_shows_each_class_and_flags_one_never_predicted():
     assert "| test | ANATOMY | 1.0000 | 1.0000 | 1.0000 | 1 | 1 |  |" in card
     assert "Never predicted on the held-out split, although present in it: DISEASE (test)" in card
     assert "test_support_DISEASE" not in card  # per-class keys live in their own table
+
+
+def test_the_card_names_the_licence_and_links_its_terms_or_says_it_is_not_determined():
+    from radmetrics.training.base_models import LICENCE_LINKS
+    from radmetrics.training.export import licence_metadata, licence_note
+
+    licence, link = next(iter(LICENCE_LINKS.items()))
+    assert licence_metadata(licence, "org/base") == f"base_model: org/base\nlicense: {licence}\nlicense_link: {link}\n"
+    assert licence_metadata("other", None) == "license: other\nlicense_name: unknown\n"
+    assert licence_note("other", None).startswith("Licence: not determined")
+    assert licence_note("apache-2.0", None) == (
+        "Licence: `apache-2.0`. The training data's terms also apply to these weights (see Data provenance)."
+    )
+    assert f"({link}: accept them before using these weights)" in licence_note(licence, None)
+
+
+def test_the_card_says_when_no_held_out_results_were_recorded():
+    from radmetrics.training.export import results_section
+
+    assert results_section({}) == "_No held-out evaluation was recorded for this run._"
+    assert results_section({"test_kappa": 0.5, "note": "x"}) == (
+        "| metric | value |\n|---|---|\n| test_kappa | 0.5000 |\n| note | x |"
+    )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from functools import partial
 
 from transformers import TrainingArguments
 
@@ -111,49 +112,22 @@ def labeler_scores(true, predicted) -> dict[str, float]:
     }
 
 
-def main(argv: list[str] | None = None):
-    import numpy as np
-    from datasets import Dataset, concatenate_datasets
-    from transformers import DataCollatorWithPadding
+NO_FINDING = CHEXPERT_CONDITIONS.index("No Finding")
 
-    from radmetrics.data_builders.agreement.labeler import f1_against_negbio
-    from radmetrics.data_builders.corpus.splits import normalise_report_text
-    from radmetrics.inference.metrics.chexbert.labeler import CheXbertLabeler, argmax_per_head
 
-    model_args, data_args, training_args, split_args, weight_args, sentence_args = RecipeParser(
-        ARGUMENT_TYPES
-    ).parse_recipe_args(argv)
-    data, provenance = load_silver(data_args, "chexpert", training_args.output_dir)
-    reserved = reserved_texts(split_args)
-    data["train"], dropped = drop_reserved(data["train"], reserved)
-    sentences = (
-        Dataset.from_dict(sentence_examples(data["train"]["text"])) if sentence_args.add_sentence_examples else None
-    )
-    provenance.update(
-        train_examples=len(data["train"]),
-        sentence_examples=len(sentences) if sentences else 0,
-        gold_split={**split_args.describe(), "reserved_texts": len(reserved), "dropped_from_train": dropped},
-    )
-    tokenizer = build_tokenizer(model_args, (r["text"] for r in data["train"]), training_args)
-    run_dir = start_run(
-        COMPONENT,
-        "chexbert/finetune",
-        model_args,
-        data_args,
-        training_args,
-        provenance,
-        extra_args=(split_args, weight_args, sentence_args),
-    )
+def tokenize_reports(batch, tokenizer, max_length: int, whole_reports: bool = True):
+    """Texts with their head classes; a sentence (not `whole_reports`) ignores No Finding, a whole-report label."""
+    encoded = tokenizer(batch["text"], truncation=True, max_length=max_length)
+    encoded["labels"] = [head_classes(labels) for labels in batch["labels"]]
+    if not whole_reports:  # No Finding is a whole-report label: not trained on a sentence
+        for classes in encoded["labels"]:
+            classes[NO_FINDING] = IGNORED_HEAD
+    return encoded
 
-    no_finding = CHEXPERT_CONDITIONS.index("No Finding")
 
-    def tokenize(batch, whole_reports: bool = True):
-        encoded = tokenizer(batch["text"], truncation=True, max_length=data_args.max_seq_length)
-        encoded["labels"] = [head_classes(labels) for labels in batch["labels"]]
-        if not whole_reports:  # No Finding is a whole-report label: not trained on a sentence
-            for classes in encoded["labels"]:
-                classes[no_finding] = IGNORED_HEAD
-        return encoded
+def tokenized_splits(data, sentences, tokenize, training_args, data_args):
+    """(every split tokenised, the training set: its reports, then the sentence examples when there are any)."""
+    from datasets import concatenate_datasets
 
     with training_args.main_process_first(local=False, desc="tokenize"):
         tokenized = data.map(
@@ -175,53 +149,113 @@ def main(argv: list[str] | None = None):
                     ),
                 ]
             )
+    return tokenized, train_dataset
 
+
+def predict_classes(logits, classes_per_head):
+    """reports x heads: each head's argmax class."""
+    from radmetrics.inference.metrics.chexbert.labeler import argmax_per_head
+
+    return argmax_per_head(logits, classes_per_head).numpy()
+
+
+def labeler_metrics(eval_prediction, classes_per_head) -> dict[str, float]:
+    """The Trainer's evaluation (kappa selects the checkpoint)."""
+    return labeler_scores(eval_prediction.label_ids, predict_classes(eval_prediction.predictions, classes_per_head))
+
+
+def majority_baseline(train_labels, gold) -> dict[str, float]:
+    """labeler_scores of predicting every head's commonest training class for every report."""
+    import numpy as np
+
+    train_labels = np.asarray(train_labels)
+    majority = np.array([np.bincount(train_labels[:, i]).argmax() for i in range(gold.shape[1])])
+    return labeler_scores(gold, np.tile(majority, (len(gold), 1)))
+
+
+def negbio_agreement(test, predicted, reserved) -> dict[str, float]:
+    """Macro F1 against NegBio's manual labels on the test reports that are not reserved for stage 2, the model's
+    beside the rule labeler's ({} when no test report has manual labels)."""
+    from radmetrics.data_builders.agreement.labeler import f1_against_negbio
+    from radmetrics.data_builders.corpus.splits import normalise_report_text
+
+    test_ids = {
+        rid for rid, text in zip(test["id"], test["text"]) if normalise_report_text(text) not in reserved
+    }  # the reserved gold labels are stage 2's
+    model_labels = {
+        rid: dict(zip(CHEXPERT_CONDITIONS, (CLASS_TO_RULE[int(c)] for c in row)))
+        for rid, row in zip(test["id"], predicted)
+    }
+    ours = f1_against_negbio(test_ids, predictions=model_labels)
+    rule = f1_against_negbio(test_ids)
+    if not ours["reports"]:
+        return {}
+    return {"negbio_test_macro_f1": ours["macro_f1"], "rule_labeler_negbio_test_macro_f1": rule["macro_f1"]}
+
+
+def evaluate_final(final_dir, *, data, tokenized, tokenizer, reserved, classes_per_head, batch_size: int) -> dict:
+    """Held-out results of final/: labeler scores on test beside the majority baseline, and NegBio agreement."""
+    import numpy as np
+    from transformers import DataCollatorWithPadding
+
+    from radmetrics.inference.metrics.chexbert.labeler import CheXbertLabeler
+
+    logits = predict_logits(
+        CheXbertLabeler.from_pretrained(final_dir), tokenized["test"], DataCollatorWithPadding(tokenizer), batch_size
+    )
+    predicted = predict_classes(logits, classes_per_head)
+    gold = np.asarray(tokenized["test"]["labels"])
+    results = {f"test_{k}": v for k, v in labeler_scores(gold, predicted).items()}
+    baseline = majority_baseline(tokenized["train"]["labels"], gold)
+    results.update({f"baseline_majority_test_{k}": v for k, v in baseline.items()})
+    results.update(negbio_agreement(data["test"], predicted, reserved))
+    return results
+
+
+def main(argv: list[str] | None = None):
+    from datasets import Dataset
+    from transformers import DataCollatorWithPadding
+
+    from radmetrics.inference.metrics.chexbert.labeler import CheXbertLabeler
+
+    model_args, data_args, training_args, split_args, weight_args, sentence_args = RecipeParser(
+        ARGUMENT_TYPES
+    ).parse_recipe_args(argv)
+    data, provenance = load_silver(data_args, "chexpert", training_args.output_dir)
+    reserved = reserved_texts(split_args)
+    data["train"], dropped = drop_reserved(data["train"], reserved)
+    sentences = (
+        Dataset.from_dict(sentence_examples(data["train"]["text"])) if sentence_args.add_sentence_examples else None
+    )
+    provenance.update(
+        train_examples=len(data["train"]),
+        sentence_examples=len(sentences) if sentences else 0,
+        gold_split={**split_args.describe(), "reserved_texts": len(reserved), "dropped_from_train": dropped},
+    )
+    tokenizer = build_tokenizer(model_args, (r["text"] for r in data["train"]), training_args)
+    extra_args = (split_args, weight_args, sentence_args)
+    run_dir = start_run(
+        COMPONENT, "chexbert/finetune", model_args, data_args, training_args, provenance, extra_args=extra_args
+    )
+    tokenize = partial(tokenize_reports, tokenizer=tokenizer, max_length=data_args.max_seq_length)
+    tokenized, train_dataset = tokenized_splits(data, sentences, tokenize, training_args, data_args)
     model = build_wrapped_model(CheXbertLabeler, model_args, tokenizer)
-    config = model.config
-
-    def predict_classes(logits) -> np.ndarray:
-        return argmax_per_head(logits, config.classes_per_head).numpy()
-
-    def compute_metrics(eval_prediction):
-        return labeler_scores(eval_prediction.label_ids, predict_classes(eval_prediction.predictions))
-
+    classes_per_head = model.config.classes_per_head
+    compute_metrics = partial(labeler_metrics, classes_per_head=classes_per_head)
     datasets, collator = (train_dataset, tokenized["validation"]), DataCollatorWithPadding(tokenizer)
     extra = dict(class_weight_power=weight_args.class_weight_power, labels_are_classes=True)
     trainer = recipe_trainer(
         AllowedClassTrainer, model, training_args, datasets, collator, compute_metrics, tokenizer, **extra
     )
-
-    def evaluate(final_dir) -> dict:
-        logits = predict_logits(
-            CheXbertLabeler.from_pretrained(final_dir),
-            tokenized["test"],
-            DataCollatorWithPadding(tokenizer),
-            training_args.per_device_eval_batch_size,
-        )
-        predicted = predict_classes(logits)
-        gold = np.asarray(tokenized["test"]["labels"])
-        results = {f"test_{k}": v for k, v in labeler_scores(gold, predicted).items()}
-        majority = np.array(
-            [np.bincount(np.asarray(tokenized["train"]["labels"])[:, i]).argmax() for i in range(gold.shape[1])]
-        )
-        baseline = labeler_scores(gold, np.tile(majority, (len(gold), 1)))
-        results.update({f"baseline_majority_test_{k}": v for k, v in baseline.items()})
-        test_ids = {
-            rid
-            for rid, text in zip(data["test"]["id"], data["test"]["text"])
-            if normalise_report_text(text) not in reserved
-        }  # the reserved gold labels are stage 2's
-        model_labels = {
-            rid: dict(zip(CHEXPERT_CONDITIONS, (CLASS_TO_RULE[int(c)] for c in row)))
-            for rid, row in zip(data["test"]["id"], predicted)
-        }
-        ours = f1_against_negbio(test_ids, predictions=model_labels)
-        rule = f1_against_negbio(test_ids)
-        if ours["reports"]:
-            results["negbio_test_macro_f1"] = ours["macro_f1"]
-            results["rule_labeler_negbio_test_macro_f1"] = rule["macro_f1"]
-        return results
-
+    evaluate = partial(
+        evaluate_final,
+        data=data,
+        tokenized=tokenized,
+        tokenizer=tokenizer,
+        reserved=reserved,
+        classes_per_head=classes_per_head,
+        batch_size=training_args.per_device_eval_batch_size,
+    )
     train_and_finish(trainer, tokenizer, run_dir, evaluate, sequence_length=data_args.max_seq_length)
     return run_dir
 

@@ -26,10 +26,12 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from transformers import TrainingArguments
 
+from radmetrics.inference.files.atomic import write_text
 from radmetrics.inference.loading.components import CHEXPERT_CONDITIONS
 
 from ..common.arguments import ModelArguments
@@ -170,13 +172,106 @@ def is_labeler(path: Path) -> bool:
     )
 
 
-def main(argv: list[str] | None = None):
-    import numpy as np
-    from datasets import Dataset, DatasetDict, concatenate_datasets
-    from transformers import DataCollatorWithPadding
+def labeler_and_tokenizer(model_args, split_args, training_args, train_reports: list[GoldReport]):
+    """(the stage-1 labeler's path, whether the run continues it, the tokenizer): stage 1's own tokenizer after
+    check_stage_one, else a tokenizer for a labeler with new heads."""
+    from radmetrics.inference.loading.hub import load_tokenizer
+
+    stage_one = Path(model_args.model_name_or_path).expanduser()
+    continues = is_labeler(stage_one)
+    if continues:
+        check_stage_one(stage_one, split_args)
+        return stage_one, True, load_tokenizer(stage_one)
+    return stage_one, False, build_tokenizer(model_args, (r.text for r in train_reports), training_args)
+
+
+def encode_reports(reports: list[GoldReport], tokenizer, classes_per_head: list[int], max_length: int):
+    """Gold reports with the allowed-class masks of their gold and silver labels (allowed_classes)."""
+    from datasets import Dataset
 
     from radmetrics.data_builders.silver.rule_labeler import label_report
-    from radmetrics.inference.loading.hub import load_tokenizer
+
+    encoded = tokenizer([r.text for r in reports], truncation=True, max_length=max_length)
+    return Dataset.from_dict(
+        {**encoded, "labels": [allowed_classes(r.positive, label_report(r.text), classes_per_head) for r in reports]}
+    )
+
+
+def encode_sentences(sentences: dict, tokenizer, classes_per_head: list[int], max_length: int):
+    """Gold-train sentences allowing their silver class on each head; No Finding, a whole-report label, allows all."""
+    from datasets import Dataset
+
+    start, n = (
+        head_offsets(classes_per_head)["No Finding"],
+        classes_per_head[CHEXPERT_CONDITIONS.index("No Finding")],
+    )
+    masks = [allowed_classes({}, labels, classes_per_head) for labels in sentences["labels"]]
+    for mask in masks:
+        mask[start : start + n] = [1] * n
+    encoded = tokenizer(sentences["text"], truncation=True, max_length=max_length)
+    return Dataset.from_dict({**encoded, "labels": masks})
+
+
+def gold_metrics(eval_prediction, classes_per_head: list[int], labels: list[str]) -> dict[str, float]:
+    """The Trainer's evaluation: macro F1 of the shared labels' positives on gold validation (selects checkpoints)."""
+    gold = gold_positives_from_masks(eval_prediction.label_ids, classes_per_head, labels)
+    return {"macro_f1": macro_f1(gold, positives_from_logits(eval_prediction.predictions, classes_per_head, labels))}
+
+
+def prediction_rows(reports: list[GoldReport], split: str, gold, ours, rule, labels: list[str]) -> list[dict]:
+    """gold_predictions.jsonl's lines: each report's gold, model and rule positives."""
+    return [
+        {
+            "id": r.id,
+            "split": split,
+            **{
+                f"{who}_{label}": bool(row[j])
+                for who, row in (("gold", g), ("model", m), ("rule", u))
+                for j, label in enumerate(labels)
+            },
+        }
+        for r, g, m, u in zip(reports, gold, ours, rule)
+    ]
+
+
+def evaluate_final(
+    final_dir, *, run_dir, by_split, encoded, tokenizer, classes_per_head, labels, stage_args, training_args
+) -> dict:
+    """Gold validation, and gold test once unless `score_gold_test` is off: the final labeler against the rule
+    labeler (compare_labelers); writes gold_evaluation.json and gold_predictions.jsonl, returns flat_results."""
+    import numpy as np
+    from transformers import DataCollatorWithPadding
+
+    from radmetrics.inference.metrics.chexbert.labeler import CheXbertLabeler
+
+    final_model = CheXbertLabeler.from_pretrained(final_dir)
+    evaluation, predictions = {}, []
+    for split in ("validation", "test") if stage_args.score_gold_test else ("validation",):  # the one reading of test
+        reports = by_split[split]
+        dataset = (
+            encoded[split]
+            if split in encoded
+            else encode_reports(reports, tokenizer, classes_per_head, stage_args.max_seq_length)
+        )
+        collator = DataCollatorWithPadding(tokenizer)
+        logits = predict_logits(final_model, dataset, collator, training_args.per_device_eval_batch_size)
+        gold = np.array([[r.positive[label] for label in labels] for r in reports], dtype=bool).reshape(
+            -1, len(labels)
+        )
+        ours, rule = positives_from_logits(logits, classes_per_head, labels), rule_positives(reports, labels)
+        evaluation[split] = compare_labelers(
+            gold, ours, rule, labels, stage_args.n_bootstrap, stage_args.n_permutations, seed=training_args.seed
+        )
+        predictions += prediction_rows(reports, split, gold, ours, rule, labels)
+    write_text(run_dir / "gold_evaluation.json", json.dumps(evaluation, indent=2))
+    write_text(run_dir / "gold_predictions.jsonl", "".join(json.dumps(p) + "\n" for p in predictions))
+    return flat_results(evaluation, by_split)
+
+
+def main(argv: list[str] | None = None):
+    from datasets import DatasetDict, concatenate_datasets
+    from transformers import DataCollatorWithPadding
+
     from radmetrics.inference.metrics.chexbert.labeler import CheXbertLabeler
 
     model_args, stage_args, training_args, split_args, weight_args, sentence_args = RecipeParser(
@@ -184,13 +279,7 @@ def main(argv: list[str] | None = None):
     ).parse_recipe_args(argv)
     by_split = gold_reports(split_args)
     sentences = sentence_examples(r.text for r in by_split["train"]) if sentence_args.add_sentence_examples else None
-    stage_one = Path(model_args.model_name_or_path).expanduser()
-    continues = is_labeler(stage_one)
-    if continues:
-        check_stage_one(stage_one, split_args)
-        tokenizer = load_tokenizer(stage_one)
-    else:
-        tokenizer = build_tokenizer(model_args, (r.text for r in by_split["train"]), training_args)
+    stage_one, continues, tokenizer = labeler_and_tokenizer(model_args, split_args, training_args, by_split["train"])
     provenance = {
         "gold": GOLD_SOURCE,
         "gold_split": split_args.describe(),
@@ -198,97 +287,44 @@ def main(argv: list[str] | None = None):
         **{f"gold_{split}_reports": len(reports) for split, reports in by_split.items()},
         "sentence_examples": len(sentences["text"]) if sentences else 0,
     }
+    extra_args = (split_args, weight_args, sentence_args)
     run_dir = start_run(
-        COMPONENT,
-        "chexbert/gold",
-        model_args,
-        stage_args,
-        training_args,
-        provenance,
-        extra_args=(split_args, weight_args, sentence_args),
+        COMPONENT, "chexbert/gold", model_args, stage_args, training_args, provenance, extra_args=extra_args
     )
     model = (
         CheXbertLabeler.from_pretrained(stage_one)
         if continues
         else build_wrapped_model(CheXbertLabeler, model_args, tokenizer)
     )
-    classes_per_head = list(model.config.classes_per_head)
-    labels = shared_labels()
-
-    def encode(reports: list[GoldReport]) -> Dataset:
-        encoded = tokenizer([r.text for r in reports], truncation=True, max_length=stage_args.max_seq_length)
-        return Dataset.from_dict(
-            {
-                **encoded,
-                "labels": [allowed_classes(r.positive, label_report(r.text), classes_per_head) for r in reports],
-            }
+    classes_per_head, labels = list(model.config.classes_per_head), shared_labels()
+    encode = partial(
+        encode_reports, tokenizer=tokenizer, classes_per_head=classes_per_head, max_length=stage_args.max_seq_length
+    )
+    encoded = DatasetDict({split: encode(by_split[split]) for split in ("train", "validation")})
+    train_dataset = (
+        concatenate_datasets(
+            [encoded["train"], encode_sentences(sentences, tokenizer, classes_per_head, stage_args.max_seq_length)]
         )
-
-    def encode_sentences() -> Dataset:
-        """Gold-train sentences allowing their silver class on each head; No Finding, a whole-report label, allows
-        all."""
-        start, n = (
-            head_offsets(classes_per_head)["No Finding"],
-            classes_per_head[CHEXPERT_CONDITIONS.index("No Finding")],
-        )
-        masks = [allowed_classes({}, labels, classes_per_head) for labels in sentences["labels"]]
-        for mask in masks:
-            mask[start : start + n] = [1] * n
-        encoded = tokenizer(sentences["text"], truncation=True, max_length=stage_args.max_seq_length)
-        return Dataset.from_dict({**encoded, "labels": masks})
-
-    tokenized = DatasetDict({split: encode(by_split[split]) for split in ("train", "validation")})
-    train_dataset = concatenate_datasets([tokenized["train"], encode_sentences()]) if sentences else tokenized["train"]
-
-    def compute_metrics(eval_prediction):
-        gold = gold_positives_from_masks(eval_prediction.label_ids, classes_per_head, labels)
-        return {
-            "macro_f1": macro_f1(gold, positives_from_logits(eval_prediction.predictions, classes_per_head, labels))
-        }
-
-    datasets, collator = (train_dataset, tokenized["validation"]), DataCollatorWithPadding(tokenizer)
+        if sentences
+        else encoded["train"]
+    )
+    datasets, collator = (train_dataset, encoded["validation"]), DataCollatorWithPadding(tokenizer)
+    compute_metrics = partial(gold_metrics, classes_per_head=classes_per_head, labels=labels)
     extra = dict(class_weight_power=weight_args.class_weight_power)
     trainer = recipe_trainer(
         AllowedClassTrainer, model, training_args, datasets, collator, compute_metrics, tokenizer, **extra
     )
-
-    def evaluate(final_dir) -> dict:
-        final_model = CheXbertLabeler.from_pretrained(final_dir)
-        evaluation, predictions = {}, []
-        for split in (
-            ("validation", "test") if stage_args.score_gold_test else ("validation",)
-        ):  # the one reading of test
-            reports = by_split[split]
-            logits = predict_logits(
-                final_model,
-                tokenized[split] if split in tokenized else encode(reports),
-                DataCollatorWithPadding(tokenizer),
-                training_args.per_device_eval_batch_size,
-            )
-            gold = np.array([[r.positive[label] for label in labels] for r in reports], dtype=bool).reshape(
-                -1, len(labels)
-            )
-            ours, rule = positives_from_logits(logits, classes_per_head, labels), rule_positives(reports, labels)
-            evaluation[split] = compare_labelers(
-                gold, ours, rule, labels, stage_args.n_bootstrap, stage_args.n_permutations, seed=training_args.seed
-            )
-            predictions += [
-                {
-                    "id": r.id,
-                    "split": split,
-                    **{
-                        f"{who}_{label}": bool(row[j])
-                        for who, row in (("gold", g), ("model", m), ("rule", u))
-                        for j, label in enumerate(labels)
-                    },
-                }
-                for r, g, m, u in zip(reports, gold, ours, rule)
-            ]
-        (run_dir / "gold_evaluation.json").write_text(json.dumps(evaluation, indent=2), encoding="utf-8")
-        with open(run_dir / "gold_predictions.jsonl", "w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(p) + "\n" for p in predictions)
-        return flat_results(evaluation, by_split)
-
+    evaluate = partial(
+        evaluate_final,
+        run_dir=run_dir,
+        by_split=by_split,
+        encoded=encoded,
+        tokenizer=tokenizer,
+        classes_per_head=classes_per_head,
+        labels=labels,
+        stage_args=stage_args,
+        training_args=training_args,
+    )
     train_and_finish(trainer, tokenizer, run_dir, evaluate, sequence_length=stage_args.max_seq_length)
     return run_dir
 

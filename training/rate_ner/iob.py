@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from functools import partial
 
 from transformers import TrainingArguments
 
@@ -93,97 +94,133 @@ def first_subword_tags(word_ids: list[int | None], predicted: list[int], n_words
     return tags
 
 
-def main(argv: list[str] | None = None):
-    import numpy as np
-    from transformers import AutoModelForTokenClassification, DataCollatorForTokenClassification, Trainer
+def tokenize_and_align(batch, tokenizer, label2id: dict[str, int], max_length: int, all_subwords: bool):
+    """Tokenised sentences with a label per subword (`align_labels`)."""
+    encoded = tokenizer(batch["tokens"], is_split_into_words=True, truncation=True, max_length=max_length)
+    encoded["labels"] = [
+        align_labels(encoded.word_ids(i), tags, label2id, all_subwords) for i, tags in enumerate(batch["ner_tags"])
+    ]
+    return encoded
 
-    model_args, data_args, training_args, iob_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
-    data, provenance = load_silver(data_args, "rate_ner", training_args.output_dir)
-    labels = iob_labels(tuple(provenance["label_set"]["entity_types"]))  # the schema's, or a user's (data import)
+
+def build_model(model_args: ModelArguments, tokenizer, labels: list[str]):
+    """A token classifier over `labels`: the pretrained encoder with a new head, or a random one (tiny models)."""
+    from transformers import AutoModelForTokenClassification
+
     label2id = {label: i for i, label in enumerate(labels)}
-    types = entity_types(labels)
-    tokenizer = build_tokenizer(model_args, (" ".join(r["tokens"]) for r in data["train"]), training_args)
-    label_map = {"labels": labels} if labels != get_component(COMPONENT).label_map["labels"] else None
-    run_dir = start_run(
-        COMPONENT, "rate_ner/iob", model_args, data_args, training_args, provenance, (iob_args,), label_map
-    )
-
-    def tokenize(batch):
-        encoded = tokenizer(
-            batch["tokens"], is_split_into_words=True, truncation=True, max_length=data_args.max_seq_length
-        )
-        encoded["labels"] = [
-            align_labels(encoded.word_ids(i), tags, label2id, iob_args.label_all_subwords)
-            for i, tags in enumerate(batch["ner_tags"])
-        ]
-        return encoded
-
-    tokenized = map_on_main_first(data, tokenize, training_args, data_args, "tokenize")
-
     config = encoder_config(
         model_args, tokenizer, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=label2id
     )
     weights = pretrained_weights(model_args)
-    model = (
+    return (
         AutoModelForTokenClassification.from_pretrained(weights, config=config, ignore_mismatched_sizes=True)
         if weights
         else AutoModelForTokenClassification.from_config(config)
     )
 
-    def to_tags(predictions, label_ids):
-        true, pred = [], []
-        for p_row, l_row in zip(predictions, label_ids):
-            keep = l_row != -100
-            true.append([labels[i] for i in l_row[keep]])
-            pred.append([labels[i] for i in p_row[keep]])
-        return true, pred
 
-    def compute_metrics(eval_prediction):
-        true, predicted = to_tags(np.argmax(eval_prediction.predictions, axis=-1), eval_prediction.label_ids)
-        scores = span_scores([iob_spans(t) for t in true], [iob_spans(p) for p in predicted], types)
-        return {key: value for key, value in scores.items() if not isinstance(value, list)}  # logged as scalars
+def to_tags(predictions, label_ids, labels: list[str]) -> tuple[list[list[str]], list[list[str]]]:
+    """(gold, predicted) tag sequences over the labelled subwords (label id not -100)."""
+    true, pred = [], []
+    for p_row, l_row in zip(predictions, label_ids):
+        keep = l_row != -100
+        true.append([labels[i] for i in l_row[keep]])
+        pred.append([labels[i] for i in p_row[keep]])
+    return true, pred
 
+
+def iob_metrics(eval_prediction, labels: list[str], types: list[str]) -> dict:
+    """The Trainer's evaluation: entity scores over the labelled subwords' tags, the scalars only (logged)."""
+    import numpy as np
+
+    true, predicted = to_tags(np.argmax(eval_prediction.predictions, axis=-1), eval_prediction.label_ids, labels)
+    scores = span_scores([iob_spans(t) for t in true], [iob_spans(p) for p in predicted], types)
+    return {key: value for key, value in scores.items() if not isinstance(value, list)}  # logged as scalars
+
+
+def predicted_word_tags(final_dir, tokenized_test, sentences, tokenizer, labels, batch_size, max_length):
+    """final/'s word-level tags for each test sentence (each word takes its first subword's tag)."""
+    from transformers import AutoModelForTokenClassification, DataCollatorForTokenClassification
+
+    logits = predict_logits(
+        AutoModelForTokenClassification.from_pretrained(final_dir),
+        tokenized_test,
+        DataCollatorForTokenClassification(tokenizer),
+        batch_size,
+    )
+    encoded = tokenizer(sentences, is_split_into_words=True, truncation=True, max_length=max_length)
+    return [
+        first_subword_tags(encoded.word_ids(i), row, len(words), labels)
+        for i, (row, words) in enumerate(zip(logits.argmax(-1), sentences))
+    ]
+
+
+def prediction_records(test, predicted: list, gold_spans: list, predicted_spans: list, baseline: list) -> list[dict]:
+    """RUN_DIR/test_predictions.jsonl's lines: each test sentence's tags and spans, gold, predicted and baseline."""
+    return [
+        {
+            "id": row["id"],
+            "report_id": row["report_id"],
+            "tokens": row["tokens"],
+            "gold_tags": row["ner_tags"],
+            "predicted_tags": tags,
+            "gold": sorted(g),
+            "predicted": sorted(p),
+            "baseline_word_majority": sorted(b),
+        }
+        for row, tags, g, p, b in zip(test, predicted, gold_spans, predicted_spans, baseline)
+    ]
+
+
+def evaluate_final(final_dir, *, run_dir, data, tokenized_test, tokenizer, labels, batch_size, max_length) -> dict:
+    """Held-out results of final/: word-level entity scores on test beside the word-majority baseline; the test
+    predictions are written."""
+    test = data["test"]
+    sentences, gold = list(test["tokens"]), list(test["ner_tags"])
+    predicted = predicted_word_tags(final_dir, tokenized_test, sentences, tokenizer, labels, batch_size, max_length)
+    gold_spans, predicted_spans = [iob_spans(t) for t in gold], [iob_spans(t) for t in predicted]
+    train = data["train"]
+    baseline = word_majority_spans(train["tokens"], [iob_spans(t) for t in train["ner_tags"]], sentences)
+    results = span_scores(gold_spans, predicted_spans, entity_types(labels), prefix="test_")
+    results["baseline_word_majority_test_f1"] = span_scores(gold_spans, baseline)["f1"]
+    write_test_predictions(run_dir, prediction_records(test, predicted, gold_spans, predicted_spans, baseline))
+    return results
+
+
+def main(argv: list[str] | None = None):
+    from transformers import DataCollatorForTokenClassification, Trainer
+
+    model_args, data_args, training_args, iob_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
+    data, provenance = load_silver(data_args, "rate_ner", training_args.output_dir)
+    labels = iob_labels(tuple(provenance["label_set"]["entity_types"]))  # the schema's, or a user's (data import)
+    tokenizer = build_tokenizer(model_args, (" ".join(r["tokens"]) for r in data["train"]), training_args)
+    label_map = {"labels": labels} if labels != get_component(COMPONENT).label_map["labels"] else None
+    run_dir = start_run(
+        COMPONENT, "rate_ner/iob", model_args, data_args, training_args, provenance, (iob_args,), label_map
+    )
+    tokenize = partial(
+        tokenize_and_align,
+        tokenizer=tokenizer,
+        label2id={label: i for i, label in enumerate(labels)},
+        max_length=data_args.max_seq_length,
+        all_subwords=iob_args.label_all_subwords,
+    )
+    tokenized = map_on_main_first(data, tokenize, training_args, data_args, "tokenize")
+    model = build_model(model_args, tokenizer, labels)
     datasets = (tokenized["train"], tokenized["validation"])
     collator = DataCollatorForTokenClassification(tokenizer)
+    compute_metrics = partial(iob_metrics, labels=labels, types=entity_types(labels))
     trainer = recipe_trainer(Trainer, model, training_args, datasets, collator, compute_metrics, tokenizer)
-
-    def evaluate(final_dir) -> dict:
-        test = data["test"]
-        logits = predict_logits(
-            AutoModelForTokenClassification.from_pretrained(final_dir),
-            tokenized["test"],
-            DataCollatorForTokenClassification(tokenizer),
-            training_args.per_device_eval_batch_size,
-        )
-        sentences, gold = list(test["tokens"]), list(test["ner_tags"])
-        encoded = tokenizer(sentences, is_split_into_words=True, truncation=True, max_length=data_args.max_seq_length)
-        predicted = [
-            first_subword_tags(encoded.word_ids(i), row, len(words), labels)
-            for i, (row, words) in enumerate(zip(logits.argmax(-1), sentences))
-        ]
-        gold_spans, predicted_spans = [iob_spans(t) for t in gold], [iob_spans(t) for t in predicted]
-        train = data["train"]
-        baseline = word_majority_spans(train["tokens"], [iob_spans(t) for t in train["ner_tags"]], sentences)
-        results = span_scores(gold_spans, predicted_spans, types, prefix="test_")
-        results["baseline_word_majority_test_f1"] = span_scores(gold_spans, baseline)["f1"]
-        write_test_predictions(
-            run_dir,
-            [
-                {
-                    "id": row["id"],
-                    "report_id": row["report_id"],
-                    "tokens": row["tokens"],
-                    "gold_tags": row["ner_tags"],
-                    "predicted_tags": tags,
-                    "gold": sorted(g),
-                    "predicted": sorted(p),
-                    "baseline_word_majority": sorted(b),
-                }
-                for row, tags, g, p, b in zip(test, predicted, gold_spans, predicted_spans, baseline)
-            ],
-        )
-        return results
-
+    evaluate = partial(
+        evaluate_final,
+        run_dir=run_dir,
+        data=data,
+        tokenized_test=tokenized["test"],
+        tokenizer=tokenizer,
+        labels=labels,
+        batch_size=training_args.per_device_eval_batch_size,
+        max_length=data_args.max_seq_length,
+    )
     train_and_finish(trainer, tokenizer, run_dir, evaluate, sequence_length=data_args.max_seq_length)
     return run_dir
 
