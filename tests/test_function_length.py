@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-HELD = ("training", "benchmarks")
+HELD = ("training", "benchmarks", "data_builders")
 LONGEST = 80
 
 
