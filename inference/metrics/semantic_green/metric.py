@@ -39,7 +39,7 @@ from ...text.sentences import statements
 from ..base import Metric, MetricOutput, Option, OptionError
 from ..display import table
 from ..green.metric import green_display
-from .judge import FindingJudge, annotate_with_judge
+from .judge import annotate_with_judge, load_judge
 from .teacher import THRESHOLD, Rules, SemanticTeacher
 
 PREFIX = "semantic_green"
@@ -161,7 +161,7 @@ Notation},
 
     def finding_judge(self):
         path = str(self.components["finding_judge"])
-        return self.loaded("finding_judge", lambda: FindingJudge(path, self.options["batch_size"]), path)
+        return self.loaded("finding_judge", lambda: load_judge(path, self.options["batch_size"]), path)
 
     def annotate_lists(self, references, candidates, teacher) -> list:
         """The teacher's annotations of lists of statements or findings, matched pairs decided as `judge` says."""
