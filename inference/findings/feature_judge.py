@@ -76,7 +76,9 @@ class FeatureHead:
                 "retrain it with `radmetrics train judge/pairs` (architecture: pair_features)"
             )
         if tuple(config.get("labels", ())) != JUDGE_LABELS:
-            raise CheckpointError(f"{directory}: the judge's labels {config.get('labels')} are not {list(JUDGE_LABELS)}")
+            raise CheckpointError(
+                f"{directory}: the judge's labels {config.get('labels')} are not {list(JUDGE_LABELS)}"
+            )
         tensors = load_file(str(directory / WEIGHTS_FILE))
         return cls(**{name: tensors[name] for name in _TENSORS}, encoder=config.get("encoder", "default"))
 

@@ -42,7 +42,9 @@ _ABBREVIATION = re.compile(r"\b(" + "|".join(_LOCAL_ABBREVIATIONS) + r")\b", re.
 _SIZE = re.compile(
     r"\b(\d+(?:\.\d+)?)(?:\s*(?:x|×|by)\s*(\d+(?:\.\d+)?))?(?:\s*(?:x|×|by)\s*(\d+(?:\.\d+)?))?\s*(cm|mm)\b", re.I
 )
-_CARINA = re.compile(r"\b(\d+(?:\.\d+)?)\s*(cm|mm)\s+(above|below|from|superior to|inferior to)\s+the\s+carina\b", re.I)
+_CARINA = re.compile(
+    r"\b(\d+(?:\.\d+)?)\s*(cm|mm)\s+(above|below|from|superior to|inferior to)\s+the\s+carina\b", re.I
+)
 
 DEVICES = (
     "tube",

@@ -27,8 +27,8 @@ from ..common.arguments import ModelArguments
 from ..common.encoders import build_tokenizer, encoder_config, predict_logits, pretrained_weights
 from ..common.lifecycle import recipe_trainer, start_run, train_and_finish, write_test_predictions
 from ..config import RecipeParser
-from .feature_head import train_feature_judge
 from .data import JudgeDataArguments, judge_scores, load_pairs, rules_labels
+from .feature_head import train_feature_judge
 
 COMPONENT = "finding_judge"
 RECIPE = "judge/pairs"
