@@ -46,9 +46,10 @@ from radmetrics.inference.metrics.semantic_green.judge import (  # noqa: E402
 from radmetrics.inference.scoring.scorer import Scorer  # noqa: E402
 from radmetrics.inference.scoring.signature import fingerprint  # noqa: E402
 
-# The small judge's label probabilities are flat (its most probable label on radpref_dev's matched pairs has at most
-# about 0.31), so the grid is fine below 0.4; 1.0 is the rules exactly (no probability exceeds it).
-THRESHOLDS = (0.0, 0.12, 0.14, 0.16, 0.18, 0.2, 0.22, 0.24, 0.26, 0.28, 0.3, 0.35, 0.4, 0.5, 1.0)
+# The cross-encoder's label probabilities are flat (its most probable label on radpref_dev's matched pairs has at most
+# about 0.31), so the grid is fine below 0.4; the feature judge's are sharp, so it is fine again above 0.5. 1.0 is the
+# rules exactly (no probability exceeds it).
+THRESHOLDS = (0.0, 0.12, 0.14, 0.16, 0.18, 0.2, 0.22, 0.24, 0.26, 0.28, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 GRID = [(t, s) for s in SCOPES for t in THRESHOLDS]
 
 
@@ -62,9 +63,11 @@ class Annotator:
     def __init__(self, metric, references: list[list[str]], candidates: list[list[str]]):
         self.teacher = metric.teacher(MemoEncoder(metric.encoder()))
         self.similarities = self.teacher.similarities(references, candidates)
-        self.distinct = sorted(set(judged_pairs(self.similarities, self.teacher.rules)))
+        wanted = judged_pairs(self.similarities, self.teacher.rules)
+        self.distinct = sorted(wanted)
         judge = metric.finding_judge()
-        self.probabilities = judge.probabilities(self.distinct) if self.distinct else np.zeros((0, 1))
+        cosines = [wanted[p] for p in self.distinct]
+        self.probabilities = judge.probabilities(self.distinct, cosines) if self.distinct else np.zeros((0, 1))
 
     def annotations(self, setting) -> list:
         decisions = dict(zip(self.distinct, confident_decisions(self.probabilities, *setting)))
