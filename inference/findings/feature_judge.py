@@ -3,8 +3,13 @@ their sentence-embedding cosine) that decides a finding pair in JUDGE_LABELS. Th
 (`architecture: pair_features`) on the data builders' logged edits; it runs in numpy, in microseconds a pair, and its
 export is a few kilobytes, small enough to ship with radmetrics (inference/resources/finding_judge/).
 
-The network: standardised features -> a hidden layer (tanh) -> a softmax over JUDGE_LABELS. The export holds the
-feature names it was trained on: an export whose names differ from this version's FEATURE_NAMES is refused.
+The network: standardised features -> a hidden layer (tanh) -> a softmax over the labels the pair's features give
+evidence for (`evidence_mask`): an attribute error needs a difference in that attribute's frame (a size, a tip
+position, a hedge, a diagnosis, a place, a severity word, a change word), a contradiction a polarity or side that
+differs; `same` and `unrelated` are always open. Without the mask, a network trained on logged edits reads a real
+paraphrase whose words differ more than the builders' rewrites do as some attribute error; with it, two findings that
+differ in no attribute are `same` or `unrelated`, whatever their wording. The export holds the feature names it was
+trained on: an export whose names differ from this version's FEATURE_NAMES is refused.
 """
 
 from __future__ import annotations
@@ -39,10 +44,11 @@ class FeatureHead:
     encoder: str = "default"
 
     def probabilities(self, rows: np.ndarray) -> np.ndarray:
+        """Label probabilities, JUDGE_LABELS order; 0 for a label without evidence (`evidence_mask`)."""
         if len(rows) == 0:
             return np.zeros((0, len(JUDGE_LABELS)), dtype=np.float32)
         hidden = np.tanh(((rows - self.mean) / self.scale) @ self.hidden_weight + self.hidden_bias)
-        logits = hidden @ self.output_weight + self.output_bias
+        logits = np.where(evidence_mask(rows), hidden @ self.output_weight + self.output_bias, -np.inf)
         logits = logits - logits.max(axis=1, keepdims=True)
         exp = np.exp(logits)
         return (exp / exp.sum(axis=1, keepdims=True)).astype(np.float32)
@@ -81,6 +87,51 @@ class FeatureHead:
             )
         tensors = load_file(str(directory / WEIGHTS_FILE))
         return cls(**{name: tensors[name] for name in _TENSORS}, encoder=config.get("encoder", "default"))
+
+
+# The features that give evidence for each attribute or contradiction: the label is open when any of them is non-zero.
+EVIDENCE = {
+    "measurement": ("size_any_dimension_change", "size_one_side"),
+    "device_position": ("carina_distance", "malposition_added", "malposition_removed", "tip_places_differ"),
+    "certainty": ("hedge_level_gap",),  # "possibly" and "may represent" are one level: no certainty error
+    "specificity": ("diagnoses_dropped", "diagnoses_added", "vague_dropped", "vague_added"),
+    "severity": ("severities_differ", "severity_words_differ", "severity_one_side"),
+    "location": (
+        "sides_differ",
+        "side_one_side",
+        "lobes_differ",
+        "lobe_one_side",
+        "zones_differ",
+        "zone_one_side",
+        "segments_differ",
+        "segment_one_side",
+    ),
+    "interval_change": ("change_reversed", "change_one_side"),
+    "negation": ("polarity_differs",),
+    "laterality": ("sides_swapped", "side_words_swapped"),
+}
+
+
+def _evidence_columns() -> list[list[int] | None]:
+    """Per label, the FEATURE_NAMES columns that open it (None: always open)."""
+    index = {name: i for i, name in enumerate(FEATURE_NAMES)}
+    columns = []
+    for label in JUDGE_LABELS:
+        parts = label.split(":")
+        columns.append([index[f] for f in EVIDENCE[parts[1]]] if len(parts) > 1 else None)
+    return columns
+
+
+_EVIDENCE_COLUMNS = _evidence_columns()
+
+
+def evidence_mask(rows: np.ndarray) -> np.ndarray:
+    """(pairs, labels) booleans: which labels each pair's features give evidence for (EVIDENCE)."""
+    mask = np.ones((len(rows), len(JUDGE_LABELS)), dtype=bool)
+    for k, columns in enumerate(_EVIDENCE_COLUMNS):
+        if columns is not None:
+            mask[:, k] = (rows[:, columns] != 0).any(axis=1)
+    return mask
 
 
 _TENSORS = ("mean", "scale", "hidden_weight", "hidden_bias", "output_weight", "output_bias")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..metrics.semantic_green import rules
+from .significance import LEVELS, significance
 
 # Abbreviations the frame reads as words (semantic_green's own expansion, text/sentences.py, runs before this).
 _LOCAL_ABBREVIATIONS = {
@@ -60,6 +61,7 @@ DEVICES = (
     "pacer",
     "cannula",
     "wire",
+    "tracheostomy",
 )
 # Where a device tip should not be (a malposition whatever the device), and where one usually belongs.
 MALPOSITIONS = (
@@ -81,6 +83,7 @@ MALPOSITIONS = (
     "below the carina",
     "pharynx",
     "hypopharynx",
+    "gastroesophageal junction",
 )
 GOOD_PLACES = (
     "stomach",
@@ -209,9 +212,12 @@ ZONES = (
     "basal",
     "bibasilar",
     "upper zone",
+    "upper zones",
     "mid zone",
+    "mid zones",
     "midlung",
     "lower zone",
+    "lower zones",
     "upper lung",
     "lower lung",
     "perihilar",
@@ -229,6 +235,9 @@ ZONE_GROUPS = {
     "apices": "upper",
     "apical": "upper",
     "upper zone": "upper",
+    "upper zones": "upper",
+    "lower zones": "lower",
+    "mid zones": "middle",
     "upper lung": "upper",
     "base": "lower",
     "bases": "lower",
@@ -254,8 +263,25 @@ _STOPWORDS = frozenset(
 )
 
 
+# Forms of one word that say the same thing ("nodules" and "nodule", "cavitating" and "cavitary").
+CANONICAL = {
+    "effusions": "effusion",
+    "nodules": "nodule",
+    "metastases": "metastasis",
+    "metastatic": "metastasis",
+    "opacities": "opacity",
+    "densities": "density",
+    "infiltrates": "infiltrate",
+    "cavitating": "cavitary",
+    "neoplastic": "neoplasm",
+    "prominence": "prominent",
+    "pleural effusion": "effusion",
+    "pulmonary edema": "edema",
+}
+
+
 def _phrases(text: str, vocabulary) -> frozenset[str]:
-    return frozenset(p for p in vocabulary if re.search(rf"\b{re.escape(p)}\b", text))
+    return frozenset(CANONICAL.get(p, p) for p in vocabulary if re.search(rf"\b{re.escape(p)}\b", text))
 
 
 def normalised(text: str) -> str:
@@ -281,6 +307,9 @@ class FindingFrame:
     zones: frozenset[str]
     segments: frozenset[str]
     severities: frozenset[int]
+    severity_words: frozenset[str]
+    side_words: tuple[int, int]  # how many times "left" and "right" are written
+    level: str  # the finding's clinical significance (significance.LEVELS)
     normal: bool
     changes: frozenset[str]
     words: frozenset[str]
@@ -337,6 +366,9 @@ def frame(finding: str) -> FindingFrame:
         zones=frozenset(ZONE_GROUPS.get(p, p) for p in _phrases(text, ZONES)),
         segments=segments | segment_words,
         severities=rules.severities(text),
+        severity_words=frozenset(w for w in re.findall(r"[a-z]+", text) if w in rules.SEVERITY_LEVELS),
+        side_words=(len(re.findall(r"\bleft\b", text)), len(re.findall(r"\bright\b", text))),
+        level=significance(finding),
         normal=rules.is_normal(text),
         changes=rules.change_directions(text),
         words=frozenset(w for w in re.findall(r"[a-z]+", text) if w not in _STOPWORDS),
@@ -359,10 +391,20 @@ def _jaccard(a: frozenset, b: frozenset) -> float:
 def _size_features(r: FindingFrame, c: FindingFrame) -> list[float]:
     both = bool(r.sizes_mm) and bool(c.sizes_mm)
     if not both:
-        return [0.0, _one_side(frozenset(r.sizes_mm), frozenset(c.sizes_mm)), 0.0, 0.0, 0.0]
+        return [0.0, _one_side(frozenset(r.sizes_mm), frozenset(c.sizes_mm)), 0.0, 0.0, 0.0, 0.0]
     before, after = max(r.sizes_mm), max(c.sizes_mm)
     relative = abs(after - before) / max(before, 1e-6)
-    return [1.0, 0.0, min(relative, 3.0), min(abs(after - before) / 10.0, 3.0), abs(math.log(after / before))]
+    # every dimension, largest first: "2.2 x 1.6 cm" against "2.2 x 1.1 cm" differs in the second
+    pairs = zip(sorted(r.sizes_mm, reverse=True), sorted(c.sizes_mm, reverse=True))
+    largest = max(abs(a - b) / max(a, 1e-6) for a, b in pairs)
+    return [
+        1.0,
+        0.0,
+        min(relative, 3.0),
+        min(abs(after - before) / 10.0, 3.0),
+        abs(math.log(after / before)),
+        min(largest, 3.0),
+    ]
 
 
 def _device_features(r: FindingFrame, c: FindingFrame) -> list[float]:
@@ -398,6 +440,8 @@ def _certainty_features(r: FindingFrame, c: FindingFrame) -> list[float]:
         float(bool(r.definite)),
         float(bool(c.definite)),
         abs(level(r) - level(c)) / 2.0,
+        _differ(r.strong_hedges | r.weak_hedges, c.strong_hedges | c.weak_hedges)
+        + _one_side(r.strong_hedges | r.weak_hedges, c.strong_hedges | c.weak_hedges),
     ]
 
 
@@ -418,6 +462,7 @@ def _place_features(r: FindingFrame, c: FindingFrame) -> list[float]:
     swapped = bool(r.sides & lateral) and bool(c.sides & lateral) and (r.sides & lateral) != (c.sides & lateral)
     return [
         float(swapped),
+        float(r.side_words != c.side_words and sum(r.side_words) == sum(c.side_words) > 0),
         _differ(r.sides, c.sides),
         _one_side(r.sides, c.sides),
         _differ(r.lobes, c.lobes),
@@ -434,6 +479,7 @@ def _other_features(r: FindingFrame, c: FindingFrame) -> list[float]:
     severity_gap = abs(max(levels_r) - max(levels_c)) / 2.0 if levels_r and levels_c else 0.0
     return [
         _differ(levels_r, levels_c),
+        _differ(r.severity_words, c.severity_words),
         severity_gap,
         _one_side(levels_r, levels_c),
         float(r.normal),
@@ -442,22 +488,27 @@ def _other_features(r: FindingFrame, c: FindingFrame) -> list[float]:
         float(bool(r.changes) and bool(c.changes) and not r.changes & c.changes),
         _one_side(r.changes, c.changes),
         _jaccard(r.words, c.words),
+        *(float(r.level == level) for level in LEVELS),
+        *(float(c.level == level) for level in LEVELS),
     ]
 
 
 FEATURE_NAMES = (
     *("size_both", "size_one_side", "size_relative_change", "size_difference_cm", "size_log_ratio"),
+    "size_any_dimension_change",
     *("device_reference", "device_candidate", "carina_both", "carina_distance", "carina_range_changed"),
     *("malposition_reference", "malposition_candidate", "malposition_added", "malposition_removed"),
     *("good_place_reference", "good_place_candidate", "tip_places_differ"),
     *("strong_hedge_reference", "strong_hedge_candidate", "weak_hedge_reference", "weak_hedge_candidate"),
-    *("definite_reference", "definite_candidate", "hedge_level_gap"),
+    *("definite_reference", "definite_candidate", "hedge_level_gap", "hedges_differ"),
     *("diagnoses_dropped", "diagnoses_added", "vague_dropped", "vague_added", "diagnosis_made_vague"),
     *("description_made_diagnosis", "diagnoses_jaccard"),
-    *("sides_swapped", "sides_differ", "side_one_side", "lobes_differ", "lobe_one_side", "zones_differ"),
+    *("sides_swapped", "side_words_swapped", "sides_differ", "side_one_side", "lobes_differ", "lobe_one_side", "zones_differ"),
     *("zone_one_side", "segments_differ", "segment_one_side"),
-    *("severities_differ", "severity_gap", "severity_one_side", "normal_reference", "normal_candidate"),
+    *("severities_differ", "severity_words_differ", "severity_gap", "severity_one_side", "normal_reference", "normal_candidate"),
     *("polarity_differs", "change_reversed", "change_one_side", "words_jaccard"),
+    *(f"reference_{level}" for level in LEVELS),
+    *(f"candidate_{level}" for level in LEVELS),
     "cosine",
 )
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from radmetrics.inference.findings.feature_judge import FeatureHead, cosines, feature_rows
+from radmetrics.inference.findings.feature_judge import FeatureHead, cosines, evidence_mask, feature_rows
 from radmetrics.inference.findings.judge_labels import JUDGE_LABELS
 
 from ..common.logs import configure_logging, logger
@@ -37,6 +37,22 @@ def split_rows(data: dict, encoder) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return rows
 
 
+def evidenced(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The training pairs whose label the features give evidence for (evidence_mask); the others are pairs the frame
+    cannot read (an edit in words it does not know), logged and left out."""
+    keep = evidence_mask(x)[np.arange(len(y)), y]
+    if not keep.all():
+        missed = np.bincount(y[~keep], minlength=len(JUDGE_LABELS))
+        detail = ", ".join(f"{JUDGE_LABELS[k]} {n}" for k, n in enumerate(missed) if n)
+        logger.info(
+            "%d of %d training pairs have no evidence for their label in the features: %s",
+            (~keep).sum(),
+            len(y),
+            detail,
+        )
+    return x[keep], y[keep]
+
+
 def class_weights(labels: np.ndarray, power: float) -> np.ndarray:
     counts = np.bincount(labels, minlength=len(JUDGE_LABELS)).astype(np.float64).clip(min=1)
     weights = (counts.sum() / counts) ** power
@@ -53,9 +69,10 @@ def fit(rows: dict, hidden_size: int, training_args, power: float, eval_every: i
     import torch
 
     torch.manual_seed(training_args.seed)
-    x, y = rows["train"]
+    x, y = evidenced(*rows["train"])
     mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
     inputs, targets = torch.tensor((x - mean) / scale), torch.tensor(y)
+    masked = torch.tensor(~evidence_mask(x))
     network = torch.nn.Sequential(
         torch.nn.Linear(x.shape[1], hidden_size), torch.nn.Tanh(), torch.nn.Linear(hidden_size, len(JUDGE_LABELS))
     )
@@ -66,7 +83,7 @@ def fit(rows: dict, hidden_size: int, training_args, power: float, eval_every: i
     best, best_f1 = None, -1.0
     for epoch in range(1, int(training_args.num_train_epochs) + 1):
         optimiser.zero_grad()
-        loss = loss_fn(network(inputs), targets)
+        loss = loss_fn(network(inputs).masked_fill(masked, float("-inf")), targets)
         loss.backward()
         optimiser.step()
         if epoch % eval_every and epoch != int(training_args.num_train_epochs):

@@ -38,13 +38,15 @@ ATTRIBUTE_CATEGORIES = {
 }
 # The attributes the word rules never see (they read locations, severity words and change words only).
 RULE_BLIND_KINDS = ("measurement", "device_position", "certainty", "specificity")
-SCOPES = ("all", "rule_blind")
+SCOPES = ("all", "matched", "attributes", "rule_blind")
 
 
 def confident_decisions(probabilities, threshold: float, scope: str = "all") -> list[JudgeDecision | None]:
     """Per row of label probabilities (JUDGE_LABELS order): the judge's decision where it overrides the rules, else
     None (the rules decide). It overrides where its most probable label is not `same` and that label's probability
-    exceeds `threshold`; with scope `rule_blind`, only attribute errors of RULE_BLIND_KINDS."""
+    exceeds `threshold`; with scope `matched`, where its most probable label is `same` or an attribute error and
+    exceeds `threshold` (a confident `same` clears an error the rules saw); with scope `attributes`, only attribute errors (a contradiction or an unrelated pair stays
+    the rules'), with scope `rule_blind`, only attribute errors of RULE_BLIND_KINDS."""
     if scope not in SCOPES:
         raise ValueError(f"unknown judge scope {scope!r}; expected one of {list(SCOPES)}")
     chosen = []
@@ -52,6 +54,10 @@ def confident_decisions(probabilities, threshold: float, scope: str = "all") -> 
         k = int(row.argmax())
         decision = parse_label(JUDGE_LABELS[k])
         confident = decision.decision != "same" and float(row[k]) > threshold
+        if scope == "matched":
+            confident = decision.decision in ("same", "attribute_error") and float(row[k]) > threshold
+        if scope == "attributes":
+            confident = confident and decision.decision == "attribute_error"
         if scope == "rule_blind":
             confident = confident and decision.decision == "attribute_error" and decision.kind in RULE_BLIND_KINDS
         chosen.append(decision if confident else None)

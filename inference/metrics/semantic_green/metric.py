@@ -39,7 +39,7 @@ from ...text.sentences import statements
 from ..base import Metric, MetricOutput, Option, OptionError
 from ..display import table
 from ..green.metric import green_display
-from .judge import annotate_with_judge, load_judge
+from .judge import SCOPES, annotate_with_judge, load_judge
 from .teacher import THRESHOLD, Rules, SemanticTeacher
 
 PREFIX = "semantic_green"
@@ -94,9 +94,10 @@ class SemanticGreen(Metric):
             "rule_blind",
             True,
             "with judge=model: rule_blind (the judge may only add attribute errors the rules cannot see: measurement, "
-            "device position, certainty, specificity) or all (any confident label, contradictions and unrelated too)",
+            "device position, certainty, specificity), attributes (any attribute error; contradictions and unrelated "
+            "pairs stay the rules') or all (any confident label)",
             type=str,
-            choices=("all", "rule_blind"),
+            choices=SCOPES,
         ),
     }
     keys = (
@@ -181,7 +182,7 @@ Notation},
         else:
             extractor = FindingsExtractor(head, encoder, self.options["batch_size"])
         progress = self.options.get("progress", False)
-        return extractor.of_reports(reports, progress)
+        return extractor.of_reports(reports, progress, lobes=self.options["judge"] == "model")
 
     def annotate(self, references, candidates) -> list:
         """The teacher's annotation of each pair (`teacher.Annotation`): over the extracted findings, or over every
