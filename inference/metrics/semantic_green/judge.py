@@ -186,6 +186,14 @@ class FeatureJudge:
         return _decide(self, pairs, threshold, scope, cosines)
 
 
+def shipped_judge() -> Path:
+    """The finding_judge export that ships with radmetrics (resources/finding_judge/: configs/judge/pairs/small.yaml's
+    run; its manifest and card say how it was trained and what it scored)."""
+    from importlib.resources import files
+
+    return Path(str(files("radmetrics.inference").joinpath("resources", "finding_judge")))
+
+
 def load_judge(path: str | Path, batch_size: int = 64, encoder=None):
     """The export's judge: a FeatureJudge (pair_features) or a FindingJudge (cross-encoder)."""
     directory, _ = load_manifest(path, COMPONENT)

@@ -39,7 +39,7 @@ from ...text.sentences import statements
 from ..base import Metric, MetricOutput, Option, OptionError
 from ..display import table
 from ..green.metric import green_display
-from .judge import SCOPES, annotate_with_judge, load_judge
+from .judge import SCOPES, annotate_with_judge, load_judge, shipped_judge
 from .teacher import THRESHOLD, Rules, SemanticTeacher
 
 PREFIX = "semantic_green"
@@ -74,8 +74,9 @@ class SemanticGreen(Metric):
         "judge": Option(
             "rules",
             True,
-            "who decides a matched pair of findings: rules (the word rules) or model (a finding_judge export given "
-            "with --components: attribute errors, contradictions, unrelated pairs)",
+            "who decides a matched pair of findings: rules (the word rules) or model (the finding-pair judge radmetrics "
+            "ships, or a finding_judge export given with --components: attribute errors, which attribute and whether "
+            "significant, contradictions, unrelated pairs)",
             type=str,
             choices=("rules", "model"),
         ),
@@ -131,14 +132,6 @@ Notation},
     runs_encoder = True
     accepts_context = True
 
-    @classmethod
-    def check_setup(cls, options, components, endpoint):
-        if options["judge"] == "model" and "finding_judge" not in components:
-            raise OptionError(
-                "metric semantic_green option judge=model needs a finding-pair judge: pass --components EXPORT of a "
-                "finding_judge (radmetrics train judge/pairs, then radmetrics export), or use judge=rules"
-            )
-
     def encoder(self):
         return self.loaded("encoder", lambda: TextEncoder(self.options["encoder"]), self.options["encoder"])
 
@@ -152,16 +145,20 @@ Notation},
     def extractor_path(self) -> str:
         return str(self.components.get("findings_extractor") or shipped_extractor())
 
+    def judge_path(self) -> str:
+        """The finding_judge export given with --components, else the one radmetrics ships."""
+        return str(self.components.get("finding_judge") or shipped_judge())
+
     def signature_parts(self) -> list[str]:
         parts = super().signature_parts()
         if self.options["findings"] == "extractor":
             parts.append(f"extractor:{fingerprint(self.extractor_path())}")
         if self.options["judge"] == "model":
-            parts.append(f"finding_judge:{fingerprint(str(self.components['finding_judge']))}")
+            parts.append(f"finding_judge:{fingerprint(self.judge_path())}")
         return parts
 
     def finding_judge(self):
-        path = str(self.components["finding_judge"])
+        path = self.judge_path()
         return self.loaded("finding_judge", lambda: load_judge(path, self.options["batch_size"]), path)
 
     def annotate_lists(self, references, candidates, teacher) -> list:
