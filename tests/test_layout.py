@@ -5,6 +5,7 @@ without the training stack, and no docstring or comment leaves one word of a sen
 import ast
 import io
 import re
+import sys
 import tokenize
 from pathlib import Path
 
@@ -58,6 +59,18 @@ def test_inference_imports_nothing_from_training():
         a: sorted(t for t in targets if t.startswith("radmetrics.training"))
         for a, targets in graph.items()
         if a.startswith("radmetrics.inference")
+    }
+    assert {a: t for a, t in crossing.items() if t} == {}
+
+
+def test_data_builders_import_nothing_from_training():
+    """Above inference stand the data builders, and above them the recipes (which build their data, as the demo does):
+    a data builder that imported a recipe would make the two one floor."""
+    graph = import_graph()
+    crossing = {
+        a: sorted(t for t in targets if t.startswith("radmetrics.training"))
+        for a, targets in graph.items()
+        if a.startswith("radmetrics.data_builders")
     }
     assert {a: t for a, t in crossing.items() if t} == {}
 
@@ -159,3 +172,115 @@ def test_inference_imports_its_own_modules_at_module_level():
                 if target in known and target not in LOADS_A_MODEL_LIBRARY:
                     inside.append(f"{path.relative_to(ROOT)}:{node.lineno}: {target}")
     assert not inside, "import these at module level:\n" + "\n".join(inside)
+
+
+# The floors of inference/, lowest first (CONTRIBUTING.md, "Layers"): a module imports its own floor and the floors
+# below it, never one above. Paths are relative to inference/; the longest matching prefix places a module, so a new
+# folder or file that matches none fails `test_every_inference_module_stands_on_a_floor` until it is placed here and
+# in CONTRIBUTING.
+FLOORS = (
+    ("statistics", ("scoring/stats.py",)),  # numbers only; stays in scoring/ while issue 65 item 5 rewrites it
+    ("text", ("text/",)),
+    (
+        "file readers and low-level writers",
+        (
+            "files/__init__.py",
+            "files/atomic.py",
+            "files/json_io.py",
+            "files/output_paths.py",
+            "files/report_io.py",
+            "files/judgement_files.py",
+            "files/pair_stream.py",
+            "files/score_stream.py",
+            "files/compare_folder.py",
+        ),
+    ),
+    ("loading", ("loading/", "resources/")),
+    ("models and llm", ("models/", "llm/")),
+    ("findings", ("findings/",)),
+    ("what metrics share", ("metrics/__init__.py", "metrics/base.py", "metrics/display.py", "metrics/shared/")),
+    ("metrics", ("metrics/",)),
+    ("scoring", ("scoring/",)),
+    ("report builders and meta-evaluation", ("files/report_html.py", "files/run_output.py", "meta_evaluation/")),
+    ("runs", ("scoring/score_run.py",)),  # a streamed run into a folder, published with the report builders
+    ("entry points", ("cli/", "__init__.py", "scorer.py", "rewards.py", "evaluate_modules.py")),
+)
+# On the metrics floor a metric imports no other metric's folder, except a composite the metrics it combines with
+# models of its own (options radgraph_model and bertscore_model): {composite: ingredients}, each in its depends_on.
+COMPOSITE_INGREDIENTS = {"radcliq": {"bertscore", "radgraph"}}
+
+
+def floor_of(module: str) -> tuple[int, str, str] | None:
+    """(index, floor, unit) of an inference module; the unit is the metric's folder on the metrics floor, else the
+    floor itself; None for a module no floor places."""
+    parts = module.split(".")[2:]
+    candidates = ["/".join(parts) + ".py", "/".join(parts) + "/__init__.py"] if parts else ["__init__.py"]
+    best = None
+    for index, (floor, prefixes) in enumerate(FLOORS):
+        for prefix in prefixes:
+            if any(c.startswith(prefix) for c in candidates) and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), index, floor)
+    if best is None:
+        return None
+    unit = parts[1] if best[2] == "metrics" and len(parts) > 1 else best[2]
+    return best[1], best[2], unit
+
+
+def test_every_inference_module_stands_on_a_floor():
+    unplaced = sorted(m for m in import_graph() if m.startswith("radmetrics.inference") and floor_of(m) is None)
+    assert unplaced == [], "place these in FLOORS (tests/test_layout.py) and in CONTRIBUTING's layers:\n" + "\n".join(
+        unplaced
+    )
+
+
+def allowed_units(unit: str) -> set[str]:
+    """What a module of metric `unit` may import on the metrics floor: its own folder and a composite's ingredients."""
+    return {unit, *COMPOSITE_INGREDIENTS.get(unit, ())}
+
+
+def module_path(module: str) -> str:
+    """The file of a module, relative to the repository: `inference/metrics/base.py`, `inference/cli/__init__.py`."""
+    base = ROOT / module.replace("radmetrics.inference", "inference").replace(".", "/")
+    path = base.with_suffix(".py") if base.with_suffix(".py").is_file() else base / "__init__.py"
+    return path.relative_to(ROOT).as_posix()
+
+
+def upward_imports() -> list[str]:
+    """Every import in inference/ of a module on a floor above the importer's (or, on the metrics floor, of another
+    metric that is not one of a composite's ingredients), one line each naming the file and the two floors."""
+    found = []
+    for module, targets in sorted(import_graph().items()):
+        if not module.startswith("radmetrics.inference"):
+            continue
+        low, floor, unit = floor_of(module)
+        path = module_path(module)
+        for target in sorted(t for t in targets if t.startswith("radmetrics.inference")):
+            high, target_floor, target_unit = floor_of(target)
+            if high > low:
+                found.append(f"{path}: {floor} imports {target} from {target_floor}, a floor above")
+            elif target_floor == floor == "metrics" and target_unit not in allowed_units(unit):
+                found.append(f"{path}: metric {unit} imports {target} of metric {target_unit}")
+    return found
+
+
+def test_inference_imports_point_down():
+    found = upward_imports()
+    assert found == [], "upward imports (CONTRIBUTING.md, 'Layers'):\n" + "\n".join(found)
+
+
+def test_the_layer_check_names_an_upward_import(tmp_path, monkeypatch):
+    """The check itself: an import from a metric of the scoring floor is reported with both floors and the file."""
+    graph = import_graph()
+    graph["radmetrics.inference.metrics.lexical"] = graph["radmetrics.inference.metrics.lexical"] | {
+        "radmetrics.inference.scoring.registry"
+    }
+    monkeypatch.setattr(sys.modules[__name__], "import_graph", lambda: graph)
+    expected = "inference/metrics/lexical.py: metrics imports radmetrics.inference.scoring.registry from scoring"
+    assert upward_imports() == [expected + ", a floor above"]
+
+
+def test_composite_ingredients_are_what_the_composites_combine():
+    from radmetrics.inference.scoring import registry
+
+    for composite, ingredients in COMPOSITE_INGREDIENTS.items():
+        assert ingredients <= set(registry.metrics()[composite].depends_on), composite

@@ -188,10 +188,20 @@ def prepare_data(recipe: str, config: dict, workdir: Path) -> list[str]:
     if recipe == "crimson/sft":  # the programmatic CRIMSON teacher's answers to built pairs (no LLM)
         pairs, annotations = data / "crimson_pairs", data / "crimson_annotations"
         if not (annotations / "train.jsonl").is_file():
-            _run_cli(
-                ["data", "pairs", "--out", str(pairs), "--heuristics", "radgraph_permute", "--per-heuristic", "300"],
-                data / "crimson_pairs.log",
-            )
+            if not (pairs / "train.jsonl").is_file():  # a finished `data pairs` folder is refused, not rebuilt
+                _run_cli(
+                    [
+                        "data",
+                        "pairs",
+                        "--out",
+                        str(pairs),
+                        "--heuristics",
+                        "radgraph_permute",
+                        "--per-heuristic",
+                        "300",
+                    ],
+                    data / "crimson_pairs.log",
+                )
             files = [str(pairs / f"{split}.jsonl") for split in ("train", "validation", "test")]
             _run_cli(
                 ["data", "annotate", "--format", "crimson", "--pairs", *files, "--out", str(annotations)],

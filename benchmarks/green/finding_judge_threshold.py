@@ -35,7 +35,7 @@ from radmetrics.inference.files.atomic import write_text  # noqa: E402
 from radmetrics.inference.files.json_io import dumps  # noqa: E402
 from radmetrics.inference.files.output_paths import check_output_file  # noqa: E402
 from radmetrics.inference.findings.extractor import MemoEncoder  # noqa: E402
-from radmetrics.inference.meta_evaluation.radpref import _tau, agreement, case_index, load_radpref  # noqa: E402
+from radmetrics.inference.meta_evaluation.radpref import agreement, case_index, load_radpref  # noqa: E402
 from radmetrics.inference.meta_evaluation.ranking import load_suite, pairs, ranking_report  # noqa: E402
 from radmetrics.inference.metrics.semantic_green.judge import (  # noqa: E402
     SCOPES,
@@ -45,11 +45,33 @@ from radmetrics.inference.metrics.semantic_green.judge import (  # noqa: E402
 )
 from radmetrics.inference.scoring.scorer import Scorer  # noqa: E402
 from radmetrics.inference.scoring.signature import fingerprint  # noqa: E402
+from radmetrics.inference.scoring.stats import tau_value  # noqa: E402
 
 # The cross-encoder's label probabilities are flat (its most probable label on radpref_dev's matched pairs has at most
 # about 0.31), so the grid is fine below 0.4; the feature judge's are sharp, so it is fine again above 0.5. 1.0 is the
 # rules exactly (no probability exceeds it).
-THRESHOLDS = (0.0, 0.12, 0.14, 0.16, 0.18, 0.2, 0.22, 0.24, 0.26, 0.28, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
+THRESHOLDS = (
+    0.0,
+    0.12,
+    0.14,
+    0.16,
+    0.18,
+    0.2,
+    0.22,
+    0.24,
+    0.26,
+    0.28,
+    0.3,
+    0.35,
+    0.4,
+    0.5,
+    0.6,
+    0.7,
+    0.8,
+    0.9,
+    0.95,
+    1.0,
+)
 GRID = [(t, s) for s in SCOPES for t in THRESHOLDS]
 
 
@@ -86,7 +108,7 @@ def extracted(metric, references: list[str], texts: list[str]) -> tuple[list, li
 def best_setting(counts: dict, target: np.ndarray, rows: np.ndarray):
     """The grid's setting with the highest tau-b on `rows`; ties go to the higher threshold (closer to the rules),
     then to scope rule_blind."""
-    return max(GRID, key=lambda s: (_tau(-counts[s][rows], -target[rows]), s[0], s[1] == "rule_blind"))
+    return max(GRID, key=lambda s: (tau_value(-counts[s][rows], -target[rows]), s[0], s[1] == "rule_blind"))
 
 
 def cross_validated(counts: dict, target: np.ndarray, cases: np.ndarray, folds: int, seed: int) -> tuple:
@@ -99,7 +121,7 @@ def cross_validated(counts: dict, target: np.ndarray, cases: np.ndarray, folds: 
         train = fold != k
         best = best_setting(counts, target, train)
         chosen.append(
-            {"fold": k, "setting": setting_name(best), "train_tau_b": _tau(-counts[best][train], -target[train])}
+            {"fold": k, "setting": setting_name(best), "train_tau_b": tau_value(-counts[best][train], -target[train])}
         )
         held_out[~train] = counts[best][~train]
     return held_out, chosen
@@ -126,7 +148,7 @@ def radpref_part(metric, candidates, folds: int, n_bootstrap: int, seed: int) ->
         for entry in found.values():
             entry.pop("preference", None)
         report[f"held_out_{target}"] = found
-        report[f"in_sample_{target}_tau_b"] = {setting_name(s): _tau(-counts[s], -human) for s in GRID}
+        report[f"in_sample_{target}_tau_b"] = {setting_name(s): tau_value(-counts[s], -human) for s in GRID}
     return report
 
 

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from radmetrics.inference.scoring.stats import tau_value as tau
+
 THRESHOLDS = [0.40, 0.45, 0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80]
 ABLATIONS = {  # name: the Rules fields changed from the chosen ones
     "chosen rules": {},
@@ -48,16 +50,10 @@ class MemoEncoder:
         return np.stack([self.memo[t] for t in texts]) if texts else self.encoder.encode([])
 
 
-def tau(x, y) -> float:
-    from radmetrics.inference.meta_evaluation.radpref import _tau
-
-    return _tau(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
-
-
 def string_rule_errors(reference: str, candidate: str) -> int:
     """The programmatic teacher's decision made from the texts alone: a sentence of one report whose normalised text
     the other lacks is a difference, significant when the pair builders' rule calls it an abnormal finding
-    (data_builders/pairs/findings.py). The programmatic teacher's significant counts are this rule applied to its
+    (data_builders/pairs/edit_lexicons.py). The programmatic teacher's significant counts are this rule applied to its
     edits."""
     from radmetrics.data_builders.pairs.builders import findings, normalise_sentence
     from radmetrics.inference.text.sentences import split_sentences

@@ -6,6 +6,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from radmetrics.inference.files.atomic import atomic_directory, atomic_write
+
 from .corpora import Report
 from .leakage import split_overlap
 from .splits import text_split
@@ -64,7 +66,8 @@ def write_corpus(reports: list[Report], splits: dict[str, str], out_dir: str | P
 def write_split_records(
     by_split: dict[str, list[dict]], out_dir: str | Path, jsonl: bool = True, to_arrow=None
 ) -> None:
-    """`{split}.jsonl` per split (optional) and the same records as an HF DatasetDict under `hf/`.
+    """`{split}.jsonl` per split (optional) and the same records as an HF DatasetDict under `hf/`, each published
+    whole (inference/files/atomic.py).
 
     `to_arrow` rewrites a record for Arrow where JSONL's mixed-type lists (`[start, end, "LABEL"]`) cannot go."""
     from datasets import Dataset, DatasetDict
@@ -73,10 +76,11 @@ def write_split_records(
     out.mkdir(parents=True, exist_ok=True)
     if jsonl:
         for split, records in by_split.items():
-            with open(out / f"{split}.jsonl", "w", encoding="utf-8") as fh:
+            with atomic_write(out / f"{split}.jsonl", "w") as fh:
                 for record in records:
                     fh.write(json.dumps(record) + "\n")
     convert = to_arrow or (lambda record: record)
-    DatasetDict(
-        {split: Dataset.from_list([convert(r) for r in records]) for split, records in by_split.items()}
-    ).save_to_disk(str(out / "hf"))
+    with atomic_directory(out / "hf") as staging:
+        DatasetDict(
+            {split: Dataset.from_list([convert(r) for r in records]) for split, records in by_split.items()}
+        ).save_to_disk(str(staging))

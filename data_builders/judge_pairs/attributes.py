@@ -13,9 +13,9 @@ import random
 import re
 
 from radmetrics.inference.findings.significance import significance
-from radmetrics.inference.metrics.semantic_green.rules import names_abnormality
+from radmetrics.inference.text.word_rules import names_abnormality
 
-from ..pairs import findings as fx
+from ..pairs import edit_lexicons as fx
 from .measurement import change_measurement
 
 

@@ -28,7 +28,7 @@ from radmetrics.inference.findings.judge_labels import JUDGE_LABELS, parse_label
 from radmetrics.inference.text.sentences import split_sentences
 
 from ..corpus.splits import normalise_report_text
-from ..pairs import findings as fx
+from ..pairs import edit_lexicons as fx
 from .attributes import EDITS, with_interval_change
 from .measurement import device_position_pair, synthetic_size_findings
 from .rewrites import rewrite

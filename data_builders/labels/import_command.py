@@ -1,5 +1,5 @@
 """`radmetrics data import FORMAT FILE... --out DIR`: a user's labels in one of the field's formats -> what the encoder
-recipes read (importer.py). Registered in data_builders/cli.py by `add_import_parser`; runs as its own command."""
+recipes read (importer.py). Registered in data_builders/cli/ by `add_import_parser`; runs as its own command."""
 
 from __future__ import annotations
 

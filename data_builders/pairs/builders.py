@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from radmetrics.inference.text.sentences import split_sentences
 
 from ..corpus.corpora import Report
-from . import findings as fx
+from . import edit_lexicons as fx
 
 PAIR_SCHEMA_VERSION = 1
 HEURISTICS = ("random", "remove_shuffle", "nearest_neighbour", "radgraph_permute", "recombine")

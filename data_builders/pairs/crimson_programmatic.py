@@ -1,8 +1,8 @@
 """A programmatic CRIMSON teacher, for the tiny and small `crimson/sft` configs and the CPU rehearsals, which have no
 LLM: a pair built by the pair heuristics (builders.py) knows its errors, and this writes them as CRIMSON's answer.
 
-- Findings: each side's abnormal statements (findings.is_abnormal_finding), as R1.. and P1..; the same statement on
-  both sides (normalised) is a match.
+- Findings: each side's abnormal statements (edit_lexicons.is_abnormal_finding), as R1.. and P1..; the same statement
+  on both sides (normalised) is a match.
 - A statement whose edit changed its laterality or its severity (edit categories c and d) matches its changed
   counterpart with a significant attribute error (location or severity).
 - Unmatched reference findings are missing findings, unmatched candidate findings false findings.
@@ -17,7 +17,7 @@ import re
 
 from radmetrics.inference.text.sentences import split_sentences
 
-from . import findings as fx
+from . import edit_lexicons as fx
 from .builders import normalise_sentence
 
 URGENT = re.compile(r"\b(pneumothorax|free air|pneumoperitoneum|dissection|malposition\w*|tension)\b", re.I)

@@ -108,6 +108,43 @@ def pairs_units(out_dir: str | Path) -> str:
     return match.group(1) if match else "statements"
 
 
+def annotate_pair_records(
+    pairs: list[PairRecord], teacher: str = "programmatic", explanation: str = "summary", units: str = "findings"
+) -> list[dict]:
+    """Each pair's annotation record by `teacher` (see `write_pairs`)."""
+    if teacher not in TEACHERS:
+        raise ValueError(f"teacher {teacher!r}: expected one of {', '.join(TEACHERS)}")
+    if teacher == "semantic":
+        from .semantic_teacher import semantic_annotations
+
+        # a walkthrough names numbered statements (the `numbered` prompt shows them); a summary quotes them instead
+        return semantic_annotations(
+            [p.to_dict() for p in pairs], quoted=explanation == "summary", explanation=explanation, units=units
+        )
+    return [programmatic_annotation(p, explanation) for p in pairs]
+
+
+def teacher_provenance(provenance: dict, teacher: str, explanation: str, units: str) -> dict:
+    """The card's provenance with the teacher's settings, which `pairs_teacher` and friends read back."""
+    provenance = {**provenance, "teacher": teacher, "teacher_explanation": explanation}
+    if teacher == "semantic":
+        provenance["teacher_units"] = units
+    return provenance
+
+
+def publish_pairs(annotated: list[dict], pairs: list[PairRecord], out_dir: str | Path, provenance: dict) -> dict:
+    """Write the annotated records of `pairs` per split, the statistics and the dataset card; the statistics."""
+    out = Path(out_dir)
+    by_split: dict[str, list[dict]] = {}
+    for record in annotated:
+        by_split.setdefault(record["split"], []).append(record)
+    write_split_records(by_split, out)
+    stats = pair_statistics(pairs)
+    atomic.write_text(out / "stats.json", json.dumps(stats, indent=2))
+    atomic.write_text(out / "README.md", render_card(stats, provenance))
+    return stats
+
+
 def write_pairs(
     pairs: list[PairRecord],
     out_dir: str | Path,
@@ -119,27 +156,6 @@ def write_pairs(
     """Annotate `pairs` and write each split, the statistics and a dataset card. `teacher`: "programmatic" (the edit
     log; `explanation`: teacher.EXPLANATIONS) or "semantic" (the semantic_green teacher, which reads only the two
     texts: a walkthrough names numbered items, a summary quotes them; `units`: the findings the extractor lists, or
-    every statement)."""
-    if teacher not in TEACHERS:
-        raise ValueError(f"teacher {teacher!r}: expected one of {', '.join(TEACHERS)}")
-    out = Path(out_dir)
-    if teacher == "semantic":
-        from .semantic_teacher import semantic_annotations
-
-        # a walkthrough names numbered statements (the `numbered` prompt shows them); a summary quotes them instead
-        annotated = semantic_annotations(
-            [p.to_dict() for p in pairs], quoted=explanation == "summary", explanation=explanation, units=units
-        )
-    else:
-        annotated = [programmatic_annotation(p, explanation) for p in pairs]
-    provenance = {**provenance, "teacher": teacher, "teacher_explanation": explanation}
-    if teacher == "semantic":
-        provenance["teacher_units"] = units
-    by_split: dict[str, list[dict]] = {}
-    for record in annotated:
-        by_split.setdefault(record["split"], []).append(record)
-    write_split_records(by_split, out)
-    stats = pair_statistics(pairs)
-    atomic.write_text(out / "stats.json", json.dumps(stats, indent=2))
-    atomic.write_text(out / "README.md", render_card(stats, provenance))
-    return stats
+    every statement). `radmetrics data pairs` does the same in resumable chunks (pairs_run.py)."""
+    annotated = annotate_pair_records(pairs, teacher, explanation, units)
+    return publish_pairs(annotated, pairs, out_dir, teacher_provenance(provenance, teacher, explanation, units))

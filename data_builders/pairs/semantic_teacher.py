@@ -1,8 +1,8 @@
 """GREEN annotations by the semantic teacher, for any pairs: the builders' (instead of their edit logs) or a user's.
 
 The teacher itself is the `semantic_green` metric's (radmetrics.inference.metrics.semantic_green: teacher.py for the
-matching and rules.py for the word rules, each chosen on RadPref's development half), so that what a student learns
-and what `radmetrics score --metrics semantic_green` reports are one and the same decision.
+matching, and inference/text/word_rules.py for the word rules, each chosen on RadPref's development half), so that
+what a student learns and what `radmetrics score --metrics semantic_green` reports are one and the same decision.
 """
 
 from __future__ import annotations

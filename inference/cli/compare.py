@@ -6,11 +6,12 @@ import argparse
 from pathlib import Path
 
 from ..files.atomic import atomic_write, write_text
+from ..files.compare_folder import claim_compare_folder
 from ..files.json_io import dumps
 from ..files.output_paths import ensure_output_dir
 from ..files.report_html import write_compare_report
 from ..files.report_io import pair_reports, read_reports
-from ..scoring.stats import paired_comparison
+from ..scoring.stats import paired_key_comparison
 from .score import (
     add_report_field_arguments,
     add_scoring_arguments,
@@ -31,7 +32,8 @@ Corpus-level keys (corpus BLEU-4,
 CheXbert F1) are recomputed on every resample. A positive difference favours A when the key is higher-is-better.
 
 Writes OUT/compare.json, OUT/compare.md, OUT/report.html (both systems side by side with the paired differences, and
-each pair's values) and each system's per-sample scores (OUT/per_sample_{a,b}.jsonl).
+each pair's values) and each system's per-sample scores (OUT/per_sample_{a,b}.jsonl). A comparison is written whole and
+does not resume: a folder holding another run's outputs (a comparison or a score run) is refused unless --overwrite.
 
 Example: radmetrics compare --refs refs.txt --system-a model_a.txt --system-b model_b.txt --metrics bleu2,rougeL \
 --out cmp/"""
@@ -46,6 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--permutations", type=int, default=10000, help="approximate-randomisation permutations")
     add_scoring_arguments(parser)
     parser.add_argument("--out", required=True)
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the outputs of another run (a comparison or a score run) in --out (refused without it)",
+    )
 
 
 def compare_key(result, key: str, n: int, args: argparse.Namespace) -> dict:
@@ -62,18 +69,13 @@ def compare_key(result, key: str, n: int, args: argparse.Namespace) -> dict:
     }
     if not len(both):
         return {"n": 0, **lost}
-    index = np.concatenate([both, both + n])  # the paired index space of the kept pairs onto the combined one
-    return {
-        **paired_comparison(
-            lambda idx: result.aggregate(key, index[idx]), len(both), args.bootstrap, args.permutations, args.seed
-        ),
-        **lost,
-    }
+    return {**paired_key_comparison(result, key, both, n, args.bootstrap, args.permutations, args.seed), **lost}
 
 
 def run(args: argparse.Namespace) -> int:
     scorer = build_scorer(args, Path(args.out), n_bootstrap=0)  # checks every option before any file or model loads
     out = ensure_output_dir(args.out, what="--out")
+    claim_compare_folder(out, args.overwrite)
     (ref_id, ref_named), (hyp_id, hyp_named) = id_fields(args)
     refs, ref_ids = refuse_no_reports(
         read_reports(args.refs, args.ref_field, ref_id, id_required=ref_named), args.refs

@@ -5,7 +5,7 @@ and each statement into clauses at coordinations and commas (`clauses`). A logis
 sentence embedding plus three rule features (the statement is normal, names an abnormality, compares with a prior
 study; `features`) gives each candidate the probability that it is a finding. That head is what the recipe
 `findings/classifier` trains, on silver labels from the IU X-ray corpus: each report's statements and clauses aligned
-with NLM's manual MeSH codes of that report (data_builders/findings.py).
+with NLM's manual MeSH codes of that report (data_builders/extractor_labels.py).
 
 A statement is a finding when its probability reaches `statement_threshold`; it is then replaced by its clauses when
 at least two of them reach `clause_threshold` (one sentence naming several findings gives several), else kept whole.
@@ -28,8 +28,8 @@ import numpy as np
 from ..files import atomic
 from ..loading.checkpoint import load_manifest
 from ..loading.components import FINDINGS_RULE_FEATURES as RULE_FEATURES
-from ..metrics.semantic_green import rules
 from ..models.text_encoder import TextEncoder
+from ..text import word_rules as rules
 from ..text.sentences import expand_abbreviations, statements
 
 HEAD_FILE = "findings_head.json"

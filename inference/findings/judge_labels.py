@@ -8,30 +8,17 @@ A label is one of
 - `contradiction:<negation|laterality>`: the candidate denies the finding, or puts it on the other side;
 - `unrelated`: a different finding.
 
-The label list and its order are the `finding_judge` component's label map (inference/loading/components.py): the
-data builders write these labels, the recipe trains on them, and semantic_green reads them back with `parse_label`.
+The label list and its order are the `finding_judge` component's label map, defined in inference/loading/components.py
+beside the other components' label maps (below findings/ and the metrics) and re-exported here: the data builders
+write these labels, the recipe trains on them, and semantic_green reads them back with `parse_label`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-ATTRIBUTES = (
-    "measurement",
-    "device_position",
-    "severity",
-    "location",
-    "certainty",
-    "specificity",
-    "interval_change",
-)
-CONTRADICTIONS = ("negation", "laterality")
-JUDGE_LABELS = (
-    "same",
-    "unrelated",
-    *(f"contradiction:{kind}" for kind in CONTRADICTIONS),
-    *(f"attribute:{a}:{s}" for a in ATTRIBUTES for s in ("significant", "insignificant")),
-)
+from ..loading.components import ATTRIBUTES, CONTRADICTIONS, JUDGE_LABELS  # noqa: F401  (re-exported)
+
 DECISIONS = ("same", "attribute_error", "contradiction", "unrelated")
 
 

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..metrics.semantic_green import rules
+from ..text import word_rules as rules
 from .significance import LEVELS, significance
 
 # Abbreviations the frame reads as words (semantic_green's own expansion, text/sentences.py, runs before this).
@@ -503,9 +503,24 @@ FEATURE_NAMES = (
     *("definite_reference", "definite_candidate", "hedge_level_gap", "hedges_differ"),
     *("diagnoses_dropped", "diagnoses_added", "vague_dropped", "vague_added", "diagnosis_made_vague"),
     *("description_made_diagnosis", "diagnoses_jaccard"),
-    *("sides_swapped", "side_words_swapped", "sides_differ", "side_one_side", "lobes_differ", "lobe_one_side", "zones_differ"),
+    *(
+        "sides_swapped",
+        "side_words_swapped",
+        "sides_differ",
+        "side_one_side",
+        "lobes_differ",
+        "lobe_one_side",
+        "zones_differ",
+    ),
     *("zone_one_side", "segments_differ", "segment_one_side"),
-    *("severities_differ", "severity_words_differ", "severity_gap", "severity_one_side", "normal_reference", "normal_candidate"),
+    *(
+        "severities_differ",
+        "severity_words_differ",
+        "severity_gap",
+        "severity_one_side",
+        "normal_reference",
+        "normal_candidate",
+    ),
     *("polarity_differs", "change_reversed", "change_one_side", "words_jaccard"),
     *(f"reference_{level}" for level in LEVELS),
     *(f"candidate_{level}" for level in LEVELS),

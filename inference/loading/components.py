@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..findings.judge_labels import JUDGE_LABELS
-
 # The findings extractor's input features after the sentence embedding (inference/findings/extractor.py).
 FINDINGS_RULE_FEATURES = ("is_normal", "names_abnormality", "is_comparison")
 RATE_ENTITY_TYPES = ("ABNORMALITY", "NON-ABNORMALITY", "DISEASE", "NON-DISEASE", "ANATOMY")
@@ -35,6 +33,24 @@ CHEXPERT_CONDITIONS = (
 )
 CHEXBERT_CLASSES = ("blank", "positive", "negative", "uncertain")
 CHEXBERT_NO_FINDING_CLASSES = ("blank", "positive")
+
+# The finding-pair judge's labels, in the order of its head (inference/findings/judge_labels.py reads them back).
+ATTRIBUTES = (
+    "measurement",
+    "device_position",
+    "severity",
+    "location",
+    "certainty",
+    "specificity",
+    "interval_change",
+)
+CONTRADICTIONS = ("negation", "laterality")
+JUDGE_LABELS = (
+    "same",
+    "unrelated",
+    *(f"contradiction:{kind}" for kind in CONTRADICTIONS),
+    *(f"attribute:{a}:{s}" for a in ATTRIBUTES for s in ("significant", "insignificant")),
+)
 
 RADGRAPH_ENTITY_LABELS = ("ANAT-DP", "OBS-DP", "OBS-U", "OBS-DA")
 RADGRAPH_RELATION_LABELS = ("modify", "located_at", "suggestive_of")

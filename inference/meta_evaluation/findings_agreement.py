@@ -24,9 +24,10 @@ from pathlib import Path
 import numpy as np
 
 from ..findings.extractor import FindingsExtractor, FindingsHead
-from ..metrics.semantic_green import rules
+from ..scoring.stats import case_bootstrap_taus, case_resamples
+from ..text import word_rules as rules
 from ..text.sentences import expand_abbreviations, statements
-from .radpref import Candidate, _percentiles, _tau, case_index, case_resamples
+from .radpref import Candidate, case_index
 
 RECOVERED_AT = 0.6
 
@@ -128,17 +129,7 @@ def tau_three_ways(
     paired difference against `baseline`."""
     target = -np.array([c.mean_errors() for c in candidates])
     resamples = case_resamples(case_index(candidates), n_resamples, seed)
-    boot = {way: np.array([_tau(-v[idx], target[idx]) for idx in resamples]) for way, v in counts.items()}
-    report = {}
-    for way, values in counts.items():
-        entry = {"tau_b": _tau(-values, target), "ci95": _percentiles(boot[way])}
-        if way != baseline:
-            entry["vs_" + baseline] = {
-                "difference": entry["tau_b"] - _tau(-counts[baseline], target),
-                "ci95": _percentiles(boot[way] - boot[baseline]),
-            }
-        report[way] = entry
-    return report
+    return case_bootstrap_taus({way: -values for way, values in counts.items()}, target, resamples, baseline)
 
 
 def findings_agreement(

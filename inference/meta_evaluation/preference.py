@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..scoring.stats import UNSCORABLE, preference_accuracy
+from ..scoring.stats import picks, preference_accuracy
 from .oriented import quality_oriented
 
 
@@ -22,8 +22,7 @@ def preference_report(result, raters: dict[str, np.ndarray], ties: str, bootstra
     report: dict = {"metrics": {}}
     for key, oriented in quality_oriented(result).items():
         a, b = oriented[:n], oriented[n:]
-        picked = np.where(a > b, 1, np.where(b > a, 2, 0))
-        picked = np.where(np.isnan(a) | np.isnan(b), UNSCORABLE, picked)
+        picked = picks(a, b)
         entry = {
             "higher_is_better": result.higher_is_better[key],
             "majority": preference_accuracy(picked, majority, ties, bootstrap, seed),

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..scoring.stats import case_bootstrap_taus, case_resamples, picks, preference_accuracy
+
 CANDIDATES = ("C1", "C2")
 SPLIT_SEED = 52  # the seed of the frozen split of the 50 cases: 30 to develop on, 20 touched once
 SPLIT_SIZES = {"develop": 30, "frozen": 20}
@@ -161,30 +163,6 @@ def majority_preference(candidates: list[Candidate]) -> np.ndarray:
     return np.where(votes[:, 0] >= 2, 1, np.where(votes[:, 1] >= 2, 2, 0))
 
 
-def _tau(x: np.ndarray, y: np.ndarray) -> float:
-    from scipy.stats import kendalltau
-
-    keep = ~(np.isnan(x) | np.isnan(y))
-    return float(kendalltau(x[keep], y[keep], variant="b")[0])
-
-
-def _percentiles(values) -> list[float]:
-    values = np.asarray(values, dtype=float)
-    values = values[~np.isnan(values)]
-    return (
-        [float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))] if len(values) else [float("nan")] * 2
-    )
-
-
-def case_resamples(cases: np.ndarray, n_resamples: int, seed: int) -> list[np.ndarray]:
-    """Candidate indices of `n_resamples` bootstrap resamples of the cases (both candidates of a drawn case)."""
-    rng = np.random.default_rng(seed)
-    members = [np.flatnonzero(cases == c) for c in range(cases.max() + 1)]
-    return [
-        np.concatenate([members[c] for c in rng.integers(0, len(members), len(members))]) for _ in range(n_resamples)
-    ]
-
-
 def agreement(
     scores: dict[str, np.ndarray],
     human_errors: np.ndarray,
@@ -197,29 +175,22 @@ def agreement(
     """Per key (scores oriented higher = better): tau-b with its case-bootstrap interval, the paired difference with
     `baseline`, and the preference accuracy."""
     target = -np.asarray(human_errors, dtype=float)
-    resamples = case_resamples(cases, n_resamples, seed)
-    boot = {key: np.array([_tau(values[idx], target[idx]) for idx in resamples]) for key, values in scores.items()}
+    taus = case_bootstrap_taus(scores, target, case_resamples(cases, n_resamples, seed), baseline)
     report = {}
     for key, values in scores.items():
-        entry = {"tau_b": _tau(values, target), "ci95": _percentiles(boot[key]), "n": int((~np.isnan(values)).sum())}
-        if baseline in scores and key != baseline:
-            differences = boot[key] - boot[baseline]
-            entry["vs_" + baseline] = {
-                "difference": entry["tau_b"] - _tau(scores[baseline], target),
-                "ci95": _percentiles(differences),
-            }
-        entry["preference"] = preference_accuracy(values, preferred)
-        report[key] = entry
+        tau, vs_baseline = taus[key], {k: v for k, v in taus[key].items() if k.startswith("vs_")}
+        report[key] = {
+            "tau_b": tau["tau_b"],
+            "ci95": tau["ci95"],
+            "n": int((~np.isnan(values)).sum()),
+            **vs_baseline,
+            "preference": candidate_preference(values, preferred),
+        }
     return report
 
 
-def preference_accuracy(values: np.ndarray, preferred: np.ndarray) -> dict:
-    """Accuracy of the metric's pick (the higher of C1 and C2, ties half) on the cases with a majority preference."""
-    first, second = values[0::2], values[1::2]
-    kept = (preferred != 0) & ~(np.isnan(first) | np.isnan(second))
-    credit = np.where(first == second, 0.5, ((first > second) == (preferred == 1)).astype(float))[kept]
-    return {
-        "accuracy": float(credit.mean()) if kept.any() else float("nan"),
-        "n": int(kept.sum()),
-        "metric_ties": int((first == second)[kept].sum()),
-    }
+def candidate_preference(values: np.ndarray, preferred: np.ndarray) -> dict:
+    """`preference_accuracy` of the metric's pick (the higher of C1 and C2, ties half) on the cases with a
+    majority preference (a case the metric could not score left out): its accuracy, cases and metric ties."""
+    result = preference_accuracy(picks(values[0::2], values[1::2]), preferred, "half", 0, 0)
+    return {name: result[name] for name in ("accuracy", "n", "metric_ties")}

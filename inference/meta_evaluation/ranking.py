@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..scoring.stats import ratio_of_sums_interval
+
 SUITE_FILE = "suite.jsonl"
 
 
@@ -126,9 +128,7 @@ def accuracy_interval(rows: list[dict], n_resamples: int, seed: int) -> list[flo
     same seed draws the same cases for every key, so two keys' intervals come from the same resamples."""
     credit = np.array([r["credit"] for r in rows], dtype=float)
     pairs_ = np.array([r["pairs"] for r in rows], dtype=float)
-    draws = np.random.default_rng(seed).integers(0, len(rows), (n_resamples, len(rows)))
-    accuracy = credit[draws].sum(axis=1) / pairs_[draws].sum(axis=1)
-    return [float(np.quantile(accuracy, 0.025)), float(np.quantile(accuracy, 0.975))]
+    return ratio_of_sums_interval(credit, pairs_, n_resamples, seed)
 
 
 def summary(rows: list[dict], n_bootstrap: int = 0, seed: int = 0) -> dict:

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..findings.significance import LEVELS, WEIGHTS
-from .radpref import Candidate, _percentiles, _tau, case_index, case_resamples
+from ..scoring.stats import EXACT_95_TAILS, case_bootstrap_taus, case_resamples, percentile_interval
+from .radpref import Candidate, case_index
 
 
 @dataclass
@@ -101,10 +102,7 @@ def raters_weighting_check(candidates: Sequence[Candidate], n_bootstrap: int, se
         "crimson_weighted": np.array([np.mean([weighted_label_count(x) for x in c.labels]) for c in candidates]),
     }
     resamples = case_resamples(case_index(candidates), n_bootstrap, seed)
-    return {
-        name: {"tau_b": _tau(-values, rating), "ci95": _percentiles([_tau(-values[i], rating[i]) for i in resamples])}
-        for name, values in counts.items()
-    }
+    return case_bootstrap_taus({name: -values for name, values in counts.items()}, rating, resamples)
 
 
 def significance_agreement(
@@ -138,7 +136,7 @@ def significance_agreement(
         "items_with_a_majority_level": len(kept),
         "gold_levels": dict(Counter(gold)),
         "weighted_kappa": weighted_kappa(gold, predicted),
-        "weighted_kappa_ci95": _percentiles(boots) if boots else [float("nan"), float("nan")],
+        "weighted_kappa_ci95": percentile_interval(boots, EXACT_95_TAILS) if boots else [float("nan"), float("nan")],
         "exact_agreement": float(np.mean([g == p for g, p in zip(gold, predicted)])) if kept else float("nan"),
         "confusion_gold_by_predicted": confusion(gold, predicted),
         "raters": raters,

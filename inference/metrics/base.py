@@ -27,7 +27,7 @@ import numpy as np
 
 from ..llm.endpoint import Endpoint
 from ..llm.engine import LLMEngine
-from ..scoring.signature import fingerprint, option_value
+from ..loading.fingerprints import fingerprint, option_value
 from .display import json_detail
 
 _SHARED: dict = {}  # (metric class, name, inputs) -> what Metric.loaded built, kept for the process
@@ -120,7 +120,9 @@ class Option:
 
     def check(self, value: Any) -> Any:
         """The value normalised, or OptionError(what is allowed) without the metric's and option's names. An option
-        with no type, declared or implied by its default, takes any value as it is."""
+        with no type, declared or implied by its default, takes any value as it is. The one check of an option
+        (`Metric.__init__`, through `check_options`): the metric reads the value it returns, typed, and converts
+        nothing again (tests/inference/test_option_route.py counts the checks and the functions a value passes)."""
         kind = self.kind()
         if kind is None:
             return value
@@ -130,9 +132,29 @@ class Option:
             if self.default is None:
                 return None
             raise OptionError(f"expected {self.allowed()}")
-        converted = _convert(value, kind)
+        # `value` as `kind`, or None where it is not one: a bool is neither an int nor a float here, a float with a
+        # fraction is not an int, and text is read as the type it names ("true", "3", "0.50")
+        converted = None
+        if kind is bool:
+            if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+                converted = bool(value)
+            elif isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+                converted = value.strip().lower() in _TRUE
+        elif kind is str:
+            converted = str(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
+        elif not isinstance(value, bool):
+            number = value
+            if isinstance(value, str):
+                with contextlib.suppress(ValueError):
+                    number = float(value.strip())
+            if isinstance(number, (int, float)) and math.isfinite(number):
+                if kind is float:
+                    converted = float(number)
+                elif float(number).is_integer():
+                    converted = int(number)
         if converted is None:
             raise OptionError(f"expected {self.allowed()}")
+        # inside the declared range or choices: a str choice in its declared case, a file's path expanded
         if kind in (int, float):
             if (self.minimum is not None and converted < self.minimum) or (
                 self.maximum is not None and converted > self.maximum
@@ -154,33 +176,6 @@ class Option:
 
 def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
-
-
-def _convert(value: Any, kind: type) -> Any:
-    """`value` as `kind`, or None where it is not one: a bool is neither an int nor a float here, a float with a
-    fraction is not an int, and text is read as the type it names ("true", "3", "0.50")."""
-    if kind is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, int) and value in (0, 1):
-            return bool(value)
-        if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
-            return value.strip().lower() in _TRUE
-        return None
-    if isinstance(value, bool):
-        return None
-    if kind is str:
-        return str(value) if isinstance(value, (str, int, float)) else None
-    if isinstance(value, str):
-        try:
-            value = float(value.strip())
-        except ValueError:
-            return None
-    if not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    if kind is int:
-        return int(value) if float(value).is_integer() else None
-    return float(value)
 
 
 PRECISION = Option(
@@ -223,6 +218,8 @@ class Metric:
     RUN_OPTIONS = ("endpoint", "llm_cache", "progress")  # set by the Scorer, not by users
 
     def __init__(self, components: dict | None = None, upstream: dict | None = None, **options):
+        """Built once per run, by the Scorer at its door (or by hand): each given option is checked here, once, and
+        stored typed in `self.options`; `check_setup` runs here. Nothing loads a model before `compute`."""
         options = self.check_options(options)
         declared = self.declared_options()
         self.components = components or {}
@@ -264,7 +261,8 @@ class Metric:
     @classmethod
     def check_setup(cls, options: dict, components: dict, endpoint) -> None:
         """Checks that need more than one option (options with their defaults filled in, the components, the endpoint)
-        and no model: raise OptionError. The Scorer calls it when it is built, before anything loads."""
+        and no model: raise OptionError. The metric's constructor calls it, when the Scorer builds it, before anything
+        loads."""
 
     @classmethod
     def replaced(cls, options: dict | None) -> set[str]:
@@ -299,6 +297,14 @@ class Metric:
                 f"judge:{(endpoint if isinstance(endpoint, Endpoint) else Endpoint.from_yaml(endpoint)).model}"
             )
         return parts
+
+    def upstream_values(self, key: str) -> list:
+        """The per-sample values of score key `key` from the metrics computed before this one in the run (what a
+        composite combines), read from their outputs without asking the registry which metric owns the key."""
+        for output in self.upstream.values():
+            if key in output.per_sample:
+                return output.per_sample[key]
+        raise KeyError(f"metric {self.name} combines {key}, which no metric computed before it gave")
 
     def runtime_part(self) -> str | None:
         """`DEVICE-PRECISION` for a metric that runs a model here (float results differ across devices and

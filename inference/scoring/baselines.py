@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..loading.released import ARTEFACTS
+from .stats import EXACT_95_TAILS, bootstrap_differences, percentile_interval
 
 DEFAULT_TEMPLATE = "No acute cardiopulmonary process."
 SHUFFLED = "another patient's report"
@@ -55,14 +56,14 @@ def paired_difference(system, baseline, key: str, n_resamples: int = 1000, seed:
     """System minus baseline on `key` over the same pairs, with a paired 95% bootstrap interval."""
     n = len(system.per_sample)
     value = system.aggregate(key, np.arange(n)) - baseline.aggregate(key, np.arange(n))
-    rng = np.random.default_rng(seed)
-    boots = []
-    for _ in range(n_resamples):
-        idx = rng.integers(0, n, n)
-        boots.append(system.aggregate(key, idx) - baseline.aggregate(key, idx))
-    boots = np.asarray(boots, dtype=float)
-    boots = boots[~np.isnan(boots)]
-    interval = [float(np.quantile(boots, 0.025)), float(np.quantile(boots, 0.975))] if len(boots) else [None, None]
+    boots = bootstrap_differences(
+        lambda idx: system.aggregate(key, idx),
+        lambda idx: baseline.aggregate(key, idx),
+        n,
+        n_resamples,
+        np.random.default_rng(seed),
+    )
+    interval = [None, None] if np.isnan(boots).all() else percentile_interval(boots, EXACT_95_TAILS)
     return {"difference": float(value), "ci95": interval}
 
 

@@ -158,20 +158,13 @@ def resolve(names: list[str] | None, metric_options: dict | None = None) -> list
     return [cls for name, cls in registry.items() if name in wanted]
 
 
-def build_metric(
-    cls: type[Metric],
-    components: dict,
-    upstream: dict,
-    options: dict | None = None,
-    endpoint=None,
-    llm_cache=None,
-    progress: bool | None = None,
-) -> Metric:
-    """The one place a metric is built from its options, for the Scorer and the rewards alike: an LLM-judged metric (or
-    one an endpoint can serve) gets the endpoint and the answer cache."""
-    options = dict(options or {})
+def run_options(cls: type[Metric], endpoint=None, llm_cache=None, progress: bool | None = None) -> dict:
+    """The options a run gives a metric beside the user's (`Metric.RUN_OPTIONS`): an LLM-judged metric (or one an
+    endpoint can serve) gets the endpoint and the answer cache; `progress` (None: the metric's default) shows or hides
+    progress bars."""
+    options = {}
     if cls.judged_by_llm or cls.endpoint_replaces_components:
-        options = {"endpoint": endpoint, "llm_cache": llm_cache, **options}
+        options = {"endpoint": endpoint, "llm_cache": llm_cache}
     if progress is not None:
         options["progress"] = progress
-    return cls(components=components, upstream=upstream, **options)
+    return options

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .registry import build_metric, key_owner
+from .registry import key_owner
 from .scorer import Scorer
 
 
@@ -52,24 +52,18 @@ class MetricReward:
         owner = key_owner().get(key)
         if owner is None:
             raise ValueError(f"{key!r} is not a score key; `radmetrics score --list` shows them")
-        # the Scorer checks components and endpoint; its metric instances are kept and reused on every call
+        # the Scorer checks options, components and endpoint and builds the metrics once; they are reused on every call
         self._scorer = Scorer(
-            [key], components, {owner: options or {}}, n_bootstrap=0, endpoint=endpoint, llm_cache=llm_cache
+            [key],
+            components,
+            {owner: options or {}},
+            n_bootstrap=0,
+            endpoint=endpoint,
+            llm_cache=llm_cache,
+            progress=False,
         )
-        self._upstream: dict = {}
-        self._metrics = []
-        for spec in self._scorer.specs:
-            self._metrics.append(
-                build_metric(
-                    spec,
-                    self._scorer.components,
-                    self._upstream,
-                    self._scorer.metric_options.get(spec.name),
-                    endpoint,
-                    self._scorer.llm_cache,
-                    progress=False,
-                )
-            )
+        self._upstream = self._scorer.upstream
+        self._metrics = self._scorer.metrics()
         higher = self._metrics[-1].higher_is_better[key]
         self.key, self.owner, self.reference_column = key, owner, reference_column
         self.sign = (1.0 if higher else -1.0) if sign is None else float(sign)

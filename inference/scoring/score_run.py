@@ -54,8 +54,7 @@ def score_into_folder(
     """Score `source` into `out` (checked by `ensure_output_dir`), resuming a run cut short; (the summary result,
     the baselines `baselines(result)` computed, or None). `report` gets one line on where the run starts and one per
     chunk."""
-    upstream: dict = {}
-    metrics = scorer.metrics(upstream)  # built once: each model loads once for every chunk
+    metrics, upstream = scorer.metrics(), scorer.upstream  # built once: each model loads once for every chunk
     chunk = chunk_size_for(metrics, chunk_size, len(source))
     header = stream_header(scorer, metrics, source, inputs, settings, chunk)
     state = open_stream(out, header, overwrite)

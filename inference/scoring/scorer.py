@@ -13,10 +13,10 @@ import numpy as np
 from ..llm.endpoint import require_client
 from ..loading.cache import radmetrics_cache
 from ..metrics.base import OptionError
-from .registry import build_metric, resolve
 from .registry import metrics as registered_metrics
+from .registry import resolve, run_options
 from .signature import version
-from .stats import bootstrap_ci
+from .stats import bootstrap_ci, bootstrap_mean_ci
 
 
 class ScoringInputError(ValueError):
@@ -93,6 +93,15 @@ def failure_warning(metric: str, key: str, not_scored: int, n: int, errors: Coun
     return f"{metric}: {key} could not score {not_scored} of {n} pairs{commonest}"
 
 
+def mean_aggregated_values(out, key: str) -> np.ndarray | None:
+    """`key`'s per-pair values (NaN where not scored) when its aggregate is their mean over the scored pairs (every key
+    its metric does not list in `corpus_aggregate`), for the vectorised statistics; None for a corpus-level key, which
+    is recomputed on every resample."""
+    if key in out.corpus_aggregate:
+        return None
+    return np.asarray(out.per_sample[key], dtype=float)
+
+
 def key_summary(out, key: str, higher_is_better: bool, n_bootstrap: int, seed: int, empty: int) -> dict:
     """One key's summary entry from its metric's output (per-pair values, None or NaN where not scored, and its
     aggregate): the value, the 95% bootstrap interval, how many pairs it scored and did not. The Scorer and a
@@ -100,7 +109,11 @@ def key_summary(out, key: str, higher_is_better: bool, n_bootstrap: int, seed: i
     values = out.per_sample[key]
     n = len(values)
     scored = int(sum(1 for v in values if v is not None and finite_or_none(float(v)) is not None))
-    interval = bootstrap_ci(lambda idx: out.aggregate(key, idx), n, n_bootstrap, seed)
+    means = mean_aggregated_values(out, key)
+    if means is None:
+        interval = bootstrap_ci(lambda idx: out.aggregate(key, idx), n, n_bootstrap, seed)
+    else:
+        interval = bootstrap_mean_ci(means, n_bootstrap, seed)
     return {
         "value": finite_or_none(out.aggregate(key)),
         "higher_is_better": higher_is_better,
@@ -146,6 +159,11 @@ class ScoreResult:
         owner = next(name for name, out in self.outputs.items() if key in out.per_sample)
         return self.outputs[owner].aggregate(key, np.asarray(indices))
 
+    def mean_values(self, key: str) -> np.ndarray | None:
+        """`mean_aggregated_values` of `key`: its per-pair values when its aggregate is their mean, else None."""
+        owner = next(name for name, out in self.outputs.items() if key in out.per_sample)
+        return mean_aggregated_values(self.outputs[owner], key)
+
     def table(self) -> str:
         lines = ["| score | value | 95% CI | n |", "|---|---|---|---|"]
         for key, s in self.summary.items():
@@ -168,18 +186,15 @@ class ScoreResult:
         return "\n".join(lines)
 
 
-def checked_options(metric_options: dict | None) -> dict[str, dict]:
-    """{metric: {option: value}} with every value checked against the metric's declaration and normalised (what the
-    signatures show); OptionError, one line, for an unknown metric, an option it lacks or a value it refuses."""
+def refuse_unknown_metrics(metric_options: dict) -> None:
+    """OptionError, one line, for options given to a metric that is not registered or given as something other than a
+    dict of option -> value. The values themselves are checked where each metric is built (`Metric.__init__`)."""
     registry = registered_metrics()
-    checked = {}
-    for name, options in (metric_options or {}).items():
+    for name, options in metric_options.items():
         if name not in registry:
             raise OptionError(f"options for an unknown metric {name!r}; known metrics: {', '.join(registry)}")
         if not isinstance(options, dict):
             raise OptionError(f"options for metric {name} must be a dict of option -> value, got {options!r}")
-        checked[name] = registry[name].check_options(options)
-    return checked
 
 
 class Scorer:
@@ -200,17 +215,38 @@ class Scorer:
         seed: int = 0,
         endpoint=None,
         llm_cache: str | Path | None = None,
+        progress: bool | None = None,
     ):
-        self.metric_options = checked_options(metric_options)
-        self.specs = resolve(metrics, self.metric_options)
+        metric_options = dict(metric_options or {})
+        refuse_unknown_metrics(metric_options)
+        self.specs = resolve(metrics, metric_options)
         self.named = [str(m) for m in metrics] if metrics else []  # in the user's order (specs are registry order)
         self.components = dict(components or {})
         self.n_bootstrap, self.seed = n_bootstrap, seed
         self.endpoint, self.llm_cache = endpoint, llm_cache or default_llm_cache()
-        for spec in self.specs:
-            given = self.metric_options.get(spec.name, {})
-            defaults = {name: option.default for name, option in spec.declared_options().items()}
-            spec.check_setup({**defaults, **given}, self.components, endpoint)
+        self.upstream: dict = {}  # metric -> its MetricOutput in the call under way, for the composites that read it
+        # The door: each metric is built once, here, and its constructor checks each given option once (typed and
+        # normalised) and runs `check_setup`; nothing loads a model before a metric runs. Options given for a metric
+        # that does not run are checked all the same.
+        self.built = [
+            spec(
+                self.components,
+                self.upstream,
+                **run_options(spec, endpoint, self.llm_cache, progress),
+                **metric_options.get(spec.name, {}),
+            )
+            for spec in self.specs
+        ]
+        running = {spec.name for spec in self.specs}
+        for name, options in metric_options.items():
+            if name not in running:
+                registered_metrics()[name].check_options(options)
+        self.metric_options = {metric.name: metric.given_options for metric in self.built}  # checked, normalised
+        self.refuse_missing_components(endpoint)
+
+    def refuse_missing_components(self, endpoint) -> None:
+        """MissingComponentError, one line, for a metric whose components (or, for an LLM judge, the endpoint) are
+        not given."""
         # LLM-judged metrics without a local model of their own (CRIMSON's `crimson` component) need the endpoint
         judged = [
             s
@@ -232,8 +268,8 @@ class Scorer:
         if judged:
             require_client(endpoint)
         missing = {
-            s.name: s.missing_components(self.components, endpoint is not None, self.metric_options.get(s.name))
-            for s in self.specs
+            s.name: s.missing_components(self.components, endpoint is not None, m.options)
+            for s, m in zip(self.specs, self.built)
         }
         missing = {k: v for k, v in missing.items() if v}
         if missing:
@@ -254,14 +290,17 @@ class Scorer:
         ids = validate_reports(references, candidates, ids, grounded_ok=all(s.accepts_grounded for s in self.specs))
         if context is not None:
             context = validate_context(context, ids)
-        outputs, docs, directions = {}, {}, {}
+        outputs, docs, directions = self.upstream, {}, {}
+        outputs.clear()
         empty = sum(is_empty_report(c) for c in candidates)
-        metrics = self.metrics(outputs)
+        metrics = self.metrics()
         signatures = self.signatures(metrics)
         for spec, metric in zip(self.specs, metrics):
             outputs[spec.name] = metric(list(references), list(candidates), context=context)
             docs[spec.name] = metric.reference
             directions.update({key: metric.higher_is_better[key] for key in spec.keys})
+        outputs = dict(outputs)  # the result keeps this call's outputs; the next call refills `upstream`
+        self.upstream.clear()
         rows = [{"id": i} for i in ids]
         for spec in self.specs:
             for key in spec.keys:
@@ -296,16 +335,10 @@ class Scorer:
                 return first
         return None
 
-    def metrics(self, upstream: dict | None = None) -> list:
-        """The metric instances of this Scorer's metrics, built from their options (no model is loaded until they
-        run)."""
-        upstream = {} if upstream is None else upstream
-        return [
-            build_metric(
-                spec, self.components, upstream, self.metric_options.get(spec.name), self.endpoint, self.llm_cache
-            )
-            for spec in self.specs
-        ]
+    def metrics(self) -> list:
+        """The metric instances of this Scorer, built once when it was (no model is loaded until they run); they read
+        the outputs of the metrics before them from `self.upstream`."""
+        return self.built
 
     def signatures(self, metrics: list | None = None) -> dict[str, str]:
         """Score key -> its signature (scoring/signature.py): the key, what pins its metric's values (a

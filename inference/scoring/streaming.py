@@ -129,7 +129,7 @@ def score_chunks(
     report: Callable[[str], None] = lambda line: None,
 ) -> None:
     """Score the pairs after `state.done` chunk by chunk, appending each chunk to the stream as it is scored.
-    `metrics` were built by `scorer.metrics(upstream)`: each chunk's outputs are put in `upstream` for composites."""
+    `metrics` are `scorer.metrics()`: each chunk's outputs are put in `upstream` (`scorer.upstream`) for composites."""
     n = len(source)
     for start in range(state.done, n, chunk_size):
         stop = min(start + chunk_size, n)

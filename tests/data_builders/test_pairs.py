@@ -166,3 +166,16 @@ def test_the_sft_recipe_refuses_pairs_built_with_another_explanation(iu_pairs, t
         load_annotations(GreenDataArguments(teacher_explanation="summary"), str(tmp_path))
     data, _ = load_annotations(GreenDataArguments(teacher_explanation="walkthrough"), str(tmp_path))
     assert len(data["train"]) > 0
+
+
+def test_the_pair_builders_share_the_metrics_normal_and_comparison_rule():
+    """What is normal and what is a comparison is one rule, the semantic_green metric's: a pair builder's edit labels
+    and the metric that scores a student agree ("Decreased lung volumes." is a finding, not a comparison, in both)."""
+    from radmetrics.data_builders.pairs import edit_lexicons
+    from radmetrics.inference.text import word_rules
+
+    assert edit_lexicons.is_normal is word_rules.is_normal and edit_lexicons.is_comparison is word_rules.is_comparison
+    assert edit_lexicons.is_abnormal_finding("Decreased lung volumes.") and not word_rules.is_comparison(
+        "Decreased lung volumes."
+    )
+    assert not edit_lexicons.is_abnormal_finding("Stable appearance since the prior radiograph.")

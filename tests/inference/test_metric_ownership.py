@@ -14,13 +14,14 @@ import pytest
 import tomllib
 from cli_args import score_args
 
+from radmetrics.inference.metrics.base import OptionError
 from radmetrics.inference.scoring import registry
 from radmetrics.inference.scoring.scorer import Scorer
 
 REPO = Path(__file__).resolve().parents[2]
 
 TOY_METRIC = '''
-from radmetrics.inference.metrics.base import Metric, MetricOutput, Option
+from radmetrics.inference.metrics.base import Metric, MetricOutput, Option, OptionError
 
 
 class ToyLength(Metric):
@@ -32,6 +33,11 @@ class ToyLength(Metric):
     reference = "a toy: word count ratio"
     citation = "@misc{toy, title={A toy metric}}"
     options = {"scale": Option(1.0, True, "multiplies the ratio", type=float, minimum=0)}
+
+    @classmethod
+    def check_setup(cls, options, components, endpoint):
+        if options["scale"] > 100:
+            raise OptionError("metric toy_length option scale: at most 100 with these components")
 
     def compute(self, references, candidates):
         ratios = [self.options["scale"] * len(c.split()) / len(r.split()) for r, c in zip(references, candidates)]
@@ -78,6 +84,8 @@ def test_a_plugin_metric_appears_everywhere(toy_plugin, tmp_path):
     assert "toy_length: toy_length_ratio" in listed.stdout and "--option toy_length.scale=1.0" in listed.stdout
 
     refs, hyps = ["a b c d", "a b"], ["a b", "a b c d"]
+    with pytest.raises(OptionError, match="at most 100"):  # Metric, Option and OptionError keep their import path
+        Scorer(["toy_length_ratio"], metric_options={"toy_length": {"scale": 1000}})
     result = Scorer(["toy_length_ratio"], metric_options={"toy_length": {"scale": 2.0}}, n_bootstrap=0)(refs, hyps)
     assert [row["toy_length_ratio"] for row in result.per_sample] == [1.0, 4.0]
 
@@ -111,18 +119,21 @@ def test_pages_and_modules_name_no_metric():
         assert not named, f"{path} names the metric(s) {named}: declare what it needs on the metric class"
 
 
-def test_every_python_folder_is_a_listed_package():
-    """setuptools installs only the packages pyproject lists; an editable install hides a missing one until a wheel."""
+def test_every_python_folder_ships_as_a_package():
+    """setuptools installs only the packages it is given; setup.py finds them (no hand-kept list in pyproject.toml,
+    which would override them), so a new metric folder ships without a line anywhere."""
+    import runpy
+
+    shipped = set(runpy.run_path(str(REPO / "setup.py"), run_name="radmetrics_setup")["packages"]())
     config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
-    listed = set(config["packages"])
+    assert "packages" not in config, "pyproject.toml lists packages by hand again: setup.py finds them"
     for package, folder in config["package-dir"].items():
         for directory in [REPO / folder, *(p for p in (REPO / folder).rglob("*") if p.is_dir())]:
             if "__pycache__" in directory.parts or not any(directory.glob("*.py")):
                 continue
             name = ".".join([package, *directory.relative_to(REPO / folder).parts])
-            assert name in listed, (
-                f"{directory.relative_to(REPO)} holds Python but {name} is not in pyproject's packages"
-            )
+            assert name in shipped, f"{directory.relative_to(REPO)} holds Python but setuptools would not ship {name}"
+    assert "radmetrics.inference.metrics.semantic_green" in shipped and "radmetrics.inference.resources" in shipped
 
 
 def test_every_metric_declares_what_the_rest_reads():

@@ -2,7 +2,7 @@
 
 import json
 
-from radmetrics.data_builders.findings import code_words, read_coded_reports
+from radmetrics.data_builders.extractor_labels import code_words, read_coded_reports
 
 
 def test_mesh_codes_read_as_words():

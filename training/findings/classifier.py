@@ -1,6 +1,6 @@
 """The findings extractor's recipe: a logistic head over the bundled MiniLM's sentence embedding and three rule
-features, trained on silver finding labels of IU X-ray statements and clauses (data_builders/findings.py: NLM's manual
-MeSH codes, never RadPref).
+features, trained on silver finding labels of IU X-ray statements and clauses (data_builders/extractor_labels.py: NLM's
+manual MeSH codes, never RadPref).
 
     radmetrics train findings/classifier --config configs/findings/classifier/small.yaml
     radmetrics export checkpoints/findings_classifier_small --out exports/findings_extractor
@@ -26,7 +26,11 @@ from pathlib import Path
 import numpy as np
 from transformers import TrainingArguments
 
-from radmetrics.data_builders.findings import FindingsSilverArguments, build_findings_silver, load_findings_silver
+from radmetrics.data_builders.extractor_labels import (
+    FindingsSilverArguments,
+    build_findings_silver,
+    load_findings_silver,
+)
 from radmetrics.inference.files import atomic
 from radmetrics.inference.findings.extractor import COMPONENT, FindingsHead, MemoEncoder, features
 

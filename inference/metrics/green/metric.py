@@ -24,11 +24,12 @@ from ...findings.extractor import FindingsExtractor, shipped_extractor
 from ...llm.engine import LLMTask
 from ...loading.checkpoint import load_manifest
 from ...loading.extras import require
+from ...loading.fingerprints import fingerprint
 from ...loading.released import ARTEFACTS, fetch, identify
-from ...scoring.signature import fingerprint
 from ..base import Metric, MetricOutput, Option, OptionError
-from ..display import cut, table
-from .format import CATEGORIES, NEEDS_FINDINGS, PROMPTS, findings_text, parse_green_response
+from ..display import cut
+from ..shared.green_display import green_display
+from .format import NEEDS_FINDINGS, PROMPTS, findings_text, parse_green_response
 from .generation import (
     ENGINES,
     generate_green_responses,
@@ -268,16 +269,3 @@ Notation},
                 [t for t, _ in kept], [p for _, p in kept], self.options["encoder"]
             )
         return MetricOutput(values, details=details, meta=meta)
-
-
-def green_display(significant, insignificant, matched, texts: list[dict]) -> dict:
-    """GREEN's six categories with their significant and insignificant counts, the matched count and the answer."""
-    rows = [
-        [f"({letter}) {text}", sig, insig]
-        for (letter, text), sig, insig in zip(CATEGORIES.items(), significant or [0] * 6, insignificant or [0] * 6)
-    ]
-    return {
-        "notes": [f"matched findings: {matched}"],
-        "tables": [table("errors by category", ["category", "significant", "insignificant"], rows)],
-        "texts": texts,
-    }

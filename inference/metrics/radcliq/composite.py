@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..shared.folds import fold_indices
+
 PARAMS = Path(str(files("radmetrics.inference").joinpath("resources", "radcliq_parameters.json")))
 FEATURES = ("radgraph_radcliq", "bertscore", "chexbert_similarity", "bleu2")
 
@@ -124,13 +126,6 @@ def simplex_least_squares(a: np.ndarray, y: np.ndarray) -> np.ndarray:
     if best is None:
         raise RuntimeError("the constrained fit found no feasible solution")
     return best
-
-
-def fold_indices(n: int, folds: int, seed: int = 0) -> list[np.ndarray]:
-    """`folds` disjoint held-out index sets covering range(n), shuffled with `seed`."""
-    if not 1 < folds <= n:
-        raise ValueError(f"cross-validation needs 2 <= folds <= {n} items, got {folds}")
-    return np.array_split(np.random.default_rng(seed).permutation(n), folds)
 
 
 def cross_validate_radcliq(features: np.ndarray, errors: np.ndarray, folds: int = 5, seed: int = 0) -> dict:

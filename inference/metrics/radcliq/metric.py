@@ -18,7 +18,6 @@ those own models under bfloat16 autocast, as the encoder metrics' option does; i
 
 from __future__ import annotations
 
-from ...scoring.registry import key_owner
 from ..base import Metric, MetricOutput, Option, OptionError
 from ..bertscore.metric import BertScore
 from ..radgraph.metric import RadGraph
@@ -73,10 +72,9 @@ generation},
         return bool(self.options["bertscore_model"])  # its own BERTScore takes idf weights from the call's references
 
     def compute(self, references, candidates):
-        owners = key_owner()
         params = load_constants(self.options["constants"]) if self.options["constants"] else None
         own = self.own_features(references, candidates)
-        features = [own[key] if key in own else self.upstream[owners[key]].per_sample[key] for key in FEATURES]
+        features = [own[key] if key in own else self.upstream_values(key) for key in FEATURES]
         return MetricOutput(
             {
                 "radcliq_v0": [float(v) for v in radcliq_v0(*features)],

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ...loading.extras import require
-from ..radcliq.composite import fold_indices
+from ..shared.folds import fold_indices
 from .score import ENTITY_TYPES, affinity_to_json, embed_entity_lists, load_affinity, pair_matches, score_from_matches
 
 TYPE_PAIRS = [(a, b) for a, b in itertools.product(ENTITY_TYPES, ENTITY_TYPES)]

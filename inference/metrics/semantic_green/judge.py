@@ -21,7 +21,7 @@ from ...findings.feature_judge import FeatureHead, feature_rows, is_feature_judg
 from ...findings.feature_judge import cosines as pair_cosines
 from ...findings.judge_labels import JUDGE_LABELS, JudgeDecision, parse_label
 from ...loading.checkpoint import CheckpointError, load_manifest
-from . import rules
+from ...text import word_rules as rules
 from .teacher import Annotation, Rules, TeacherError, assignment, pair_error, sorted_errors, unmatched_errors
 
 COMPONENT = "finding_judge"

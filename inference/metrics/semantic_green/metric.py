@@ -33,12 +33,12 @@ from ...findings.extractor import COMPONENT, FindingsExtractor, FindingsHead, Me
 from ...findings.judge_labels import parse_label
 from ...findings.significance import significance, weight
 from ...loading.checkpoint import load_manifest
+from ...loading.fingerprints import fingerprint
 from ...models.text_encoder import TextEncoder
-from ...scoring.signature import fingerprint
 from ...text.sentences import statements
-from ..base import Metric, MetricOutput, Option, OptionError
+from ..base import Metric, MetricOutput, Option
 from ..display import table
-from ..green.metric import green_display
+from ..shared.green_display import green_display
 from .judge import SCOPES, annotate_with_judge, load_judge, shipped_judge
 from .teacher import THRESHOLD, Rules, SemanticTeacher
 
@@ -138,7 +138,7 @@ Notation},
     def teacher(self, encoder=None) -> SemanticTeacher:
         findings = self.options["findings"] == "extractor"
         rules_ = Rules(
-            threshold=float(self.options["threshold"]), interval_change=findings, other_scripts_significant=findings
+            threshold=self.options["threshold"], interval_change=findings, other_scripts_significant=findings
         )
         return SemanticTeacher(encoder or self.encoder(), rules_, self.options["batch_size"])
 

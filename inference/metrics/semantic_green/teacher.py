@@ -7,13 +7,13 @@ matching and word rules, with no LLM and no edit log.
    assignment); an assigned pair below `threshold` is no match.
 3. An unmatched candidate statement is (a) a false finding, an unmatched reference statement (b) a missing one;
    either is (e) / (f) instead when it is a comparison with a prior study that names no abnormality. It is significant
-   when it is not a normal statement and names an abnormality (rules.py).
+   when it is not a normal statement and names an abnormality (text/word_rules.py).
 4. A matched pair is an error when the polarity differs (one side normal, the other not: (b) when the candidate is
    the normal side, else (a)), or, for a pair that is not normal on both sides, when both name a location and the
    locations differ ((c)) or both name a severity and the levels differ ((d)); all significant. A severity on one side
    only is an insignificant (d). Any other pair is a matched finding.
 
-The rules and the threshold were chosen on RadPref's development half (rules.py, `SemanticGreen`'s defaults).
+The rules and the threshold were chosen on RadPref's development half (text/word_rules.py, `SemanticGreen`'s defaults).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...text import word_rules as rules
 from ...text.sentences import statements
-from ..green.format import CATEGORY_LETTERS, render_green_response
-from . import rules
+from ..shared.green_format import CATEGORY_LETTERS, render_green_response
 
 # The cosine below which two statements do not match. On radpref_dev, tau-b 0.729 / 0.745 / 0.731 at 0.40 / 0.45 /
 # 0.50,

@@ -74,7 +74,7 @@ def read_coded_reports(path: str | Path | None = None, max_reports: int | None =
 
 def label_candidates(reports: list[dict], encoder, args: FindingsSilverArguments, progress: bool = True) -> list[dict]:
     """The silver records of every statement and clause of `reports` (module docstring)."""
-    from radmetrics.inference.metrics.semantic_green import rules
+    from radmetrics.inference.text import word_rules as rules
 
     candidates = []
     for report in reports:

@@ -2,21 +2,17 @@
 
 These drive the RadGraph-style permutations of GREEN section 3.1.1 (presence, location, severity/size,
 inserted and deleted findings, comparisons). They are deliberately simple word rules: every edit they
-make is logged, so the labels derived from the log are exact even where the rule is crude.
+make is logged, so the labels derived from the log are exact even where the rule is crude. What is normal and what is
+a comparison with a prior study is the semantic_green metric's rule (`inference/text/word_rules.py`), so that the
+programmatic teacher that trains students and the metric that scores them agree on it.
 """
 
 from __future__ import annotations
 
 import re
 
-NEGATION = re.compile(
-    r"\b(no|not|without|negative for|free of|resolved|clear|normal|unremarkable|within normal limits|intact)\b", re.I
-)
-COMPARISON = re.compile(
-    r"\b(compared (to|with)|comparison|prior|previous|interval|since|unchanged|stable|again (seen|noted)|"
-    r"increased|decreased|improved|worsened|new|redemonstrat\w*|persistent)\b",
-    re.I,
-)
+from radmetrics.inference.text.word_rules import is_comparison, is_normal
+
 CHANGE_WORDS = re.compile(r"\b(increased|decreased|improved|worsened|new|enlarging|progress\w*|resolv\w*)\b", re.I)
 LATERALITY = {
     "left": "right",
@@ -37,15 +33,6 @@ COMPARISON_SENTENCES = [
     "Findings are unchanged from the previous examination.",
     "Stable appearance since the prior radiograph.",
 ]
-
-
-def is_normal(sentence: str) -> bool:
-    """A negative or normal statement ("No effusion.", "Heart size is normal.")."""
-    return bool(NEGATION.search(sentence))
-
-
-def is_comparison(sentence: str) -> bool:
-    return bool(COMPARISON.search(sentence))
 
 
 def is_abnormal_finding(sentence: str) -> bool:
