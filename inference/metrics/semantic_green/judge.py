@@ -44,9 +44,10 @@ SCOPES = ("all", "matched", "attributes", "rule_blind")
 def confident_decisions(probabilities, threshold: float, scope: str = "all") -> list[JudgeDecision | None]:
     """Per row of label probabilities (JUDGE_LABELS order): the judge's decision where it overrides the rules, else
     None (the rules decide). It overrides where its most probable label is not `same` and that label's probability
-    exceeds `threshold`; with scope `matched`, where its most probable label is `same` or an attribute error and
-    exceeds `threshold` (a confident `same` clears an error the rules saw); with scope `attributes`, only attribute errors (a contradiction or an unrelated pair stays
-    the rules'), with scope `rule_blind`, only attribute errors of RULE_BLIND_KINDS."""
+    exceeds `threshold`. With scope `matched`, where its most probable label is `same` or an attribute error and
+    exceeds `threshold` (a confident `same` clears an error the rules saw); with scope `attributes`, only attribute
+    errors (a contradiction or an unrelated pair stays the rules'); with scope `rule_blind`, only attribute errors of
+    RULE_BLIND_KINDS."""
     if scope not in SCOPES:
         raise ValueError(f"unknown judge scope {scope!r}; expected one of {list(SCOPES)}")
     chosen = []

@@ -74,9 +74,9 @@ class SemanticGreen(Metric):
         "judge": Option(
             "rules",
             True,
-            "who decides a matched pair of findings: rules (the word rules) or model (the finding-pair judge radmetrics "
-            "ships, or a finding_judge export given with --components: attribute errors, which attribute and whether "
-            "significant, contradictions, unrelated pairs)",
+            "who decides a matched pair of findings: rules (the word rules) or model (the finding-pair judge "
+            "radmetrics ships, or a finding_judge export given with --components: attribute errors, which attribute "
+            "and whether significant, contradictions, unrelated pairs)",
             type=str,
             choices=("rules", "model"),
         ),
