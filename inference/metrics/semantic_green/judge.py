@@ -21,6 +21,7 @@ from ...findings.feature_judge import FeatureHead, feature_rows, is_feature_judg
 from ...findings.feature_judge import cosines as pair_cosines
 from ...findings.judge_labels import JUDGE_LABELS, JudgeDecision, parse_label
 from ...loading.checkpoint import CheckpointError, load_manifest
+from ...models.text_encoder import TextEncoder
 from ...text import word_rules as rules
 from .teacher import Annotation, Rules, TeacherError, assignment, pair_error, sorted_errors, unmatched_errors
 
@@ -177,8 +178,6 @@ class FeatureJudge:
         head's encoder when not given."""
         if cosines is None:
             if self.encoder is None:
-                from ...models.text_encoder import TextEncoder
-
                 self.encoder = TextEncoder(self.head.encoder)
             cosines = pair_cosines(pairs, self.encoder, self.batch_size)
         return self.head.probabilities(feature_rows(pairs, cosines))
