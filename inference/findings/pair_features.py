@@ -284,10 +284,27 @@ def _phrases(text: str, vocabulary) -> frozenset[str]:
     return frozenset(CANONICAL.get(p, p) for p in vocabulary if re.search(rf"\b{re.escape(p)}\b", text))
 
 
+# Descriptions radiologists write for a diagnosis, read as the diagnosis ("enlarged heart" is cardiomegaly).
+_SAME_AS_DIAGNOSIS = (
+    (re.compile(r"\b(?:enlarged (?:heart|cardiac silhouette)|cardiac enlargement)\b"), "cardiomegaly"),
+    (  # a degree word stays: "the heart is mildly enlarged" -> "mildly cardiomegaly"
+        re.compile(
+            r"\b(?:the )?(?:heart|cardiac silhouette) (?:is |appears )?((?:mildly |moderately |markedly )?)enlarged\b"
+        ),
+        r"\1cardiomegaly",
+    ),
+    (re.compile(r"\bpleural fluid\b"), "pleural effusion"),
+)
+
+
 def normalised(text: str) -> str:
-    """Lower case, abbreviations read as words, hyphens as spaces ("moderate-sized" -> "moderate sized")."""
+    """Lower case, abbreviations read as words, hyphens as spaces ("moderate-sized" -> "moderate sized"), and the
+    descriptions that name a diagnosis read as it ("enlarged heart" -> "cardiomegaly")."""
     text = _ABBREVIATION.sub(lambda m: _LOCAL_ABBREVIATIONS[m.group(1).lower()], text.lower())
-    return re.sub(r"[-/]", " ", text)
+    text = re.sub(r"[-/]", " ", text)
+    for pattern, diagnosis in _SAME_AS_DIAGNOSIS:
+        text = pattern.sub(diagnosis, text)
+    return text
 
 
 @dataclass(frozen=True)

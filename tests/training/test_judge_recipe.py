@@ -87,8 +87,9 @@ def test_export_loads_and_decides(judge_run, tmp_path):
 
 
 def test_judge_model_at_threshold_one_scores_as_the_rules(judge_run, tmp_path):
-    """semantic_green.judge_threshold=1.0 (the default) lets the judge override nowhere: judge=model's values are
-    judge=rules' exactly; threshold 0 runs the judge's decisions through the same keys."""
+    """semantic_green.judge_threshold=1.0 lets the judge override nowhere: judge=model's values are judge=rules'
+    exactly (over every statement, where no abbreviation is read differently); threshold 0 runs the judge's decisions
+    through the same keys."""
     from radmetrics.inference.scoring.scorer import Scorer
     from radmetrics.training.export import export_run
 
@@ -102,7 +103,7 @@ def test_judge_model_at_threshold_one_scores_as_the_rules(judge_run, tmp_path):
         return Scorer(["semantic_green"], components, chosen, n_bootstrap=0)(references, candidates).per_sample
 
     rules = values(judge="rules")
-    assert values(judge="model") == rules
+    assert values(judge="model", judge_threshold=1.0) == rules
     assert values(judge="model", judge_threshold=1.0, judge_scope="all") == rules
     judged = values(judge="model", judge_threshold=0.0, judge_scope="all")
     assert len(judged) == len(rules) and [set(v) for v in judged] == [set(v) for v in rules]

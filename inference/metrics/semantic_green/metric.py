@@ -81,22 +81,23 @@ class SemanticGreen(Metric):
             choices=("rules", "model"),
         ),
         "judge_threshold": Option(
-            1.0,
+            0.6,
             True,
-            "with judge=model: the judge overrides the rules on a matched pair only where its most probable label is "
-            "not `same` and has a probability above this; elsewhere the rules decide. The default 1.0 (no override: "
-            "judge=model then scores as judge=rules) is what case-level cross-validation on radpref_dev chose for the "
-            "small judge (docs/notes/finding-judge.md); 0 lets every non-same label decide",
+            "with judge=model: the judge decides a matched pair only where its most probable label has a probability "
+            "above this (and is one judge_scope lets through); elsewhere the rules decide. 0.6 is what case-level "
+            "cross-validation on radpref_dev chose for the shipped judge (docs/notes/finding-judge.md); 1.0 lets it "
+            "decide nowhere",
             type=float,
             minimum=0.0,
             maximum=1.0,
         ),
         "judge_scope": Option(
-            "rule_blind",
+            "matched",
             True,
-            "with judge=model: rule_blind (the judge may only add attribute errors the rules cannot see: measurement, "
-            "device position, certainty, specificity), attributes (any attribute error; contradictions and unrelated "
-            "pairs stay the rules') or all (any confident label)",
+            "with judge=model: matched (the judge decides a pair it calls the same or the same with an attribute "
+            "error, which attribute and whether significant; contradictions and unrelated pairs stay the rules'), "
+            "attributes (attribute errors only), rule_blind (only the attributes the rules cannot see: measurement, "
+            "device position, certainty, specificity) or all (any confident label)",
             type=str,
             choices=SCOPES,
         ),
