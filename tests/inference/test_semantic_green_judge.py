@@ -148,4 +148,6 @@ def test_the_threshold_and_scope_are_checked_at_the_door():
     with pytest.raises(OptionError, match="judge_scope"):
         SemanticGreen(judge_scope="some")
     defaults = " ".join(SemanticGreen().signature_parts())
-    assert "judge_threshold:1.0" in defaults and "judge_scope:rule_blind" in defaults
+    assert "judge:rules" in defaults and "judge_threshold" not in defaults  # the rules' signature names no judge
+    judged = " ".join(SemanticGreen(judge="model").signature_parts())
+    assert "judge_threshold:0.6" in judged and "judge_scope:matched" in judged

@@ -152,6 +152,8 @@ Notation},
 
     def signature_parts(self) -> list[str]:
         parts = super().signature_parts()
+        if self.options["judge"] == "rules":  # the judge's own settings change nothing the rules decide
+            parts = [p for p in parts if not p.startswith(("judge_threshold:", "judge_scope:"))]
         if self.options["findings"] == "extractor":
             parts.append(f"extractor:{fingerprint(self.extractor_path())}")
         if self.options["judge"] == "model":
