@@ -201,6 +201,25 @@ def stage_findings(out: Path, state: dict) -> str:
     )
 
 
+def stage_judge(out: Path, state: dict) -> str:
+    """The finding-pair judge (tiny config: pair_features on 1,200 pairs the builders synthesise from the bundled
+    corpus), exported; `--option semantic_green.judge=model --components EXPORT` scores with it."""
+    from radmetrics.training.common.run_dir import read_eval_results
+    from radmetrics.training.export import export_run
+    from radmetrics.training.recipes import load_recipe
+
+    config = CONFIGS / "judge" / "pairs" / "tiny.yaml"
+    run_dir = load_recipe("judge/pairs").main(["--config", str(config), "--output_dir", str(out / "runs" / "judge")])
+    export_run(run_dir, out / "exports" / "finding_judge")
+    results = read_eval_results(run_dir)
+    pairs = sum(v for k, v in results.items() if k.startswith("test_support_"))
+    return (
+        f"held-out label macro F1 {results['test_macro_f1']:.3f} (word rules "
+        f"{results['baseline_rules_test_macro_f1']:.3f}), decision accuracy {results['test_decision_accuracy']:.3f} "
+        f"over {pairs} test pairs; exported (semantic_green.judge=model scores with it)"
+    )
+
+
 def stage_green(out: Path, state: dict) -> str:
     """GREEN SFT of SmolLM2-135M-Instruct (the small recipe: from the Hub cache, else its packaged GGUF) on the demo's
     semantic-teacher pairs, cut short (DEMO_GREEN_*), exported, then scored through `Scorer` on test pairs of those
@@ -370,6 +389,7 @@ def stages() -> list[Stage]:
         Stage(f"train+export: CheXbert-style labeler ({ENCODER_SCALES['chexbert/finetune']})", stage_chexbert),
         Stage(f"train+export: RadGraph-style extractor ({ENCODER_SCALES['radgraph/train']})", stage_radgraph),
         Stage("train+export: findings extractor (tiny: 150 reports' MeSH-aligned silver labels)", stage_findings),
+        Stage("train+export: finding-pair judge (tiny: 1,200 synthesised finding pairs)", stage_judge),
         Stage(
             f"train+export+score: GREEN (SmolLM2-135M-Instruct, small recipe cut short: {DEMO_GREEN_TRAIN_PAIRS}"
             f" pairs; scored on {DEMO_GREEN_SCORE_PAIRS} test pairs)",

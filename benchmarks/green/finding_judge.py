@@ -11,11 +11,10 @@
    count and of `semantic_green_weighted`, against minus the raters' mean error count and against their mean 1-5
    rating, each with its case-bootstrap interval and the paired difference judge minus rules.
 
-No choice is made on RadPref here: the judge decides every pair whose most probable label is not `same`
-(judge_threshold=0, judge_scope=all; a `same` leaves the pair to the rules), and the matching threshold, the extractor
-and the rules are semantic_green's defaults; so there is nothing to choose inside cross-validation, and every radpref
-figure is the held-out figure of a judge trained on IU X-ray pairs alone. The judge's own threshold and scope are
-chosen inside case-level cross-validation by finding_judge_threshold.py.
+The judge runs at semantic_green's defaults (judge_threshold, judge_scope: chosen inside case-level cross-validation
+on radpref_dev by finding_judge_threshold.py, whose held-out figures are the ones to quote for radpref); the figures
+here are those defaults on all 50 cases. `--parts sealed` scores the suite's sealed half (written by someone other than
+the judge's author), once, at the end.
 
     python benchmarks/green/finding_judge.py --judge EXPORT --results benchmarks/results/finding_judge.json
 """
@@ -40,7 +39,7 @@ from radmetrics.inference.loading.checkpoint import load_manifest  # noqa: E402
 from radmetrics.inference.meta_evaluation.findings_agreement import binary_agreement, judged_errors, rater_errors  # noqa: E402
 from radmetrics.inference.meta_evaluation.oriented import quality_oriented  # noqa: E402
 from radmetrics.inference.meta_evaluation.radpref import agreement, case_index, load_radpref  # noqa: E402
-from radmetrics.inference.meta_evaluation.ranking import load_suite, pairs, ranking_report  # noqa: E402
+from radmetrics.inference.meta_evaluation.ranking import default_suite, load_suite, pairs, ranking_report  # noqa: E402
 from radmetrics.inference.scoring.scorer import Scorer  # noqa: E402
 from radmetrics.inference.scoring.signature import fingerprint  # noqa: E402
 
@@ -53,12 +52,17 @@ def scorer(judge: str | None) -> Scorer:
     finding_judge_threshold.py)."""
     if judge is None:
         return Scorer(["semantic_green"], n_bootstrap=0)
-    options = {"semantic_green": {"judge": "model", "judge_threshold": 0.0, "judge_scope": "all"}}
+    options = {"semantic_green": {"judge": "model"}}  # judge_threshold and judge_scope at their defaults
     return Scorer(["semantic_green"], {"finding_judge": judge}, options, n_bootstrap=0)
 
 
-def suite_part(judge: str, n_bootstrap: int, seed: int) -> dict:
-    cases = load_suite()
+def sealed_suite() -> Path:
+    return default_suite().with_name("sealed.jsonl")
+
+
+def suite_part(judge: str, n_bootstrap: int, seed: int, path: Path | None = None) -> dict:
+    """The suite's cases (the open ones, or the file `path`), rules and judge side by side."""
+    cases = load_suite(path)
     references, candidates, _ = pairs(cases)
     oriented = {}
     for way, judge_path in (("rules", None), ("judge", judge)):
@@ -151,7 +155,11 @@ def main(argv=None) -> int:
     parser.add_argument("--bootstrap", type=int, default=1000, help="case resamples for the 95%% intervals")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--parts", nargs="+", default=["suite", "listed", "reports"], choices=["suite", "listed", "reports"]
+        "--parts",
+        nargs="+",
+        default=["suite", "listed", "reports"],
+        choices=["suite", "listed", "reports", "sealed"],
+        help="sealed: the sealed half of the suite (resources/clinical_ranking/sealed.jsonl), run once at the end",
     )
     args = parser.parse_args(argv)
     results_file = check_output_file(args.results, what="--results")
@@ -174,6 +182,8 @@ def main(argv=None) -> int:
     }
     if "suite" in args.parts:
         results["suite_open_cases"] = suite_part(args.judge, args.bootstrap, args.seed)
+    if "sealed" in args.parts:
+        results["suite_sealed_cases"] = suite_part(args.judge, args.bootstrap, args.seed, sealed_suite())
     if "listed" in args.parts:
         results["radpref_given_listed_findings"] = listed_part(candidates, listed_annotations(candidates, args.judge))
     if "reports" in args.parts:

@@ -21,6 +21,7 @@ SIZE_TOLERANCE_MM = 2.0
 SIZE_TOLERANCE_RATIO = 0.2
 SIGNIFICANT_SIZE_RATIO = 0.5
 _NUMBER_UNIT = re.compile(r"\b(\d+(?:\.\d+)?)\s*(cm|mm)\b")
+_LANDMARK_AFTER = re.compile(r"\s+(?:above|below|from|superior to|inferior to|proximal to|distal to)\b", re.I)
 
 
 def _mm(value: float, unit: str) -> float:
@@ -42,8 +43,9 @@ def within_tolerance(before: float, after: float, unit: str) -> bool:
 
 
 def change_measurement(sentence: str, rng: random.Random) -> tuple[str, bool] | None:
-    """The sentence with its first size changed beyond tolerance, and whether that is significant."""
-    found = _NUMBER_UNIT.search(sentence)
+    """The sentence with its first size changed beyond tolerance, and whether that is significant. A distance from a
+    landmark ("4 cm above the carina") is a device tip's position, not a size: device_position_pair edits those."""
+    found = next((m for m in _NUMBER_UNIT.finditer(sentence) if not _LANDMARK_AFTER.match(sentence, m.end())), None)
     if not found:
         return None
     value, unit = float(found.group(1)), found.group(2)

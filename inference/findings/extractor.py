@@ -188,10 +188,11 @@ class FindingsExtractor:
         values = self.head.probability(features(distinct, self.encoder, self.batch_size, progress))
         return dict(zip(distinct, map(float, values)))
 
-    def of_reports(self, reports: Sequence[str], progress: bool = False) -> list[list[str]]:
+    def of_reports(self, reports: Sequence[str], progress: bool = False, lobes: bool = False) -> list[list[str]]:
         """The findings of reports as written: abbreviations read as words first ("Lt" left, "PTX" pneumothorax), as
-        semantic_green and a GREEN student prompted with findings read them."""
-        return self([expand_abbreviations(t) for t in reports], progress)
+        semantic_green and a GREEN student prompted with findings read them; with `lobes`, "RUL" and the other lobes
+        too (`expand_abbreviations`)."""
+        return self([expand_abbreviations(t, lobes) for t in reports], progress)
 
     def __call__(self, reports: Sequence[str], progress: bool = False) -> list[list[str]]:
         split = [statements(report) for report in reports]

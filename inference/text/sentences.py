@@ -99,6 +99,14 @@ _ABBREVIATIONS = {
     r"picc": "peripherally inserted central catheter",
     r"cxr": "chest radiograph",
 }
+LOBE_ABBREVIATIONS = {
+    "rul": "right upper lobe",
+    "rml": "right middle lobe",
+    "rll": "right lower lobe",
+    "lul": "left upper lobe",
+    "lll": "left lower lobe",
+}
+_LOBE = re.compile(r"\b(" + "|".join(LOBE_ABBREVIATIONS) + r")\b", re.I)
 # Words that continue a phrase after an abbreviation's period ("Rt. lower lobe"); before any other word the period
 # ends the sentence ("on the rt. no ptx.").
 _CONTINUATIONS = (
@@ -115,9 +123,12 @@ _ABBREVIATION = re.compile(
 )
 
 
-def expand_abbreviations(text: str) -> str:
-    """ "Lt pleural effusion" -> "left pleural effusion", "b/l" -> "bilateral", "PTX", "ETT", "NGT", ... as words."""
-    return _ABBREVIATION.sub(lambda match: _ABBREVIATIONS[match.group(1).lower()], text)
+def expand_abbreviations(text: str, lobes: bool = False) -> str:
+    """ "Lt pleural effusion" -> "left pleural effusion", "b/l" -> "bilateral", "PTX", "ETT", "NGT", ... as words;
+    with `lobes`, the lobes too ("RUL" -> "right upper lobe"): semantic_green's judge=model reads them, judge=rules
+    keeps the reading its values were measured with."""
+    text = _ABBREVIATION.sub(lambda match: _ABBREVIATIONS[match.group(1).lower()], text)
+    return _LOBE.sub(lambda match: LOBE_ABBREVIATIONS[match.group(1).lower()], text) if lobes else text
 
 
 def split_sentences(text: str, method: str = "robust") -> list[str]:

@@ -79,10 +79,14 @@ def test_the_page_shows_each_decision():
     ]
 
 
-def test_judge_model_without_a_judge_is_refused_before_anything_loads():
-    with pytest.raises(OptionError, match="finding_judge"):
-        SemanticGreen(judge="model")
-    assert "judge:rules" in " ".join(SemanticGreen().signature_parts())
+def test_judge_model_without_components_uses_the_shipped_judge_and_its_signature_names_it():
+    from radmetrics.inference.metrics.semantic_green.judge import FeatureJudge, shipped_judge
+    from radmetrics.inference.scoring.signature import fingerprint
+
+    metric = SemanticGreen(judge="model")
+    assert f"finding_judge:{fingerprint(str(shipped_judge()))}" in metric.signature_parts()
+    assert isinstance(metric.finding_judge(), FeatureJudge)
+    assert "finding_judge" not in " ".join(SemanticGreen().signature_parts())  # judge=rules names no judge
 
 
 def probabilities(label: str, p: float) -> np.ndarray:
@@ -113,6 +117,18 @@ def test_the_judge_overrides_only_where_confident():
         None,  # contradictions stay with the rules under rule_blind
         None,
     ]
+    assert [d and d.label for d in confident_decisions(rows, 0.5, "matched")] == [
+        "attribute:measurement:significant",
+        "attribute:location:significant",
+        None,  # contradictions stay with the rules under matched
+        "same",  # a confident `same` decides the pair: it clears an error the rules saw
+    ]
+    assert [d and d.label for d in confident_decisions(rows, 0.2, "attributes")] == [
+        "attribute:measurement:significant",
+        "attribute:location:significant",
+        None,
+        None,
+    ]
     assert confident_decisions(rows, 0.6, "all") == [None] * 4  # strictly above the threshold
     assert confident_decisions(rows, 1.0, "all") == [None] * 4
     with pytest.raises(ValueError, match="scope"):
@@ -132,4 +148,6 @@ def test_the_threshold_and_scope_are_checked_at_the_door():
     with pytest.raises(OptionError, match="judge_scope"):
         SemanticGreen(judge_scope="some")
     defaults = " ".join(SemanticGreen().signature_parts())
-    assert "judge_threshold:1.0" in defaults and "judge_scope:rule_blind" in defaults
+    assert "judge:rules" in defaults and "judge_threshold" not in defaults  # the rules' signature names no judge
+    judged = " ".join(SemanticGreen(judge="model").signature_parts())
+    assert "judge_threshold:0.5" in judged and "judge_scope:matched" in judged

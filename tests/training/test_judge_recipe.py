@@ -26,7 +26,7 @@ def judge_run(tmp_path_factory, iu_reports):
     )
     args = [
         "--config",
-        "configs/judge/pairs/tiny.yaml",
+        "configs/judge/pairs/cross_encoder_tiny.yaml",
         "--pairs_dir",
         str(root / "pairs"),
         "--output_dir",
@@ -87,8 +87,9 @@ def test_export_loads_and_decides(judge_run, tmp_path):
 
 
 def test_judge_model_at_threshold_one_scores_as_the_rules(judge_run, tmp_path):
-    """semantic_green.judge_threshold=1.0 (the default) lets the judge override nowhere: judge=model's values are
-    judge=rules' exactly; threshold 0 runs the judge's decisions through the same keys."""
+    """semantic_green.judge_threshold=1.0 lets the judge override nowhere: judge=model's values are judge=rules'
+    exactly (over every statement, where no abbreviation is read differently); threshold 0 runs the judge's decisions
+    through the same keys."""
     from radmetrics.inference.scoring.scorer import Scorer
     from radmetrics.training.export import export_run
 
@@ -102,7 +103,44 @@ def test_judge_model_at_threshold_one_scores_as_the_rules(judge_run, tmp_path):
         return Scorer(["semantic_green"], components, chosen, n_bootstrap=0)(references, candidates).per_sample
 
     rules = values(judge="rules")
-    assert values(judge="model") == rules
+    assert values(judge="model", judge_threshold=1.0) == rules
     assert values(judge="model", judge_threshold=1.0, judge_scope="all") == rules
     judged = values(judge="model", judge_threshold=0.0, judge_scope="all")
     assert len(judged) == len(rules) and [set(v) for v in judged] == [set(v) for v in rules]
+
+
+@pytest.fixture(scope="module")
+def feature_run(tmp_path_factory, iu_reports):
+    """The tiny config (architecture pair_features) on finding pairs of 300 reports."""
+    from radmetrics.data_builders.corpus.corpus_io import assign_splits
+    from radmetrics.data_builders.judge_pairs.build import build_judge_pairs
+    from radmetrics.data_builders.judge_pairs.command import write_judge_pairs
+    from radmetrics.training.judge.pairs import main
+
+    root = tmp_path_factory.mktemp("feature_judge")
+    reports = iu_reports[:300]
+    write_judge_pairs(
+        build_judge_pairs(reports, assign_splits(reports), per_label=20),
+        root / "pairs",
+        {"corpus": "iu_xray", "path": "bundled", "split_by": "text"},
+    )
+    args = ["--config", "configs/judge/pairs/tiny.yaml", "--pairs_dir", str(root / "pairs")]
+    return main([*args, "--output_dir", str(root / "run"), "--num_train_epochs", "30"])
+
+
+def test_the_feature_judge_trains_exports_and_decides(feature_run, tmp_path):
+    from radmetrics.inference.metrics.semantic_green.judge import FeatureJudge, load_judge
+    from radmetrics.training.export import export_run
+
+    results = json.loads((feature_run / "eval_results.json").read_text())
+    assert {"test_macro_f1", "baseline_rules_test_macro_f1", "validation_macro_f1"} <= set(results)
+    out = export_run(feature_run, tmp_path / "export")
+    judge = load_judge(out)
+    assert isinstance(judge, FeatureJudge)
+    pairs = [("8 mm nodule in the right lower lobe.", "18 mm nodule in the right lower lobe.")] * 2
+    rows = judge.probabilities(pairs, [0.9, 0.9])
+    assert rows.shape == (2, len(JUDGE_LABELS)) and (rows[0] == rows[1]).all()
+    assert judge.decide(pairs, threshold=1.0, cosines=[0.9, 0.9]) == [None, None]
+    assert judge.probabilities(pairs).shape == rows.shape  # cosines computed by the judge's own encoder
+    # a training run whose final/ is complete is not trained again
+    assert (feature_run / "final" / ".complete").exists()

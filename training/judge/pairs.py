@@ -28,16 +28,31 @@ from ..common.encoders import build_tokenizer, encoder_config, predict_logits, p
 from ..common.lifecycle import recipe_trainer, start_run, train_and_finish, write_test_predictions
 from ..config import RecipeParser
 from .data import JudgeDataArguments, judge_scores, load_pairs, rules_labels
+from .feature_head import train_feature_judge
 
 COMPONENT = "finding_judge"
 RECIPE = "judge/pairs"
 
 
+ARCHITECTURES = ("cross_encoder", "pair_features")
+
+
 @dataclass
 class JudgeModelArguments:
+    architecture: str = field(
+        default="cross_encoder",
+        metadata={
+            "help": "cross_encoder (a sequence-pair classifier fine-tuned from model_name_or_path) or pair_features "
+            "(a small network over the findings' attribute frames and their cosine under the frozen encoder "
+            "model_name_or_path; feature_head.py)",
+            "choices": ARCHITECTURES,
+        },
+    )
     class_weight_power: float = field(
         default=0.0, metadata={"help": "weigh each label's loss by (1 / its training frequency) ** power (0: none)"}
     )
+    hidden_size: int = field(default=64, metadata={"help": "pair_features: units of the hidden layer"})
+    eval_every: int = field(default=10, metadata={"help": "pair_features: epochs between validation checks"})
 
 
 ARGUMENT_TYPES = (ModelArguments, JudgeDataArguments, TrainingArguments, JudgeModelArguments)
@@ -129,6 +144,8 @@ def main(argv: list[str] | None = None):
 
     model_args, data_args, training_args, judge_args = RecipeParser(ARGUMENT_TYPES).parse_recipe_args(argv)
     data, provenance = load_pairs(data_args, training_args.output_dir)
+    if judge_args.architecture == "pair_features":
+        return train_feature_judge(model_args, data_args, training_args, judge_args, data, provenance)
     texts = (t for r in data["train"] for t in (r["reference"], r["candidate"]))
     tokenizer = build_tokenizer(model_args, texts, training_args)
     run_dir = start_run(COMPONENT, RECIPE, model_args, data_args, training_args, provenance, extra_args=(judge_args,))

@@ -17,8 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ...findings.feature_judge import FeatureHead, feature_rows, is_feature_judge
+from ...findings.feature_judge import cosines as pair_cosines
 from ...findings.judge_labels import JUDGE_LABELS, JudgeDecision, parse_label
 from ...loading.checkpoint import CheckpointError, load_manifest
+from ...models.text_encoder import TextEncoder
 from ...text import word_rules as rules
 from .teacher import Annotation, Rules, TeacherError, assignment, pair_error, sorted_errors, unmatched_errors
 
@@ -36,13 +39,16 @@ ATTRIBUTE_CATEGORIES = {
 }
 # The attributes the word rules never see (they read locations, severity words and change words only).
 RULE_BLIND_KINDS = ("measurement", "device_position", "certainty", "specificity")
-SCOPES = ("all", "rule_blind")
+SCOPES = ("all", "matched", "attributes", "rule_blind")
 
 
 def confident_decisions(probabilities, threshold: float, scope: str = "all") -> list[JudgeDecision | None]:
     """Per row of label probabilities (JUDGE_LABELS order): the judge's decision where it overrides the rules, else
     None (the rules decide). It overrides where its most probable label is not `same` and that label's probability
-    exceeds `threshold`; with scope `rule_blind`, only attribute errors of RULE_BLIND_KINDS."""
+    exceeds `threshold`. With scope `matched`, where its most probable label is `same` or an attribute error and
+    exceeds `threshold` (a confident `same` clears an error the rules saw); with scope `attributes`, only attribute
+    errors (a contradiction or an unrelated pair stays the rules'); with scope `rule_blind`, only attribute errors of
+    RULE_BLIND_KINDS."""
     if scope not in SCOPES:
         raise ValueError(f"unknown judge scope {scope!r}; expected one of {list(SCOPES)}")
     chosen = []
@@ -50,6 +56,10 @@ def confident_decisions(probabilities, threshold: float, scope: str = "all") -> 
         k = int(row.argmax())
         decision = parse_label(JUDGE_LABELS[k])
         confident = decision.decision != "same" and float(row[k]) > threshold
+        if scope == "matched":
+            confident = decision.decision in ("same", "attribute_error") and float(row[k]) > threshold
+        if scope == "attributes":
+            confident = confident and decision.decision == "attribute_error"
         if scope == "rule_blind":
             confident = confident and decision.decision == "attribute_error" and decision.kind in RULE_BLIND_KINDS
         chosen.append(decision if confident else None)
@@ -113,8 +123,8 @@ class FindingJudge:
         self.max_length = max_length or int(config.get("max_seq_length", 128))
         self.batch_size, self.torch = batch_size, torch
 
-    def probabilities(self, pairs: Sequence[tuple[str, str]]):
-        """The label probabilities (numpy, one row per pair, JUDGE_LABELS order)."""
+    def probabilities(self, pairs: Sequence[tuple[str, str]], cosines=None):
+        """The label probabilities (numpy, one row per pair, JUDGE_LABELS order); `cosines` are not read."""
         import numpy as np
 
         torch = self.torch
@@ -136,14 +146,60 @@ class FindingJudge:
         return rows
 
     def decide(
-        self, pairs: Sequence[tuple[str, str]], threshold: float = 0.0, scope: str = "all"
+        self, pairs: Sequence[tuple[str, str]], threshold: float = 0.0, scope: str = "all", cosines=None
     ) -> list[JudgeDecision | None]:
-        """Each pair's decision where the judge overrides the rules, else None (`confident_decisions`)."""
-        distinct = sorted(set(pairs))
-        if not distinct:
-            return []
-        decided = dict(zip(distinct, confident_decisions(self.probabilities(distinct), threshold, scope)))
-        return [decided[pair] for pair in pairs]
+        """Each pair's decision where the judge overrides the rules, else None (`confident_decisions`). `cosines`
+        (the pairs' embedding cosines) are for the feature judge; the cross-encoder reads the texts alone."""
+        return _decide(self, pairs, threshold, scope, cosines)
+
+
+def _decide(judge, pairs, threshold: float, scope: str, cosines) -> list[JudgeDecision | None]:
+    """Each distinct pair judged once."""
+    known = dict(zip(pairs, cosines)) if cosines is not None else {}
+    distinct = sorted(set(pairs))
+    if not distinct:
+        return []
+    found = [known[p] for p in distinct] if cosines is not None else None
+    decided = dict(zip(distinct, confident_decisions(judge.probabilities(distinct, found), threshold, scope)))
+    return [decided[pair] for pair in pairs]
+
+
+class FeatureJudge:
+    """A `finding_judge` export of architecture pair_features (inference/findings/feature_judge.py): the same
+    `decide` as FindingJudge, from the pairs' attribute frames and embedding cosines."""
+
+    def __init__(self, path: str | Path, encoder=None, batch_size: int = 64):
+        directory, _ = load_manifest(path, COMPONENT)
+        self.head = FeatureHead.load(directory)
+        self.encoder, self.batch_size = encoder, batch_size
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]], cosines=None):
+        """The label probabilities (numpy, one row per pair, JUDGE_LABELS order); the cosines are computed with the
+        head's encoder when not given."""
+        if cosines is None:
+            if self.encoder is None:
+                self.encoder = TextEncoder(self.head.encoder)
+            cosines = pair_cosines(pairs, self.encoder, self.batch_size)
+        return self.head.probabilities(feature_rows(pairs, cosines))
+
+    def decide(self, pairs, threshold: float = 0.0, scope: str = "all", cosines=None) -> list[JudgeDecision | None]:
+        return _decide(self, pairs, threshold, scope, cosines)
+
+
+def shipped_judge() -> Path:
+    """The finding_judge export that ships with radmetrics (resources/finding_judge/: configs/judge/pairs/small.yaml's
+    run; its manifest and card say how it was trained and what it scored)."""
+    from importlib.resources import files
+
+    return Path(str(files("radmetrics.inference").joinpath("resources", "finding_judge")))
+
+
+def load_judge(path: str | Path, batch_size: int = 64, encoder=None):
+    """The export's judge: a FeatureJudge (pair_features) or a FindingJudge (cross-encoder)."""
+    directory, _ = load_manifest(path, COMPONENT)
+    if is_feature_judge(directory):
+        return FeatureJudge(directory, encoder, batch_size)
+    return FindingJudge(directory, batch_size)
 
 
 def judged_annotation(
@@ -178,19 +234,20 @@ def judged_annotation(
     return annotation
 
 
-def judged_pairs(similarities, rules_: Rules) -> list[tuple[str, str]]:
-    """The (reference, candidate) statements of every matched pair the judge decides (not both normal)."""
-    wanted = []
+def judged_pairs(similarities, rules_: Rules) -> dict[tuple[str, str], float]:
+    """The (reference, candidate) statements of every matched pair the judge decides (not both normal), each with its
+    cosine."""
+    wanted = {}
     for reference, candidate, similarity in similarities:
         for r, c in assignment(similarity, rules_.threshold):
             if not (rules.is_normal(reference[r]) and rules.is_normal(candidate[c])):
-                wanted.append((reference[r], candidate[c]))
+                wanted[(reference[r], candidate[c])] = float(similarity[r, c])
     return wanted
 
 
 def annotate_with_judge(
     teacher,
-    judge: FindingJudge,
+    judge,
     references,
     candidates,
     progress: bool = False,
@@ -201,5 +258,6 @@ def annotate_with_judge(
     (`confident_decisions`), by the rules elsewhere."""
     similarities = teacher.similarities(references, candidates, progress)
     wanted = judged_pairs(similarities, teacher.rules)
-    decisions = dict(zip(wanted, judge.decide(wanted, threshold, scope)))
+    pairs = list(wanted)
+    decisions = dict(zip(pairs, judge.decide(pairs, threshold, scope, [wanted[p] for p in pairs])))
     return [judged_annotation(ref, cand, sim, teacher.rules, decisions) for ref, cand, sim in similarities]

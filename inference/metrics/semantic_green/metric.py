@@ -36,10 +36,10 @@ from ...loading.checkpoint import load_manifest
 from ...loading.fingerprints import fingerprint
 from ...models.text_encoder import TextEncoder
 from ...text.sentences import statements
-from ..base import Metric, MetricOutput, Option, OptionError
+from ..base import Metric, MetricOutput, Option
 from ..display import table
 from ..shared.green_display import green_display
-from .judge import FindingJudge, annotate_with_judge
+from .judge import SCOPES, annotate_with_judge, load_judge, shipped_judge
 from .teacher import THRESHOLD, Rules, SemanticTeacher
 
 PREFIX = "semantic_green"
@@ -74,29 +74,32 @@ class SemanticGreen(Metric):
         "judge": Option(
             "rules",
             True,
-            "who decides a matched pair of findings: rules (the word rules) or model (a finding_judge export given "
-            "with --components: attribute errors, contradictions, unrelated pairs)",
+            "who decides a matched pair of findings: rules (the word rules) or model (the finding-pair judge "
+            "radmetrics ships, or a finding_judge export given with --components: attribute errors, which attribute "
+            "and whether significant, contradictions, unrelated pairs)",
             type=str,
             choices=("rules", "model"),
         ),
         "judge_threshold": Option(
-            1.0,
+            0.5,
             True,
-            "with judge=model: the judge overrides the rules on a matched pair only where its most probable label is "
-            "not `same` and has a probability above this; elsewhere the rules decide. The default 1.0 (no override: "
-            "judge=model then scores as judge=rules) is what case-level cross-validation on radpref_dev chose for the "
-            "small judge (docs/notes/finding-judge.md); 0 lets every non-same label decide",
+            "with judge=model: the judge decides a matched pair only where its most probable label has a probability "
+            "above this (and is one judge_scope lets through); elsewhere the rules decide. 0.5 is what case-level "
+            "cross-validation on radpref_dev chose for the shipped judge (docs/notes/finding-judge.md); 1.0 lets it "
+            "decide nowhere",
             type=float,
             minimum=0.0,
             maximum=1.0,
         ),
         "judge_scope": Option(
-            "rule_blind",
+            "matched",
             True,
-            "with judge=model: rule_blind (the judge may only add attribute errors the rules cannot see: measurement, "
-            "device position, certainty, specificity) or all (any confident label, contradictions and unrelated too)",
+            "with judge=model: matched (the judge decides a pair it calls the same or the same with an attribute "
+            "error, which attribute and whether significant; contradictions and unrelated pairs stay the rules'), "
+            "attributes (attribute errors only), rule_blind (only the attributes the rules cannot see: measurement, "
+            "device position, certainty, specificity) or all (any confident label)",
             type=str,
-            choices=("all", "rule_blind"),
+            choices=SCOPES,
         ),
     }
     keys = (
@@ -130,38 +133,36 @@ Notation},
     runs_encoder = True
     accepts_context = True
 
-    @classmethod
-    def check_setup(cls, options, components, endpoint):
-        if options["judge"] == "model" and "finding_judge" not in components:
-            raise OptionError(
-                "metric semantic_green option judge=model needs a finding-pair judge: pass --components EXPORT of a "
-                "finding_judge (radmetrics train judge/pairs, then radmetrics export), or use judge=rules"
-            )
-
     def encoder(self):
         return self.loaded("encoder", lambda: TextEncoder(self.options["encoder"]), self.options["encoder"])
 
     def teacher(self, encoder=None) -> SemanticTeacher:
         findings = self.options["findings"] == "extractor"
         rules_ = Rules(
-            threshold=float(self.options["threshold"]), interval_change=findings, other_scripts_significant=findings
+            threshold=self.options["threshold"], interval_change=findings, other_scripts_significant=findings
         )
         return SemanticTeacher(encoder or self.encoder(), rules_, self.options["batch_size"])
 
     def extractor_path(self) -> str:
         return str(self.components.get("findings_extractor") or shipped_extractor())
 
+    def judge_path(self) -> str:
+        """The finding_judge export given with --components, else the one radmetrics ships."""
+        return str(self.components.get("finding_judge") or shipped_judge())
+
     def signature_parts(self) -> list[str]:
         parts = super().signature_parts()
+        if self.options["judge"] == "rules":  # the judge's own settings change nothing the rules decide
+            parts = [p for p in parts if not p.startswith(("judge_threshold:", "judge_scope:"))]
         if self.options["findings"] == "extractor":
             parts.append(f"extractor:{fingerprint(self.extractor_path())}")
         if self.options["judge"] == "model":
-            parts.append(f"finding_judge:{fingerprint(str(self.components['finding_judge']))}")
+            parts.append(f"finding_judge:{fingerprint(self.judge_path())}")
         return parts
 
     def finding_judge(self):
-        path = str(self.components["finding_judge"])
-        return self.loaded("finding_judge", lambda: FindingJudge(path, self.options["batch_size"]), path)
+        path = self.judge_path()
+        return self.loaded("finding_judge", lambda: load_judge(path, self.options["batch_size"]), path)
 
     def annotate_lists(self, references, candidates, teacher) -> list:
         """The teacher's annotations of lists of statements or findings, matched pairs decided as `judge` says."""
@@ -181,7 +182,7 @@ Notation},
         else:
             extractor = FindingsExtractor(head, encoder, self.options["batch_size"])
         progress = self.options.get("progress", False)
-        return extractor.of_reports(reports, progress)
+        return extractor.of_reports(reports, progress, lobes=self.options["judge"] == "model")
 
     def annotate(self, references, candidates) -> list:
         """The teacher's annotation of each pair (`teacher.Annotation`): over the extracted findings, or over every

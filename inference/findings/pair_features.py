@@ -1,0 +1,559 @@
+"""What a reference finding and a candidate finding say about each attribute, side by side: the inputs of the feature
+judge (feature_judge.py), which learns from the data builders' logged edits how these differences decide a pair.
+
+Each finding is read into a `FindingFrame`: its sizes (in mm), a device tip's distance from the carina and the places
+it names, its hedges, the diagnoses and the vaguer descriptions it uses, its places within an organ (side, lobe, zone,
+segment), its severity words, polarity and interval change. `pair_features` compares two frames (and the two
+findings' sentence-embedding cosine) in a fixed list of numbers, FEATURE_NAMES. The parsers only read; every decision
+(how large a size change is an error, when a tip is malpositioned, which hedge matters) is the trained model's.
+
+The vocabularies follow radiology usage (Fleischner Society glossary; device-tip positions as in Godoy et al.,
+"Chest radiography in the ICU", AJR 2012) and the judge-pair builders' edit lists
+(data_builders/judge_pairs/), so that what the builders edit, the frame reads.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..text import word_rules as rules
+from .significance import LEVELS, significance
+
+# Abbreviations the frame reads as words (semantic_green's own expansion, text/sentences.py, runs before this).
+_LOCAL_ABBREVIATIONS = {
+    "rul": "right upper lobe",
+    "rml": "right middle lobe",
+    "rll": "right lower lobe",
+    "lul": "left upper lobe",
+    "lll": "left lower lobe",
+    "cvc": "central venous catheter",
+    "svc": "superior vena cava",
+    "ng": "nasogastric",
+    "og": "orogastric",
+    "et": "endotracheal",
+    "gej": "gastroesophageal junction",
+    "oesophagus": "esophagus",
+    "oesophageal": "esophageal",
+}
+_ABBREVIATION = re.compile(r"\b(" + "|".join(_LOCAL_ABBREVIATIONS) + r")\b", re.I)
+
+_SIZE = re.compile(
+    r"\b(\d+(?:\.\d+)?)(?:\s*(?:x|×|by)\s*(\d+(?:\.\d+)?))?(?:\s*(?:x|×|by)\s*(\d+(?:\.\d+)?))?\s*(cm|mm)\b", re.I
+)
+_CARINA = re.compile(
+    r"\b(\d+(?:\.\d+)?)\s*(cm|mm)\s+(above|below|from|superior to|inferior to)\s+the\s+carina\b", re.I
+)
+
+DEVICES = (
+    "tube",
+    "catheter",
+    "line",
+    "picc",
+    "pacemaker",
+    "lead",
+    "leads",
+    "drain",
+    "port",
+    "stent",
+    "pacer",
+    "cannula",
+    "wire",
+    "tracheostomy",
+)
+# Where a device tip should not be (a malposition whatever the device), and where one usually belongs.
+MALPOSITIONS = (
+    "mainstem",
+    "bronchus",
+    "bronchi",
+    "esophagus",
+    "esophageal",
+    "right atrium",
+    "right ventricle",
+    "subclavian vein",
+    "axillary vein",
+    "brachiocephalic vein",
+    "jugular vein",
+    "thoracic inlet",
+    "coiled",
+    "above the diaphragm",
+    "at the carina",
+    "below the carina",
+    "pharynx",
+    "hypopharynx",
+    "gastroesophageal junction",
+)
+GOOD_PLACES = (
+    "stomach",
+    "gastric",
+    "duodenum",
+    "below the diaphragm",
+    "superior vena cava",
+    "cavoatrial junction",
+    "mid trachea",
+    "clavicular heads",
+    "satisfactory position",
+    "good position",
+    "standard position",
+    "appropriate position",
+    "expected position",
+    "in place",
+    "junction of the superior vena cava",
+)
+
+STRONG_HEDGES = (
+    "possible",
+    "possibly",
+    "questionable",
+    "cannot be excluded",
+    "can not be excluded",
+    "cannot be ruled out",
+    "not excluded",
+    "may represent",
+    "may be",
+    "could represent",
+    "could be",
+    "might",
+    "suspected",
+    "suspicious for",
+    "concerning for",
+    "suggestive of",
+    "differential",
+    "versus",
+    "vs",
+    "equivocal",
+    "indeterminate",
+)
+WEAK_HEDGES = ("probable", "probably", "likely", "most likely", "presumed", "presumably", "favor", "favored")
+DEFINITE = ("consistent with", "compatible with", "diagnostic of", "definite", "represents", "due to", "secondary to")
+
+# Diagnoses, and the vaguer descriptions of an appearance that stand for them (the builders' SPECIFIC_TO_VAGUE).
+DIAGNOSES = (
+    "pneumonia",
+    "consolidation",
+    "pulmonary edema",
+    "edema",
+    "mass",
+    "metastases",
+    "metastasis",
+    "metastatic",
+    "atelectasis",
+    "collapse",
+    "emphysema",
+    "cardiomegaly",
+    "pleural effusion",
+    "effusion",
+    "effusions",
+    "fracture",
+    "hiatal hernia",
+    "granuloma",
+    "lymphadenopathy",
+    "scarring",
+    "fibrosis",
+    "dissection",
+    "aneurysm",
+    "neoplasm",
+    "neoplastic",
+    "malignancy",
+    "carcinoma",
+    "tumor",
+    "abscess",
+    "tuberculosis",
+    "pneumothorax",
+    "aspiration",
+    "infection",
+    "sarcoidosis",
+    "bronchiectasis",
+    "nodule",
+    "nodules",
+    "cavitary",
+    "cavitating",
+    "heart failure",
+    "tension",
+)
+VAGUE = (
+    "opacity",
+    "opacities",
+    "opacification",
+    "density",
+    "densities",
+    "infiltrate",
+    "infiltrates",
+    "airspace disease",
+    "interstitial markings",
+    "markings",
+    "vascular congestion",
+    "congestion",
+    "deformity",
+    "irregularity",
+    "blunting",
+    "prominent",
+    "prominence",
+    "fullness",
+    "hyperinflation",
+    "hyperexpanded",
+    "shadow",
+    "abnormality",
+    "lesion",
+    "changes",
+    "findings",
+)
+# Places within an organ, by kind; a place is the phrase as written, after abbreviations are read.
+LOBES = ("upper lobe", "middle lobe", "lower lobe", "lingula", "lingular")
+ZONES = (
+    "apex",
+    "apices",
+    "apical",
+    "base",
+    "bases",
+    "basilar",
+    "basal",
+    "bibasilar",
+    "upper zone",
+    "upper zones",
+    "mid zone",
+    "mid zones",
+    "midlung",
+    "lower zone",
+    "lower zones",
+    "upper lung",
+    "lower lung",
+    "perihilar",
+    "hilar",
+    "retrocardiac",
+    "peripheral",
+    "subpleural",
+    "costophrenic",
+)
+SEGMENTS = ("superior segment", "posterior basal", "anterior basal", "lateral basal", "medial basal", "apicoposterior")
+SEGMENT_WORDS = ("anterior", "posterior", "lateral", "medial", "superior", "inferior")
+# Zones that name the same part of the lung: "apical" and "apex", "bases" and "basilar" are one place.
+ZONE_GROUPS = {
+    "apex": "upper",
+    "apices": "upper",
+    "apical": "upper",
+    "upper zone": "upper",
+    "upper zones": "upper",
+    "lower zones": "lower",
+    "mid zones": "middle",
+    "upper lung": "upper",
+    "base": "lower",
+    "bases": "lower",
+    "basilar": "lower",
+    "basal": "lower",
+    "bibasilar": "lower",
+    "lower zone": "lower",
+    "lower lung": "lower",
+    "costophrenic": "lower",
+    "mid zone": "middle",
+    "midlung": "middle",
+    "perihilar": "hilar",
+    "hilar": "hilar",
+    "retrocardiac": "retrocardiac",
+    "peripheral": "peripheral",
+    "subpleural": "peripheral",
+}
+LOBE_GROUPS = {"lingular": "lingula"}
+
+_STOPWORDS = frozenset(
+    "a an the of in at on to is are was were be been with and or there this that its it from for by as no not "
+    "seen noted again also which measuring measures measure approximately about".split()
+)
+
+
+# Forms of one word that say the same thing ("nodules" and "nodule", "cavitating" and "cavitary").
+CANONICAL = {
+    "effusions": "effusion",
+    "nodules": "nodule",
+    "metastases": "metastasis",
+    "metastatic": "metastasis",
+    "opacities": "opacity",
+    "densities": "density",
+    "infiltrates": "infiltrate",
+    "cavitating": "cavitary",
+    "neoplastic": "neoplasm",
+    "prominence": "prominent",
+    "pleural effusion": "effusion",
+    "pulmonary edema": "edema",
+}
+
+
+def _phrases(text: str, vocabulary) -> frozenset[str]:
+    return frozenset(CANONICAL.get(p, p) for p in vocabulary if re.search(rf"\b{re.escape(p)}\b", text))
+
+
+# Descriptions radiologists write for a diagnosis, read as the diagnosis ("enlarged heart" is cardiomegaly).
+_SAME_AS_DIAGNOSIS = (
+    (re.compile(r"\b(?:enlarged (?:heart|cardiac silhouette)|cardiac enlargement)\b"), "cardiomegaly"),
+    (  # a degree word stays: "the heart is mildly enlarged" -> "mildly cardiomegaly"
+        re.compile(
+            r"\b(?:the )?(?:heart|cardiac silhouette) (?:is |appears )?((?:mildly |moderately |markedly )?)enlarged\b"
+        ),
+        r"\1cardiomegaly",
+    ),
+    (re.compile(r"\bpleural fluid\b"), "pleural effusion"),
+)
+
+
+def normalised(text: str) -> str:
+    """Lower case, abbreviations read as words, hyphens as spaces ("moderate-sized" -> "moderate sized"), and the
+    descriptions that name a diagnosis read as it ("enlarged heart" -> "cardiomegaly")."""
+    text = _ABBREVIATION.sub(lambda m: _LOCAL_ABBREVIATIONS[m.group(1).lower()], text.lower())
+    text = re.sub(r"[-/]", " ", text)
+    for pattern, diagnosis in _SAME_AS_DIAGNOSIS:
+        text = pattern.sub(diagnosis, text)
+    return text
+
+
+@dataclass(frozen=True)
+class FindingFrame:
+    sizes_mm: tuple[float, ...]
+    carina_cm: float | None  # a tip's signed distance above the carina (below: negative)
+    device: bool
+    malpositions: frozenset[str]
+    good_places: frozenset[str]
+    strong_hedges: frozenset[str]
+    weak_hedges: frozenset[str]
+    definite: frozenset[str]
+    diagnoses: frozenset[str]
+    vague: frozenset[str]
+    sides: frozenset[str]
+    lobes: frozenset[str]
+    zones: frozenset[str]
+    segments: frozenset[str]
+    severities: frozenset[int]
+    severity_words: frozenset[str]
+    side_words: tuple[int, int]  # how many times "left" and "right" are written
+    level: str  # the finding's clinical significance (significance.LEVELS)
+    normal: bool
+    changes: frozenset[str]
+    words: frozenset[str]
+
+
+_DISTANCE = re.compile(
+    r"\b\d+(?:\.\d+)?\s*(?:cm|mm)\s+(?:above|below|from|superior to|inferior to|proximal to|distal to)\b", re.I
+)
+
+
+def _sizes(text: str) -> tuple[float, ...]:
+    """Sizes in mm; a distance from a landmark ("4 cm above the carina") is a position, not a size."""
+    found = []
+    for match in _SIZE.finditer(_DISTANCE.sub(" ", text)):
+        scale = 10.0 if match.group(4).lower() == "cm" else 1.0
+        found.extend(float(v) * scale for v in match.group(1, 2, 3) if v)
+    return tuple(found)
+
+
+def _carina(text: str) -> float | None:
+    match = _CARINA.search(text)
+    if not match:
+        return None
+    value = float(match.group(1)) / (10.0 if match.group(2).lower() == "mm" else 1.0)
+    return -value if match.group(3).lower() in ("below", "inferior to") else value
+
+
+def _sides(text: str) -> frozenset[str]:
+    sides = set(_phrases(text, ("left", "right")))
+    if re.search(r"\b(bilateral|bilaterally|both|bibasilar)\b", text):
+        sides = {"bilateral"}
+    return frozenset(sides)
+
+
+@lru_cache(maxsize=65536)
+def frame(finding: str) -> FindingFrame:
+    """What one finding says about each attribute."""
+    text = normalised(finding)
+    segments = _phrases(text, SEGMENTS)
+    segment_words = frozenset() if segments else _phrases(text, SEGMENT_WORDS)
+    return FindingFrame(
+        sizes_mm=_sizes(text),
+        carina_cm=_carina(text),
+        device=bool(_phrases(text, DEVICES)),
+        malpositions=_phrases(text, MALPOSITIONS),
+        good_places=_phrases(text, GOOD_PLACES),
+        strong_hedges=_phrases(text, STRONG_HEDGES),
+        weak_hedges=_phrases(text, WEAK_HEDGES),
+        definite=_phrases(text, DEFINITE),
+        diagnoses=_phrases(text, DIAGNOSES),
+        vague=_phrases(text, VAGUE),
+        sides=_sides(text),
+        lobes=frozenset(LOBE_GROUPS.get(p, p) for p in _phrases(text, LOBES)),
+        zones=frozenset(ZONE_GROUPS.get(p, p) for p in _phrases(text, ZONES)),
+        segments=segments | segment_words,
+        severities=rules.severities(text),
+        severity_words=frozenset(w for w in re.findall(r"[a-z]+", text) if w in rules.SEVERITY_LEVELS),
+        side_words=(len(re.findall(r"\bleft\b", text)), len(re.findall(r"\bright\b", text))),
+        level=significance(finding),
+        normal=rules.is_normal(text),
+        changes=rules.change_directions(text),
+        words=frozenset(w for w in re.findall(r"[a-z]+", text) if w not in _STOPWORDS),
+    )
+
+
+def _differ(a: frozenset, b: frozenset) -> float:
+    """1 when both sides name something and the sets differ, else 0."""
+    return float(bool(a) and bool(b) and a != b)
+
+
+def _one_side(a: frozenset, b: frozenset) -> float:
+    return float(bool(a) != bool(b))
+
+
+def _jaccard(a: frozenset, b: frozenset) -> float:
+    return len(a & b) / len(a | b) if a | b else 1.0
+
+
+def _size_features(r: FindingFrame, c: FindingFrame) -> list[float]:
+    both = bool(r.sizes_mm) and bool(c.sizes_mm)
+    if not both:
+        return [0.0, _one_side(frozenset(r.sizes_mm), frozenset(c.sizes_mm)), 0.0, 0.0, 0.0, 0.0]
+    before, after = max(r.sizes_mm), max(c.sizes_mm)
+    relative = abs(after - before) / max(before, 1e-6)
+    # every dimension, largest first: "2.2 x 1.6 cm" against "2.2 x 1.1 cm" differs in the second
+    pairs = zip(sorted(r.sizes_mm, reverse=True), sorted(c.sizes_mm, reverse=True))
+    largest = max(abs(a - b) / max(a, 1e-6) for a, b in pairs)
+    return [
+        1.0,
+        0.0,
+        min(relative, 3.0),
+        min(abs(after - before) / 10.0, 3.0),
+        abs(math.log(after / before)),
+        min(largest, 3.0),
+    ]
+
+
+def _device_features(r: FindingFrame, c: FindingFrame) -> list[float]:
+    both = r.carina_cm is not None and c.carina_cm is not None
+    distance = abs(r.carina_cm - c.carina_cm) if both else 0.0
+    ok_r = float(r.carina_cm is not None and 2.0 <= r.carina_cm <= 7.0)
+    ok_c = float(c.carina_cm is not None and 2.0 <= c.carina_cm <= 7.0)
+    return [
+        float(r.device),
+        float(c.device),
+        float(both),
+        min(distance, 10.0) / 5.0,
+        float(both and ok_r != ok_c),
+        float(bool(r.malpositions)),
+        float(bool(c.malpositions)),
+        float(bool(c.malpositions - r.malpositions)),
+        float(bool(r.malpositions - c.malpositions)),
+        float(bool(r.good_places)),
+        float(bool(c.good_places)),
+        _differ(r.malpositions | r.good_places, c.malpositions | c.good_places),
+    ]
+
+
+def _certainty_features(r: FindingFrame, c: FindingFrame) -> list[float]:
+    def level(f: FindingFrame) -> float:
+        return 2.0 if f.strong_hedges else 1.0 if f.weak_hedges else 0.0
+
+    return [
+        float(bool(r.strong_hedges)),
+        float(bool(c.strong_hedges)),
+        float(bool(r.weak_hedges)),
+        float(bool(c.weak_hedges)),
+        float(bool(r.definite)),
+        float(bool(c.definite)),
+        abs(level(r) - level(c)) / 2.0,
+        _differ(r.strong_hedges | r.weak_hedges, c.strong_hedges | c.weak_hedges)
+        + _one_side(r.strong_hedges | r.weak_hedges, c.strong_hedges | c.weak_hedges),
+    ]
+
+
+def _specificity_features(r: FindingFrame, c: FindingFrame) -> list[float]:
+    return [
+        float(len(r.diagnoses - c.diagnoses)),
+        float(len(c.diagnoses - r.diagnoses)),
+        float(len(r.vague - c.vague)),
+        float(len(c.vague - r.vague)),
+        float(bool(r.diagnoses) and not c.diagnoses),
+        float(bool(c.diagnoses) and not r.diagnoses),
+        _jaccard(r.diagnoses, c.diagnoses),
+    ]
+
+
+def _place_features(r: FindingFrame, c: FindingFrame) -> list[float]:
+    lateral = {"left", "right"}
+    swapped = bool(r.sides & lateral) and bool(c.sides & lateral) and (r.sides & lateral) != (c.sides & lateral)
+    return [
+        float(swapped),
+        float(r.side_words != c.side_words and sum(r.side_words) == sum(c.side_words) > 0),
+        _differ(r.sides, c.sides),
+        _one_side(r.sides, c.sides),
+        _differ(r.lobes, c.lobes),
+        _one_side(r.lobes, c.lobes),
+        _differ(r.zones, c.zones),
+        _one_side(r.zones, c.zones),
+        _differ(r.segments, c.segments),
+        _one_side(r.segments, c.segments),
+    ]
+
+
+def _other_features(r: FindingFrame, c: FindingFrame) -> list[float]:
+    levels_r, levels_c = r.severities, c.severities
+    severity_gap = abs(max(levels_r) - max(levels_c)) / 2.0 if levels_r and levels_c else 0.0
+    return [
+        _differ(levels_r, levels_c),
+        _differ(r.severity_words, c.severity_words),
+        severity_gap,
+        _one_side(levels_r, levels_c),
+        float(r.normal),
+        float(c.normal),
+        float(r.normal != c.normal),
+        float(bool(r.changes) and bool(c.changes) and not r.changes & c.changes),
+        _one_side(r.changes, c.changes),
+        _jaccard(r.words, c.words),
+        *(float(r.level == level) for level in LEVELS),
+        *(float(c.level == level) for level in LEVELS),
+    ]
+
+
+FEATURE_NAMES = (
+    *("size_both", "size_one_side", "size_relative_change", "size_difference_cm", "size_log_ratio"),
+    "size_any_dimension_change",
+    *("device_reference", "device_candidate", "carina_both", "carina_distance", "carina_range_changed"),
+    *("malposition_reference", "malposition_candidate", "malposition_added", "malposition_removed"),
+    *("good_place_reference", "good_place_candidate", "tip_places_differ"),
+    *("strong_hedge_reference", "strong_hedge_candidate", "weak_hedge_reference", "weak_hedge_candidate"),
+    *("definite_reference", "definite_candidate", "hedge_level_gap", "hedges_differ"),
+    *("diagnoses_dropped", "diagnoses_added", "vague_dropped", "vague_added", "diagnosis_made_vague"),
+    *("description_made_diagnosis", "diagnoses_jaccard"),
+    *(
+        "sides_swapped",
+        "side_words_swapped",
+        "sides_differ",
+        "side_one_side",
+        "lobes_differ",
+        "lobe_one_side",
+        "zones_differ",
+    ),
+    *("zone_one_side", "segments_differ", "segment_one_side"),
+    *(
+        "severities_differ",
+        "severity_words_differ",
+        "severity_gap",
+        "severity_one_side",
+        "normal_reference",
+        "normal_candidate",
+    ),
+    *("polarity_differs", "change_reversed", "change_one_side", "words_jaccard"),
+    *(f"reference_{level}" for level in LEVELS),
+    *(f"candidate_{level}" for level in LEVELS),
+    "cosine",
+)
+
+
+def pair_features(reference: str, candidate: str, cosine: float) -> list[float]:
+    """The FEATURE_NAMES of one (reference finding, candidate finding) pair whose embeddings' cosine is `cosine`."""
+    r, c = frame(reference), frame(candidate)
+    return [
+        *_size_features(r, c),
+        *_device_features(r, c),
+        *_certainty_features(r, c),
+        *_specificity_features(r, c),
+        *_place_features(r, c),
+        *_other_features(r, c),
+        float(cosine),
+    ]

@@ -1,0 +1,80 @@
+"""The feature judge's inputs: what a finding says about each attribute (pair_features.frame), and the export's head
+(feature_judge.FeatureHead) saved, loaded and refused when its features are not this version's."""
+
+import json
+
+import numpy as np
+import pytest
+
+from radmetrics.inference.findings.feature_judge import HEAD_FILE, FeatureHead, feature_rows
+from radmetrics.inference.findings.judge_labels import JUDGE_LABELS
+from radmetrics.inference.findings.pair_features import FEATURE_NAMES, frame, pair_features
+from radmetrics.inference.loading.checkpoint import CheckpointError
+
+
+def named(reference, candidate, cosine=0.9):
+    return dict(zip(FEATURE_NAMES, pair_features(reference, candidate, cosine)))
+
+
+def test_sizes_are_read_in_mm_and_a_distance_from_a_landmark_is_not_a_size():
+    assert frame("Right hilar mass measuring 4.2 x 3.8 cm").sizes_mm == pytest.approx((42.0, 38.0))
+    assert frame("12 mm nodule in the right middle lobe").sizes_mm == (12.0,)
+    tip = frame("Endotracheal tube terminates 1 cm below the carina, in the right mainstem bronchus")
+    assert tip.sizes_mm == () and tip.carina_cm == -1.0 and tip.device and "mainstem" in tip.malpositions
+
+
+def test_a_size_within_tolerance_and_one_beyond_it_differ_only_in_size():
+    same = named("12 mm nodule in the right middle lobe.", "1.2 cm RML nodule.")
+    larger = named("8 mm nodule in the right lower lobe.", "18 mm nodule in the right lower lobe.")
+    assert same["size_both"] == larger["size_both"] == 1.0
+    assert same["size_relative_change"] == 0.0 and larger["size_relative_change"] == pytest.approx(1.25)
+    assert same["lobes_differ"] == 0.0  # "RML" is read as the right middle lobe
+
+
+def test_hedges_specificity_places_and_severity_are_read():
+    assert named("Right upper lobe pneumonia.", "Possible right upper lobe pneumonia.")["hedge_level_gap"] == 1.0
+    vague = named("Right upper lobe pneumonia.", "Right upper lobe opacity.")
+    assert vague["diagnosis_made_vague"] == 1.0 and vague["vague_added"] == 1.0
+    lobe = named("Right upper lobe consolidation.", "Right lower lobe consolidation.")
+    assert lobe["lobes_differ"] == 1.0 and lobe["sides_swapped"] == 0.0
+    assert named("Small left effusion.", "Small right effusion.")["sides_swapped"] == 1.0
+    segment = named(
+        "Cavitary lesion in the superior segment of the right lower lobe.",
+        "Cavitary lesion in the posterior basal segment of the right lower lobe.",
+    )
+    assert segment["segments_differ"] == 1.0 and segment["lobes_differ"] == 0.0
+    severity = named("Moderate right pleural effusion.", "Large right pleural effusion.")
+    assert severity["severities_differ"] == 1.0 and severity["cosine"] == pytest.approx(0.9)
+
+
+def test_a_paraphrase_differs_in_no_attribute():
+    values = named("8 mm nodule in the right lower lobe.", "Right lower lobe nodule measuring 8 mm.")
+    from radmetrics.inference.findings.feature_judge import EVIDENCE
+
+    assert [n for names in EVIDENCE.values() for n in names if values[n]] == []
+
+
+def random_head(rng, hidden=5) -> FeatureHead:
+    n = len(FEATURE_NAMES)
+    return FeatureHead(
+        rng.normal(size=n).astype(np.float32),
+        np.abs(rng.normal(size=n)).astype(np.float32) + 1,
+        rng.normal(size=(n, hidden)).astype(np.float32),
+        rng.normal(size=hidden).astype(np.float32),
+        rng.normal(size=(hidden, len(JUDGE_LABELS))).astype(np.float32),
+        rng.normal(size=len(JUDGE_LABELS)).astype(np.float32),
+    )
+
+
+def test_the_head_saves_loads_and_refuses_other_features(tmp_path):
+    head = random_head(np.random.default_rng(0))
+    head.save(tmp_path / "judge")
+    loaded = FeatureHead.load(tmp_path / "judge")
+    rows = feature_rows([("Small left effusion.", "Large left effusion.")], [0.9])
+    np.testing.assert_array_equal(loaded.probabilities(rows), head.probabilities(rows))
+    assert loaded.probabilities(rows).sum() == pytest.approx(1.0, abs=1e-5)
+    config = json.loads((tmp_path / "judge" / HEAD_FILE).read_text())
+    config["features"] = config["features"][:-1]
+    (tmp_path / "judge" / HEAD_FILE).write_text(json.dumps(config))
+    with pytest.raises(CheckpointError, match="other pair features"):
+        FeatureHead.load(tmp_path / "judge")
