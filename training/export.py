@@ -210,6 +210,7 @@ Component schema version {manifest["schema_version"]}; label map:
 
 ```python
 from radmetrics.inference import load_manifest
+
 directory, manifest = load_manifest("PATH_OR_HUB_ID", component="{manifest["component"]}")
 ```
 
