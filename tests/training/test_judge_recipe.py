@@ -26,7 +26,7 @@ def judge_run(tmp_path_factory, iu_reports):
     )
     args = [
         "--config",
-        "configs/judge/pairs/cross_encoder_tiny.yaml",
+        "configs/judge/pairs/tiny_cross_encoder.yaml",
         "--pairs_dir",
         str(root / "pairs"),
         "--output_dir",
