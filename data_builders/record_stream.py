@@ -25,9 +25,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from radmetrics.inference.files import score_stream
 from radmetrics.inference.files.atomic import write_text
-from radmetrics.inference.files.output_paths import OutputPathError
-from radmetrics.inference.files.score_stream import differing_field
+from radmetrics.inference.files.score_stream import differing_field, refuse_folder
 
 STREAM_NAME = "records.stream.jsonl"
 FORMAT = "radmetrics-data-stream/1"
@@ -47,29 +47,7 @@ class RecordStream:
 def scan(path: Path) -> tuple[dict | None, int, int, int, bool]:
     """(header, items in complete chunks, complete chunks, byte offset after the last complete chunk, finished) of a
     stream file; a line cut short by a kill ends the scan, and a partial chunk is not complete."""
-    header, done, chunks, offset, finished, position = None, 0, 0, 0, False, 0
-    with open(path, "rb") as fh:
-        for raw in fh:
-            position += len(raw)
-            try:
-                record = json.loads(raw) if raw.endswith(b"\n") else None
-            except ValueError:
-                record = None
-            if record is None:
-                break
-            if header is None:
-                if record.get("format") != FORMAT:
-                    break
-                header, offset = record.get("header"), position
-            elif "chunk" in record and not record.get("partial"):
-                done, chunks, offset = record["end"], chunks + 1, position
-            elif record.get("complete"):
-                finished = True
-    return header, done, chunks, offset, finished
-
-
-def _refuse(out: Path, why: str) -> None:
-    raise OutputPathError(f"--out {out} {why}: pass --overwrite to replace it, or choose another --out")
+    return score_stream.scan(path, FORMAT)
 
 
 def remove_outputs(out: Path, outputs: tuple[str, ...]) -> None:
@@ -98,16 +76,16 @@ def refuse_other_run(out: Path, header: dict, outputs: tuple[str, ...], overwrit
         return
     if not path.exists():
         if any((out / name).exists() for name in outputs):
-            _refuse(out, "holds the outputs of another run")
+            refuse_folder(out, "holds the outputs of another run")
         return
     old, _, _, _, finished = scan(path)
     if old is None:
-        _refuse(out, f"holds {STREAM_NAME} that is not a radmetrics data stream")
+        refuse_folder(out, f"holds {STREAM_NAME} that is not a radmetrics data stream")
     if finished:
-        _refuse(out, "holds a finished run")
+        refuse_folder(out, "holds a finished run")
     field = differing_field(_within(old, header), header)
     if field:
-        _refuse(out, f"holds a run of other inputs or options ({field} differs)")
+        refuse_folder(out, f"holds a run of other inputs or options ({field} differs)")
 
 
 def open_record_stream(out: Path, header: dict, outputs: tuple[str, ...], overwrite: bool = False) -> RecordStream:
@@ -123,7 +101,7 @@ def open_record_stream(out: Path, header: dict, outputs: tuple[str, ...], overwr
     old, done, chunks, offset, _ = scan(path)
     field = differing_field(old, header)
     if field:
-        _refuse(out, f"holds a run of other inputs or options ({field} differs)")
+        refuse_folder(out, f"holds a run of other inputs or options ({field} differs)")
     with open(path, "r+b") as fh:  # drop a chunk cut short: its items are done again
         fh.truncate(offset)
         fh.flush()

@@ -11,16 +11,10 @@ from pathlib import Path
 from radmetrics.inference.files.atomic import write_text
 from radmetrics.inference.files.output_paths import OutputFolder, ensure_output_dir
 
+from ..cli.arguments import positive_int
 from .build import SCHEMA_VERSION, SPLITS, build_judge_pairs, pair_statistics
 
 HELP = "finding pairs for the finding-pair judge: same, attribute errors, contradictions, unrelated"
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
 
 
 def register(sub, add_corpus_arguments) -> None:

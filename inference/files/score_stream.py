@@ -53,9 +53,10 @@ def differing_field(old: dict, new: dict, prefix: str = "") -> str | None:
     return None
 
 
-def scan(path: Path) -> tuple[dict | None, int, int, int, bool]:
-    """(header, pairs complete, chunks complete, byte offset after the last complete chunk, finished) of a stream
-    file, read line by line; a line cut short by a kill ends the scan."""
+def scan(path: Path, stream_format: str = FORMAT) -> tuple[dict | None, int, int, int, bool]:
+    """(header, items in complete chunks, complete chunks, byte offset after the last complete chunk, finished) of a
+    stream file (score's, or another of the same layout: `stream_format`), read line by line; a line cut short by a
+    kill ends the scan, and a chunk marked partial is not complete."""
     header, done, chunks, offset, finished = None, 0, 0, 0, False
     with open(path, "rb") as fh:
         position = 0
@@ -68,17 +69,17 @@ def scan(path: Path) -> tuple[dict | None, int, int, int, bool]:
             except ValueError:
                 break
             if header is None:
-                if record.get("format") != FORMAT:
+                if record.get("format") != stream_format:
                     break
                 header, offset = record.get("header"), position
-            elif "chunk" in record:
+            elif "chunk" in record and not record.get("partial"):
                 done, chunks, offset = record["end"], chunks + 1, position
             elif record.get("complete"):
                 finished = True
     return header, done, chunks, offset, finished
 
 
-def _refuse(out: Path, why: str) -> None:
+def refuse_folder(out: Path, why: str) -> None:
     raise OutputPathError(f"--out {out} {why}: pass --overwrite to replace it, or choose another --out")
 
 
@@ -89,16 +90,16 @@ def open_stream(out: Path, header: dict, overwrite: bool = False) -> StreamState
         remove_results(out)
     if not path.exists():
         if any((out / name).exists() for name in RESULT_FILES):
-            _refuse(out, "holds the results of another run")
+            refuse_folder(out, "holds the results of another run")
         return _start(path, header)
     old, done, chunks, offset, finished = scan(path)
     if old is None:
-        _refuse(out, f"holds {STREAM_NAME} that is not a radmetrics score stream")
+        refuse_folder(out, f"holds {STREAM_NAME} that is not a radmetrics score stream")
     if finished:
-        _refuse(out, "holds a finished run")
+        refuse_folder(out, "holds a finished run")
     field = differing_field(old, header)
     if field:
-        _refuse(out, f"holds a run of other inputs or options ({field} differs)")
+        refuse_folder(out, f"holds a run of other inputs or options ({field} differs)")
     with open(path, "r+b") as fh:  # drop a chunk cut short: its pairs are scored again
         fh.truncate(offset)
         fh.flush()

@@ -15,7 +15,7 @@ from radmetrics.inference.files import atomic
 from radmetrics.inference.llm.local import generate_sorted, render_prompt
 from radmetrics.inference.metrics.crimson.metric import evaluate_answer
 from radmetrics.inference.metrics.crimson.parse import CrimsonParseError
-from radmetrics.inference.scoring.stats import bootstrap_ci, kendall_tau, paired_comparison
+from radmetrics.inference.scoring.stats import bootstrap_ci, kendall_tau, paired_comparison, scored_mean
 
 from ..common.generation_cache import kv_cache_for_generation
 
@@ -32,11 +32,6 @@ def scored_or_none(text: str) -> dict | None:
 
 def teacher_median(train_records: list[dict]) -> float:
     return float(np.median([r["crimson_score"] for r in train_records]))
-
-
-def _nanmean(values: np.ndarray) -> float:
-    kept = values[~np.isnan(values)]
-    return float(kept.mean()) if len(kept) else float("nan")
 
 
 def agreement(answers: list[str], records: list[dict], constant: float, prefix: str = "") -> dict:
@@ -57,14 +52,14 @@ def agreement(answers: list[str], records: list[dict], constant: float, prefix: 
     if np.isnan(model_error).all():
         return results
     both = np.concatenate([model_error, constant_error])
-    paired = paired_comparison(lambda idx: _nanmean(both[idx]), n, BOOTSTRAP_RESAMPLES)
-    low, high = bootstrap_ci(lambda idx: _nanmean(model_error[idx]), n, BOOTSTRAP_RESAMPLES)
+    paired = paired_comparison(lambda idx: scored_mean(both[idx]), n, BOOTSTRAP_RESAMPLES)
+    low, high = bootstrap_ci(lambda idx: scored_mean(model_error[idx]), n, BOOTSTRAP_RESAMPLES)
     results.update(
         {
-            f"{prefix}score_mae": _nanmean(model_error),
+            f"{prefix}score_mae": scored_mean(model_error),
             f"{prefix}score_mae_ci95_low": low,
             f"{prefix}score_mae_ci95_high": high,
-            f"{prefix}score_mae_constant_baseline": _nanmean(constant_error),
+            f"{prefix}score_mae_constant_baseline": scored_mean(constant_error),
             f"{prefix}score_mae_minus_constant": paired["difference"],
             f"{prefix}score_mae_minus_constant_ci95_low": paired["ci95"][0],
             f"{prefix}score_mae_minus_constant_ci95_high": paired["ci95"][1],

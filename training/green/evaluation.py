@@ -21,7 +21,7 @@ import numpy as np
 from radmetrics.inference.files import atomic
 from radmetrics.inference.metrics.green.format import parse_green_response, prompt_reports
 from radmetrics.inference.metrics.green.generation import generate_green_responses
-from radmetrics.inference.scoring.stats import bootstrap_ci, paired_comparison
+from radmetrics.inference.scoring.stats import bootstrap_ci, paired_comparison, scored_mean
 
 BOOTSTRAP_RESAMPLES = 1000
 
@@ -114,12 +114,6 @@ def _green_score_tau(kept, prefix: str, intervals: bool) -> dict:
     }
 
 
-def _nanmean(values: np.ndarray) -> float:
-    """Mean over the pairs that parsed (NaN marks the others); NaN when none did."""
-    kept = values[~np.isnan(values)]
-    return float(kept.mean()) if len(kept) else float("nan")
-
-
 def _interval(key: str, aggregate, n: int) -> dict:
     low, high = bootstrap_ci(aggregate, n, BOOTSTRAP_RESAMPLES)
     return {f"{key}_ci95_low": low, f"{key}_ci95_high": high}
@@ -135,9 +129,9 @@ def _model_and_constant_errors(key: str, model, teacher, count, constant_value: 
         [abs(constant_value - count(t)) if m.parsed and t.parsed else np.nan for m, t in zip(model, teacher)]
     )
     both = np.concatenate([model_errors, constant_errors])
-    paired = paired_comparison(lambda idx: _nanmean(both[idx]), len(model), BOOTSTRAP_RESAMPLES)
+    paired = paired_comparison(lambda idx: scored_mean(both[idx]), len(model), BOOTSTRAP_RESAMPLES)
     return {
-        **_interval(f"{key}_mae", lambda idx: _nanmean(model_errors[idx]), len(model)),
+        **_interval(f"{key}_mae", lambda idx: scored_mean(model_errors[idx]), len(model)),
         f"{key}_mae_minus_constant": paired["difference"],
         f"{key}_mae_minus_constant_ci95_low": paired["ci95"][0],
         f"{key}_mae_minus_constant_ci95_high": paired["ci95"][1],

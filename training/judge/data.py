@@ -121,3 +121,26 @@ def rules_labels(records: list[dict]) -> list[str]:
     from radmetrics.inference.metrics.semantic_green.judge import rules_decision
 
     return [rules_decision(r["reference"], r["candidate"]).label for r in records]
+
+
+def held_out_scores(data: dict, predicted: list[str], run_dir) -> dict:
+    """Test scores of `predicted` (one label per test pair) per label and decision, beside the majority label's and
+    the word rules'; every prediction written to test_predictions.jsonl."""
+    from collections import Counter
+
+    from ..common.lifecycle import write_test_predictions
+
+    gold = [r["label"] for r in data["test"]]
+    majority = Counter(r["label"] for r in data["train"]).most_common(1)[0][0]
+    rules = rules_labels(data["test"])
+    results = judge_scores(gold, predicted, "test_")
+    results.update(judge_scores(gold, [majority] * len(gold), "baseline_majority_test_", per_label=False))
+    results.update(judge_scores(gold, rules, "baseline_rules_test_", per_label=False))
+    write_test_predictions(
+        run_dir,
+        [
+            {"id": r.get("id"), "label": g, "predicted": p, "rules": q, "majority": majority}
+            for r, g, p, q in zip(data["test"], gold, predicted, rules)
+        ],
+    )
+    return results

@@ -21,7 +21,7 @@ from radmetrics.inference.findings.judge_labels import JUDGE_LABELS
 from ..common.logs import configure_logging, logger
 from ..common.run_dir import is_complete, mark_complete, write_eval_results, write_run_manifest
 from ..findings.classifier import CachedEncoder, hash_text
-from .data import judge_scores, rules_labels
+from .data import held_out_scores, judge_scores
 
 COMPONENT = "finding_judge"
 
@@ -111,25 +111,9 @@ def head_of(network, mean: np.ndarray, scale: np.ndarray, encoder: str) -> Featu
 
 def held_out(head: FeatureHead, data: dict, rows: dict, run_dir: Path) -> dict:
     """Test scores per label and decision, beside the majority label's and the word rules'."""
-    from collections import Counter
-
-    from ..common.lifecycle import write_test_predictions
-
     predicted = [JUDGE_LABELS[k] for k in head.probabilities(rows["test"][0]).argmax(axis=1)]
-    gold = [r["label"] for r in data["test"]]
-    majority = Counter(r["label"] for r in data["train"]).most_common(1)[0][0]
-    rules = rules_labels(data["test"])
-    results = judge_scores(gold, predicted, "test_")
-    results.update(judge_scores(gold, [majority] * len(gold), "baseline_majority_test_", per_label=False))
-    results.update(judge_scores(gold, rules, "baseline_rules_test_", per_label=False))
+    results = held_out_scores(data, predicted, run_dir)
     results["validation_macro_f1"] = macro_f1(head, *rows["validation"])
-    write_test_predictions(
-        run_dir,
-        [
-            {"id": r.get("id"), "label": g, "predicted": p, "rules": q, "majority": majority}
-            for r, g, p, q in zip(data["test"], gold, predicted, rules)
-        ],
-    )
     return results
 
 

@@ -25,9 +25,9 @@ from radmetrics.inference.findings.judge_labels import JUDGE_LABELS
 
 from ..common.arguments import ModelArguments
 from ..common.encoders import build_tokenizer, encoder_config, predict_logits, pretrained_weights
-from ..common.lifecycle import recipe_trainer, start_run, train_and_finish, write_test_predictions
+from ..common.lifecycle import recipe_trainer, start_run, train_and_finish
 from ..config import RecipeParser
-from .data import JudgeDataArguments, judge_scores, load_pairs, rules_labels
+from .data import JudgeDataArguments, held_out_scores, judge_scores, load_pairs
 from .feature_head import train_feature_judge
 
 COMPONENT = "finding_judge"
@@ -114,29 +114,13 @@ def tokenized(data: dict, tokenizer, max_length: int):
 
 def held_out(final_dir, data: dict, dataset, tokenizer, training_args, run_dir) -> dict:
     """Test scores of final/ per label and decision, beside the majority label's and the word rules'."""
-    from collections import Counter
-
     from transformers import AutoModelForSequenceClassification, DataCollatorWithPadding
 
     model = AutoModelForSequenceClassification.from_pretrained(final_dir)
     logits = predict_logits(
         model, dataset, DataCollatorWithPadding(tokenizer), training_args.per_device_eval_batch_size
     )
-    predicted = [JUDGE_LABELS[int(k)] for k in logits.argmax(axis=1)]
-    gold = [r["label"] for r in data["test"]]
-    majority = Counter(r["label"] for r in data["train"]).most_common(1)[0][0]
-    rules = rules_labels(data["test"])
-    results = judge_scores(gold, predicted, "test_")
-    results.update(judge_scores(gold, [majority] * len(gold), "baseline_majority_test_", per_label=False))
-    results.update(judge_scores(gold, rules, "baseline_rules_test_", per_label=False))
-    write_test_predictions(
-        run_dir,
-        [
-            {"id": r.get("id"), "label": g, "predicted": p, "rules": q, "majority": majority}
-            for r, g, p, q in zip(data["test"], gold, predicted, rules)
-        ],
-    )
-    return results
+    return held_out_scores(data, [JUDGE_LABELS[int(k)] for k in logits.argmax(axis=1)], run_dir)
 
 
 def main(argv: list[str] | None = None):

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ...loading.extras import require
+from ...scoring.stats import tau_value
 from ..shared.folds import fold_indices
 from .score import ENTITY_TYPES, affinity_to_json, embed_entity_lists, load_affinity, pair_matches, score_from_matches
 
@@ -45,11 +46,10 @@ def _search(matches, target: np.ndarray, n_trials: int, seed: int) -> tuple[dict
 
 
 def _tau(matches, target: np.ndarray, weights, neg_weight) -> float:
-    from scipy.stats import kendalltau
-
+    """The search's objective: tau-b of the scores against the target; -1 where it is undefined (constant scores)."""
     scores = [score_from_matches(f, b, weights, neg_weight) for f, b in matches]
-    value = kendalltau(scores, target, variant="b")[0]
-    return -1.0 if np.isnan(value) else float(value)
+    value = tau_value(scores, target)
+    return -1.0 if np.isnan(value) else value
 
 
 def tune_ratescore(
