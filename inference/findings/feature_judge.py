@@ -1,7 +1,8 @@
 """The feature judge: a small neural network over `pair_features` (what two findings say about each attribute, and
 their sentence-embedding cosine) that decides a finding pair in JUDGE_LABELS. The recipe `judge/pairs` trains it
-(`architecture: pair_features`) on the data builders' logged edits; it runs in numpy, in microseconds a pair, and its
-export is a few kilobytes, small enough to ship with radmetrics (inference/resources/finding_judge/).
+(`architecture: pair_features`) on the data builders' logged edits; it runs in numpy (beside the sentence encoder its
+cost does not show: docs/notes/finding-judge.md), and its export is a few kilobytes, small enough to ship with
+radmetrics (inference/resources/finding_judge/).
 
 The network: standardised features -> a hidden layer (tanh) -> a softmax over the labels the pair's features give
 evidence for (`evidence_mask`): an attribute error needs a difference in that attribute's frame (a size, a tip

@@ -20,15 +20,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..text import word_rules as rules
+from ..text.sentences import LOBE_ABBREVIATIONS
 from .significance import LEVELS, significance
 
 # Abbreviations the frame reads as words (semantic_green's own expansion, text/sentences.py, runs before this).
 _LOCAL_ABBREVIATIONS = {
-    "rul": "right upper lobe",
-    "rml": "right middle lobe",
-    "rll": "right lower lobe",
-    "lul": "left upper lobe",
-    "lll": "left lower lobe",
+    **LOBE_ABBREVIATIONS,
     "cvc": "central venous catheter",
     "svc": "superior vena cava",
     "ng": "nasogastric",
