@@ -54,6 +54,7 @@ def evidenced(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def class_weights(labels: np.ndarray, power: float) -> np.ndarray:
+    """Each label's loss weight, (1 / its training frequency) ** power, scaled to mean 1 (both architectures)."""
     counts = np.bincount(labels, minlength=len(JUDGE_LABELS)).astype(np.float64).clip(min=1)
     weights = (counts.sum() / counts) ** power
     return (weights / weights.mean()).astype(np.float32)

@@ -28,7 +28,7 @@ from ..common.encoders import build_tokenizer, encoder_config, predict_logits, p
 from ..common.lifecycle import recipe_trainer, start_run, train_and_finish
 from ..config import RecipeParser
 from .data import JudgeDataArguments, held_out_scores, judge_scores, load_pairs
-from .feature_head import train_feature_judge
+from .feature_head import class_weights, train_feature_judge
 
 COMPONENT = "finding_judge"
 RECIPE = "judge/pairs"
@@ -79,11 +79,10 @@ def weighted_trainer(power: float, train_labels: list[int]):
 
     if power <= 0:
         return Trainer, {}
+    import numpy as np
     import torch
 
-    counts = torch.bincount(torch.tensor(train_labels), minlength=len(JUDGE_LABELS)).float().clamp(min=1)
-    weights = (counts.sum() / counts) ** power
-    weights = weights / weights.mean()
+    weights = torch.tensor(class_weights(np.array(train_labels, dtype=np.int64), power))
 
     class WeightedTrainer(Trainer):
         def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
