@@ -56,7 +56,10 @@ def discover_components(entries: list[str]) -> dict[str, str]:
                 "for released weights write KIND=PATH (see radmetrics weights list)"
             )
         for directory in candidates:
-            found[component_key(manifest_component(directory))] = str(directory)
+            component = manifest_component(directory)
+            if not component:
+                raise ComponentError(f"{directory}/{MANIFEST_NAME} names no component: it is not a radmetrics export")
+            found[component_key(component)] = str(directory)
     return found
 
 
