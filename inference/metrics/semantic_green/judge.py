@@ -1,5 +1,6 @@
 """Who decides a matched pair of findings in semantic_green: the word rules (teacher.py's `pair_error`) or a trained
-finding-pair judge (`finding_judge`, recipe `judge/pairs`: a cross-encoder over the two findings).
+finding-pair judge (`finding_judge`, recipe `judge/pairs`: FeatureJudge, a network over the two findings' attribute
+frames, shipped; or FindingJudge, a cross-encoder over the two findings).
 
 Both give a `JudgeDecision` (inference/findings/judge_labels.py); `judged_error` turns the judge's into the teacher's
 error of that pair. With the judge, a pair with an attribute error stays a matched finding and also carries its
