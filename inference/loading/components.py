@@ -174,7 +174,8 @@ COMPONENTS: dict[str, Component] = {
             "finding_judge",
             1,
             "finding-pair judge (a network over the two findings' attribute frames, or a cross-encoder) deciding "
-            "whether a candidate finding is the reference finding, the same with an attribute error (which, and whether clinically significant), a contradiction, or unrelated",
+            "whether a candidate finding is the reference finding, the same with an attribute error (which, and "
+            "whether clinically significant), a contradiction, or unrelated",
             {"labels": list(JUDGE_LABELS)},
         ),
         Component(
