@@ -14,7 +14,8 @@ process on gloo (DeepSpeed's CPU accelerator), then:
      deterministic: a config whose steps take milliseconds would otherwise finish before the signal lands.)
   2. the requeued job must resume from that checkpoint, write its scheduled step checkpoints, train to the end, run
      the final evaluation and mark final/ complete;
-  3. the run is exported and reloaded with plain `transformers.AutoModel*.from_pretrained`, and runs a forward pass.
+  3. the run is exported and reloaded with plain `transformers.AutoModel*.from_pretrained`, and runs a forward pass
+     (a finding-pair judge is also loaded as semantic_green's `judge=model` loads it, and decides two pairs).
 Any step that fails fails the rehearsal, with the log of the attempt that failed.
 """
 
@@ -108,12 +109,19 @@ def _run_cli(args: list[str], log: Path) -> None:
         raise failure(f"radmetrics {' '.join(args)} failed", log)
 
 
-DATA_FLAGS = {"green/pretrain": "--corpus_dir", "green/sft": "--pairs_dir", "crimson/sft": "--annotations_dir"}
+DATA_FLAGS = {
+    "green/pretrain": "--corpus_dir",
+    "green/sft": "--pairs_dir",
+    "crimson/sft": "--annotations_dir",
+    "judge/pairs": "--pairs_dir",
+}
 DATA_LIMITS = {  # a few records of whatever data the rehearsal reads, the user's or the bundled corpus'
     "green/pretrain": ["--max_train_samples", "600", "--max_eval_samples", "16"],
     "green/sft": ["--max_train_samples", "200", "--max_eval_samples", "8"],
     "crimson/sft": ["--max_train_samples", "200", "--max_eval_samples", "8"],
+    "judge/pairs": ["--max_train_samples", "256", "--max_eval_samples", "64"],
 }
+JUDGE_PAIRS_PER_LABEL = "100"  # the rehearsal's finding pairs: a few of every label, built in seconds
 SILVER_LIMITS = ["--max_train_samples", "256", "--max_eval_samples", "32"]
 
 
@@ -208,6 +216,14 @@ def prepare_data(recipe: str, config: dict, workdir: Path) -> list[str]:
                 data / "crimson_annotations.log",
             )
         return ["--annotations_dir", str(annotations), *DATA_LIMITS[recipe]]
+    if recipe == "judge/pairs":  # the finding-pair judge's pairs of the bundled corpus, a few per label
+        pairs = data / "judge_pairs"
+        if not (pairs / "stats.json").is_file():  # written last by `data judge-pairs`
+            _run_cli(
+                ["data", "judge-pairs", "--out", str(pairs), "--per-label", JUDGE_PAIRS_PER_LABEL],
+                data / "judge_pairs.log",
+            )
+        return ["--pairs_dir", str(pairs), *DATA_LIMITS[recipe]]
     silver = data / "silver"
     if not (silver / ".complete").is_file():
         _run_cli(
@@ -289,25 +305,40 @@ def _checkpoint_steps(run_dir: Path) -> list[int]:
     return [int(p.name.split("-")[1]) for p in complete_checkpoints(run_dir)]
 
 
-def _reload(export: Path, family: str) -> str:
-    """Load the export with plain transformers Auto classes (radmetrics' own architectures register themselves with
-    AutoModel on import) and run a forward pass over a report."""
-    import torch
-    from transformers import AutoModel, AutoModelForCausalLM, AutoModelForTokenClassification, AutoTokenizer
+def _auto_class(component: str, family: str):
+    """The transformers Auto class that loads an export of `component` (radmetrics' own architectures register
+    themselves with AutoModel on import)."""
+    from transformers import (
+        AutoModel,
+        AutoModelForCausalLM,
+        AutoModelForSequenceClassification,
+        AutoModelForTokenClassification,
+    )
 
     import radmetrics.inference.metrics.chexbert.labeler  # noqa: F401  (registers the CheXbert labeler)
     import radmetrics.inference.models.span  # noqa: F401  (registers the span extractor)
 
-    component = json.loads((export / "radmetrics.json").read_text())["component"]
-    auto = (
-        AutoModelForCausalLM
-        if family in CAUSAL_FAMILIES
-        else (AutoModelForTokenClassification if component == "rate_ner_iob" else AutoModel)
+    if family in CAUSAL_FAMILIES:
+        return AutoModelForCausalLM
+    return {"rate_ner_iob": AutoModelForTokenClassification, "finding_judge": AutoModelForSequenceClassification}.get(
+        component, AutoModel
     )
+
+
+def _reload(export: Path, family: str) -> str:
+    """Load the export with plain transformers Auto classes (radmetrics' own architectures register themselves with
+    AutoModel on import) and run a forward pass over a report."""
+    import torch
+    from transformers import AutoTokenizer
+
+    component = json.loads((export / "radmetrics.json").read_text())["component"]
+    auto = _auto_class(component, family)
     model = auto.from_pretrained(export).eval()
     tokenizer = AutoTokenizer.from_pretrained(export)
     with torch.no_grad():
-        if component in ("rate_ner_span", "radgraph"):
+        if component == "finding_judge":  # a sequence-pair classifier: a reference and a candidate finding
+            outputs = model(**tokenizer(["Small left effusion."], ["Large left effusion."], return_tensors="pt"))
+        elif component in ("rate_ner_span", "radgraph"):
             from radmetrics.inference.models.span_extraction import SpanCollator, encode_span_inputs
 
             words = "Heart size is normal . No pleural effusion .".split()
@@ -319,7 +350,26 @@ def _reload(export: Path, family: str) -> str:
     logits = outputs["logits"]
     if not torch.isfinite(logits).all():
         raise RehearsalError(f"{export}: the reloaded model's logits are not finite")
-    return f"{auto.__name__} -> {type(model).__name__}"
+    reloaded = f"{auto.__name__} -> {type(model).__name__}"
+    if component == "finding_judge":
+        reloaded += _judge_as_scoring_loads_it(export)
+    return reloaded
+
+
+def _judge_as_scoring_loads_it(export: Path) -> str:
+    """A finding_judge export loaded as semantic_green's `judge=model` loads it (its manifest and labels checked
+    against the judge's labels) and deciding two pairs."""
+    from radmetrics.inference.loading.checkpoint import CheckpointError
+    from radmetrics.inference.metrics.semantic_green.judge import FindingJudge
+
+    pairs = [("Small left effusion.", "Large left effusion."), ("No pneumothorax.", "Right pneumothorax.")]
+    try:
+        decisions = FindingJudge(export, batch_size=2).decide(pairs)
+    except CheckpointError as exc:
+        raise RehearsalError(f"{export}: semantic_green cannot load the judge: {exc}") from None
+    if len(decisions) != len(pairs):
+        raise RehearsalError(f"{export}: the judge decided {len(decisions)} of {len(pairs)} pairs")
+    return "; FindingJudge (semantic_green judge=model) decides pairs"
 
 
 def _job_env(job_id: str, job_dir: Path, requeues: Path) -> dict:

@@ -17,8 +17,8 @@ GPU_CONFIGS = {p.relative_to(ROOT).as_posix(): yaml.safe_load(p.read_text()) for
 GREEN = {name: c for name, c in GPU_CONFIGS.items() if name.startswith("configs/green/")}
 
 
-def test_there_are_twelve_gpu_configs():
-    assert len(GPU_CONFIGS) == 12 and len(GREEN) == 7
+def test_there_are_thirteen_gpu_configs():
+    assert len(GPU_CONFIGS) == 13 and len(GREEN) == 7
 
 
 def test_the_crimson_config_has_its_authors_settings():

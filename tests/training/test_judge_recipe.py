@@ -4,10 +4,13 @@ exports with the finding_judge manifest, and the export loads and decides pairs 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from radmetrics.inference.findings.judge_labels import JUDGE_LABELS, JudgeDecision
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -144,3 +147,45 @@ def test_the_feature_judge_trains_exports_and_decides(feature_run, tmp_path):
     assert judge.probabilities(pairs).shape == rows.shape  # cosines computed by the judge's own encoder
     # a training run whose final/ is complete is not trained again
     assert (feature_run / "final" / ".complete").exists()
+
+
+def _write_pairs(root, labels_by_split: dict) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    for split, labels in labels_by_split.items():
+        rows = [
+            {"id": f"{split}-{n}", "reference": "Small effusion.", "candidate": "Effusion.", "label": label}
+            for n, label in enumerate(labels)
+        ]
+        (root / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_rehearsal_checks_the_users_judge_pairs_before_it_launches(tmp_path):
+    """`radmetrics rehearse configs/judge/pairs/base.yaml -- --pairs_dir DIR` reads DIR as the run will: a missing
+    split or an unknown label is one line naming it; good pairs get the rehearsal's few-records limits."""
+    from radmetrics.training.rehearsal import DATA_LIMITS, RehearsalError, user_data_overrides
+
+    config = REPO / "configs/judge/pairs/base.yaml"
+    good, missing, unknown = tmp_path / "good", tmp_path / "missing", tmp_path / "unknown"
+    _write_pairs(good, {split: ["same", "unrelated"] for split in ("train", "validation", "test")})
+    _write_pairs(missing, {"train": ["same"], "test": ["same"]})
+    _write_pairs(unknown, {"train": ["same"], "validation": ["similar"], "test": ["same"]})
+    assert user_data_overrides("judge/pairs", config, ["--pairs_dir", str(good)]) == DATA_LIMITS["judge/pairs"]
+    assert user_data_overrides("judge/pairs", config, []) is None  # the rehearsal builds the bundled corpus' pairs
+    with pytest.raises(RehearsalError, match="no validation.jsonl"):
+        user_data_overrides("judge/pairs", config, ["--pairs_dir", str(missing)])
+    with pytest.raises(RehearsalError, match="unknown label 'similar'"):
+        user_data_overrides("judge/pairs", config, ["--pairs_dir", str(unknown)])
+
+
+def test_the_judge_gpu_config_is_the_cross_encoder_on_a_known_base_model():
+    import yaml
+    from transformers import AutoModelForSequenceClassification
+
+    from radmetrics.training.lookalike import family_of
+    from radmetrics.training.rehearsal import _auto_class, base_model_of, gpu_configs
+
+    path = REPO / "configs/judge/pairs/base.yaml"
+    config = yaml.safe_load(path.read_text())
+    assert path in gpu_configs() and config["architecture"] == "cross_encoder"
+    assert family_of(base_model_of(config, REPO / "configs")) == "bert"
+    assert _auto_class("finding_judge", "bert") is AutoModelForSequenceClassification

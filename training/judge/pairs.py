@@ -58,6 +58,21 @@ class JudgeModelArguments:
 ARGUMENT_TYPES = (ModelArguments, JudgeDataArguments, TrainingArguments, JudgeModelArguments)
 
 
+def check_data(config: str, overrides: list[str]) -> str | None:
+    """The user's `pairs_dir` read and checked as the run reads it (every split there, every label known), before
+    `radmetrics rehearse` launches anything; None when the run builds the bundled corpus' pairs."""
+    from ..config import data_arguments
+
+    data_args = data_arguments(JudgeDataArguments, config, overrides)
+    if not data_args.pairs_dir:
+        return None
+    try:
+        load_pairs(data_args, output_dir="")
+    except FileNotFoundError as exc:  # a missing split: the rehearsal prints it as one line
+        raise ValueError(str(exc)) from None
+    return data_args.pairs_dir
+
+
 def build_model(model_args: ModelArguments, tokenizer):
     """A sequence-pair classifier over JUDGE_LABELS: a random tiny encoder, or the pretrained one with a new head."""
     from transformers import AutoModelForSequenceClassification
