@@ -234,8 +234,12 @@ def prepare_data(recipe: str, config: dict, workdir: Path) -> list[str]:
     return ["--silver_dir", str(silver), *SILVER_LIMITS]
 
 
-def rehearsal_overrides(recipe: str, config: dict, model_dir: Path, output_dir: Path) -> list[str]:
-    """What the rehearsal changes in the config, as recipe flags (applied after the YAML)."""
+def rehearsal_overrides(
+    recipe: str, config: dict, model_dir: Path, output_dir: Path, deepspeed: str | None = None
+) -> list[str]:
+    """What the rehearsal changes in the config, as recipe flags (applied after the YAML). A config without DeepSpeed
+    runs with `use_cpu`: without it, accelerate finds no GPU and gives each rank a world of its own (every rank trains
+    the whole run alone), where a cluster's CUDA ranks would share one; DeepSpeed's ranks find DS_ACCELERATOR=cpu."""
     flags = {
         "model_name_or_path": model_dir,
         "output_dir": output_dir,
@@ -249,6 +253,8 @@ def rehearsal_overrides(recipe: str, config: dict, model_dir: Path, output_dir: 
         "per_device_eval_batch_size": 8,
         "gradient_accumulation_steps": min(int(config.get("gradient_accumulation_steps", 1)), 2),
     }
+    if not deepspeed:
+        flags["use_cpu"] = "true"
     if config.get("eval_strategy", "no") != "no":  # load_best_model_at_end needs eval and save on the same schedule
         flags.update(eval_strategy="steps", eval_steps=SAVE_STEPS)
     if recipe.startswith(("green/", "crimson/")):
@@ -476,7 +482,7 @@ def rehearse(
 
         build_lookalike(base, [r.text for r in iu_xray_corpus() if r.text], model_dir)
     data = user_limits if user_limits is not None else prepare_data(recipe, config, workdir)
-    overrides = user_overrides + data + rehearsal_overrides(recipe, config, model_dir, run_dir)
+    overrides = user_overrides + data + rehearsal_overrides(recipe, config, model_dir, run_dir, deepspeed)
     if deepspeed != config.get("deepspeed"):
         overrides += ["--deepspeed", str(deepspeed)]
     plan = Rehearsal(

@@ -212,8 +212,13 @@ def test_rehearsal_finds_each_configs_architecture_and_changes_only_what_a_cpu_c
         families["configs/rate_ner/span/base.yaml"] == "deberta-v2"
         and families["configs/chexbert/finetune/base.yaml"] == "bert"
     )
-    flags = rehearsal_overrides("green/sft", GREEN["configs/green/sft/phi-2.yaml"], Path("/m"), Path("/o"))
+    phi2 = GREEN["configs/green/sft/phi-2.yaml"]
+    flags = rehearsal_overrides("green/sft", phi2, Path("/m"), Path("/o"), phi2["deepspeed"])
     changed = dict(zip(flags[::2], flags[1::2]))
+    assert "--use_cpu" not in changed  # DeepSpeed's ranks share one world through DS_ACCELERATOR=cpu
+    judge = GPU_CONFIGS["configs/judge/pairs/base.yaml"]
+    ddp = dict(zip(*[iter(rehearsal_overrides("judge/pairs", judge, Path("/m"), Path("/o")))] * 2))
+    assert ddp["--use_cpu"] == "true"  # without it each DDP rank would train alone on a CPU
     assert (
         changed["--attn_implementation"] == "sdpa"
         and changed["--bf16"] == "false"
