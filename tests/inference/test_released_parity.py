@@ -391,8 +391,9 @@ def test_score_cli_with_released_green_decodes_as_the_reference(released, pairs,
     radeval's answers and scores exactly. Only the pairs in green_parity.NEAR_TIES may come that close: every other
     followed answer's smallest lead over its runner-up stays above 2 x GREEN_ULPS (the most the tolerance lets a
     kernel move a lead; measured kernels move it by 54 at most), so a float kernel cannot flip it.
-    A pair the fixture holds as text only (its batch not yet recorded) is compared as text, and may differ only where
-    one of the run's own decisions led by at most 2 x GREEN_ULPS (a kernel could have flipped it)."""
+    A pair the fixture held as text only (a batch not recorded) would be compared as text, and could differ only where
+    one of the run's own decisions led by at most 2 x GREEN_ULPS (a kernel could have flipped it); every batch is
+    recorded now."""
     from parity.decoding import ReferenceDecoding
 
     references, candidates = ([texts[i] for i in batch] for texts in pairs)
