@@ -5,7 +5,9 @@ checkout of radmetrics (e.g. 5ad656f, before findings-first) run with the same e
     python benchmarks/speed/semantic_green_cost.py --pairs 10000 --out /tmp/cost [--base-tree /tmp/base5ad] [--runs 3]
     python benchmarks/speed/semantic_green_cost.py --pairs 10000 --out /tmp/cost --judge EXPORT   # rules vs judge
 
-Each run is one process: wall seconds and its peak resident memory (getrusage of the child). With --base-tree, the
+Each run is one process: wall seconds and its own peak resident memory (`run_alone`: os.wait4's rusage of that child
+alone, not getrusage(RUSAGE_CHILDREN)'s maximum over every child run so far, which let a later side inherit an earlier
+side's peak); its output goes to OUT/<side>_<run>.log. With --base-tree, the
 two trees alternate run by run (A B A B ...), so a drifting machine slows both alike, and the ratio is taken pair by
 pair. The other tree is imported through a folder that maps `radmetrics.{inference,training,data_builders}` to its
 folders, put first on PYTHONPATH; its console script's subcommands resolve there.
@@ -16,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -39,6 +40,19 @@ def shim(tree: Path, work: Path) -> Path:
     return folder.parent
 
 
+def run_alone(command: list[str], env: dict, log: Path) -> tuple[int, float, float]:
+    """Run one command as a child, its output to `log`: (exit status, wall seconds, the child's own peak resident set
+    in MiB). os.wait4 returns the rusage of that child alone (its ru_maxrss: the larger of its own peak and that of
+    any process it waited for), so each run's figure is its own, whatever ran before it."""
+    with open(log, "w", encoding="utf-8") as fh:
+        start = time.perf_counter()
+        child = subprocess.Popen(command, env=env, stdout=fh, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it again
+    return child.returncode, seconds, usage.ru_maxrss / 1024
+
+
 def one_run(pairs_file: Path, out: Path, options: list[str], pythonpath: Path | None) -> dict:
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     if pythonpath is not None:
@@ -54,17 +68,14 @@ def one_run(pairs_file: Path, out: Path, options: list[str], pythonpath: Path | 
         "--out",
         str(out),
     ]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    start = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
-    seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    log = out.parent / f"{out.name}.log"
+    code, seconds, peak_mib = run_alone(command, env, log)
+    if code != 0:
+        raise SystemExit(f"{' '.join(command)} failed (exit {code}); its output: {log}")
     summary = json.loads((out / "summary.json").read_text())
     return {
         "seconds": seconds,
-        "peak_rss_mib_at_least": max(peak, before) / 1024,
+        "peak_rss_mib": peak_mib,
         "semantic_green": summary["semantic_green"]["value"],
         "signature": summary["semantic_green"].get("signature"),
     }
@@ -106,6 +117,7 @@ def main() -> None:
         "sides": {
             name: {
                 "median_seconds": statistics.median(r["seconds"] for r in rows),
+                "median_peak_rss_mib": statistics.median(r["peak_rss_mib"] for r in rows),
                 "runs": rows,
             }
             for name, rows in runs.items()

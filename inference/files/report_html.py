@@ -14,14 +14,16 @@ import base64
 import html
 import json
 import math
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..metrics.display import cut, json_detail
 from ..scoring.registry import metrics
-from .atomic import write_text
+from .atomic import atomic_write, write_text
 from .json_io import strict
 
 BINS = 20
+REPORT_TITLE = "radmetrics scores"
 RESOURCES = Path(__file__).resolve().parent.parent / "resources" / "report_html"
 
 
@@ -98,24 +100,68 @@ def summary_table(summary: dict) -> str:
     )
 
 
-def page(title: str, body: str, data: dict | None = None) -> str:
-    payload = (
-        ""
-        if data is None
-        else (
-            '<script id="data" type="application/json">'
-            + json.dumps(strict(data), allow_nan=False)
-            .replace("&", "\\u0026")
-            .replace("<", "\\u003c")
-            .replace(">", "\\u003e")
-            + f"</script><script>{SCRIPT}</script>"
-        )
+def escaped_json(value) -> str:
+    """`value` as JSON that can sit inside a <script> element (no "&", "<" or ">")."""
+    return (
+        json.dumps(strict(value), allow_nan=False)
+        .replace("&", "\\u0026")
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
     )
+
+
+def page_start(title: str, body: str) -> str:
+    """The page up to its data: the head, the title and the body."""
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
         f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{STYLE}</style></head>'
-        f"<body><h1>{html.escape(title)}</h1>{body}{payload}</body></html>"
+        f"<body><h1>{html.escape(title)}</h1>{body}"
     )
+
+
+DATA_OPEN = '<script id="data" type="application/json">'
+PAGE_END = "</body></html>"
+
+
+def page(title: str, body: str, data: dict | None = None) -> str:
+    payload = "" if data is None else f"{DATA_OPEN}{escaped_json(data)}</script><script>{SCRIPT}</script>"
+    return page_start(title, body) + payload + PAGE_END
+
+
+def write_streamed_page(path: Path, title: str, body: str, header: dict, rows: Iterable[dict]) -> Path:
+    """`page(title, body, {**header, "rows": list(rows)})`, byte for byte, written a row at a time (published
+    through `atomic_write`): the rows, their JSON and the page are never held whole, so the memory that writes a page
+    of 10,000 pairs is that of one pair."""
+    if not header:
+        raise ValueError("a page's data has its keys before its rows")
+    with atomic_write(path) as fh:
+        fh.write(page_start(title, body) + DATA_OPEN + escaped_json(header)[:-1] + ', "rows": [')
+        for n, row in enumerate(rows):
+            fh.write((", " if n else "") + escaped_json(row))
+        fh.write(f"]}}</script><script>{SCRIPT}</script>{PAGE_END}")
+    return Path(path)
+
+
+def sample_header(keys: list[str], directions: dict, sort_key: str | None) -> dict:
+    """The page's data before its rows: the keys, their directions and the key the pair table opens sorted on
+    (`sort_key` when it is a key, else the first key)."""
+    return {
+        "keys": keys,
+        "higher_is_better": {k: directions.get(k, True) for k in keys},
+        "sort_key": sort_key if sort_key in keys else (keys[0] if keys else None),
+    }
+
+
+def sample_row(row: dict, keys: list[str], reference, candidate, details: dict) -> dict:
+    """One pair of the page: its values, texts and displayed details (`details`: metric -> `compact_detail`, or None
+    for a metric with no detail for this pair)."""
+    return {
+        "id": row["id"],
+        "values": [row.get(k) for k in keys],
+        "reference": cut(reference),
+        "candidate": cut(candidate),
+        "details": {m: d for m, d in details.items() if d is not None},
+    }
 
 
 def sample_data(
@@ -130,29 +176,18 @@ def sample_data(
     """The page's data: per pair its values, texts and displayed details; `sort_key` (default: the first key) orders
     the pair table worst first when the page opens."""
     compacted = {metric: [compact_detail(metric, d) for d in rows] for metric, rows in (details or {}).items() if rows}
-    sort_key = sort_key if sort_key in keys else (keys[0] if keys else None)
-    return {
-        "keys": keys,
-        "higher_is_better": {k: directions.get(k, True) for k in keys},
-        "sort_key": sort_key,
-        "rows": [
-            {
-                "id": row["id"],
-                "values": [row.get(k) for k in keys],
-                "reference": cut(ref),
-                "candidate": cut(cand),
-                "details": {m: d[i] for m, d in compacted.items() if d[i] is not None},
-            }
-            for i, (row, ref, cand) in enumerate(zip(per_sample, references, candidates))
-        ],
-    }
+    rows = [
+        sample_row(row, keys, ref, cand, {m: d[i] for m, d in compacted.items()})
+        for i, (row, ref, cand) in enumerate(zip(per_sample, references, candidates))
+    ]
+    return {**sample_header(keys, directions, sort_key), "rows": rows}
 
 
 def render_score_report(
     result,
     references,
     candidates,
-    title: str = "radmetrics scores",
+    title: str = REPORT_TITLE,
     baselines: str = "",
     sort_key: str | None = None,
     shown: tuple[dict, dict] | None = None,
@@ -165,19 +200,7 @@ def render_score_report(
     keys = list(result.summary)
     values = shown[0] if shown else {k: [row.get(k) for row in result.per_sample] for k in keys}
     details = shown[1] if shown else result.details
-    total = len(next(iter(values.values()), ()))
-    distributions = "".join(histogram_svg(values[k], k) for k in keys)
-    embedded = (
-        ""
-        if len(result.per_sample) == total
-        else f" The pair table holds the {len(result.per_sample):,} worst on {sort_key}; per_sample.jsonl holds all."
-    )
-    body = (
-        f"<h2>Summary</h2><p>{total} pairs; 95% percentile bootstrap intervals.{html.escape(embedded)}</p>"
-        f'<div class="frame">{summary_table(result.summary)}</div>'
-        f"{signatures_list(getattr(result, 'signatures', {}))}{baselines}"
-        f'{SAMPLES_SECTION}<h2>Distributions</h2><div class="hists">{distributions}</div>'
-    )
+    body = score_report_body(result, values, len(result.per_sample), baselines, sort_key)
     data = sample_data(
         result.per_sample,
         keys,
@@ -188,6 +211,25 @@ def render_score_report(
         sort_key or getattr(result, "first_key", None),
     )
     return page(title, body, data)
+
+
+def score_report_body(result, values: dict, embedded_pairs: int, baselines: str = "", sort_key=None) -> str:
+    """The page's body: the summary, signatures, baselines, the pair table's section and the distributions of
+    `values` (every key's values over all pairs), saying when the table holds only `embedded_pairs` of them."""
+    keys = list(result.summary)
+    total = len(next(iter(values.values()), ()))
+    distributions = "".join(histogram_svg(values[k], k) for k in keys)
+    embedded = (
+        ""
+        if embedded_pairs == total
+        else f" The pair table holds the {embedded_pairs:,} worst on {sort_key}; per_sample.jsonl holds all."
+    )
+    return (
+        f"<h2>Summary</h2><p>{total} pairs; 95% percentile bootstrap intervals.{html.escape(embedded)}</p>"
+        f'<div class="frame">{summary_table(result.summary)}</div>'
+        f"{signatures_list(getattr(result, 'signatures', {}))}{baselines}"
+        f'{SAMPLES_SECTION}<h2>Distributions</h2><div class="hists">{distributions}</div>'
+    )
 
 
 def write_score_report(

@@ -4,8 +4,8 @@ sha256), baselines.json and report.html. `radmetrics score`, `compare` and the d
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -13,7 +13,15 @@ from ..loading.checkpoint import sha256_file
 from ..scoring.baselines import baselines_html, baselines_table
 from .atomic import atomic_write, write_text
 from .json_io import dumps
-from .report_html import write_score_report
+from .report_html import (
+    REPORT_TITLE,
+    compact_detail,
+    sample_header,
+    sample_row,
+    score_report_body,
+    write_score_report,
+    write_streamed_page,
+)
 from .score_stream import pair_records
 
 
@@ -104,20 +112,33 @@ def worst_pairs(result, sort_key: str, limit: int) -> list[int]:
 
 def write_streamed_report(result, out: Path, stream: Path, source, baselines: str = "", limit: int | None = None):
     """report.html of a streamed run: every pair in the summary and distributions, at most `limit` (default
-    `REPORT_PAIRS`) in the pair table, so that the page and the memory that builds it stop growing with the run."""
+    `REPORT_PAIRS`) in the pair table, so that the page stops growing with the run. The page is written a pair at a
+    time (`write_streamed_page`), so the memory that builds it does not grow with the pairs it embeds either."""
     limit = REPORT_PAIRS if limit is None else limit
     keys = list(result.summary)
     sort_key = result.first_key if result.first_key in keys else keys[0]
     chosen = sorted(worst_pairs(result, sort_key, limit))  # in file order: the page sorts them worst first
-    wanted = set(chosen)
-    rows, details = {}, {}
+    values = {key: next(o.per_sample[key] for o in result.outputs.values() if key in o.per_sample) for key in keys}
+    body = score_report_body(result, values, len(chosen), baselines, sort_key)
+    header = sample_header(keys, result.higher_is_better, sort_key)
+    write_streamed_page(out / "report.html", REPORT_TITLE, body, header, embedded_rows(stream, source, chosen, keys))
+
+
+def embedded_rows(stream: Path, source, chosen: list[int], keys: list[str], block: int = 1000) -> Iterator[dict]:
+    """The page's row of each chosen pair (indices in file order), read back from the stream one pair at a time,
+    their texts from `source` `block` pairs at a time."""
+    wanted, pending = set(chosen), []
     for record in pair_records(stream):
         if record["i"] in wanted:
-            rows[record["i"]] = {"id": record["id"], **record["values"]}
-            details[record["i"]] = record["details"]
-    names = list(dict.fromkeys(name for found in details.values() for name in found))
-    shown = SimpleNamespace(**{**vars(result), "per_sample": [rows[i] for i in chosen]})
-    values = {key: next(o.per_sample[key] for o in result.outputs.values() if key in o.per_sample) for key in keys}
-    per_metric = {name: [details[i].get(name) for i in chosen] for name in names}
-    references, candidates = source.texts(chosen)
-    write_score_report(shown, out, references, candidates, baselines, sort_key, shown=(values, per_metric))
+            pending.append(record)
+        if len(pending) == block:
+            yield from page_rows(pending, source, keys)
+            pending = []
+    yield from page_rows(pending, source, keys)
+
+
+def page_rows(records: list[dict], source, keys: list[str]) -> Iterator[dict]:
+    references, candidates = source.texts([record["i"] for record in records]) if records else ([], [])
+    for record, reference, candidate in zip(records, references, candidates):
+        shown = {name: compact_detail(name, detail) for name, detail in record["details"].items()}
+        yield sample_row({"id": record["id"], **record["values"]}, keys, reference, candidate, shown)

@@ -22,6 +22,7 @@ import numpy as np
 from ..files.pair_stream import InMemoryPairs, StreamedPairs
 from ..files.score_stream import StreamState, append_chunk, stream_records
 from ..metrics.base import MetricOutput
+from .heap import release_freed_memory
 from .scorer import (
     Scorer,
     ScoreResult,
@@ -141,8 +142,9 @@ def score_chunks(
                 refuse_unstreamable(metric, upstream[spec.name])
         meta = {name: out.meta for name, out in upstream.items() if out.meta}
         append_chunk(state, chunk_rows(scorer.specs, metrics, upstream, ids, start), stop, meta)
+        upstream.clear()
+        release_freed_memory()  # what the chunk freed goes back, so the next chunk's peak starts from what is live
         report(f"scored {stop} of {n} pairs")
-    upstream.clear()
 
 
 def merge_meta(metas: list):
