@@ -190,23 +190,19 @@ def render_score_report(
     title: str = REPORT_TITLE,
     baselines: str = "",
     sort_key: str | None = None,
-    shown: tuple[dict, dict] | None = None,
 ) -> str:
     """The summary with each key's signature, then the baselines (HTML, when computed), then the pairs with their texts
-    (worst first on `sort_key`, by default the first key the user named), then the distributions.
-
-    `shown` = (every key's values over all pairs, for the distributions and the count; the embedded pairs' details):
-    a streaming run embeds only some pairs (`streamed_report`), given as result.per_sample with their texts."""
+    (worst first on `sort_key`, by default the first key the user named), then the distributions. A streamed run's
+    page, which embeds only some pairs, is written by `write_streamed_page` (run_output.write_streamed_report)."""
     keys = list(result.summary)
-    values = shown[0] if shown else {k: [row.get(k) for row in result.per_sample] for k in keys}
-    details = shown[1] if shown else result.details
+    values = {k: [row.get(k) for row in result.per_sample] for k in keys}
     body = score_report_body(result, values, len(result.per_sample), baselines, sort_key)
     data = sample_data(
         result.per_sample,
         keys,
         references,
         candidates,
-        details,
+        result.details,
         result.higher_is_better,
         sort_key or getattr(result, "first_key", None),
     )
@@ -233,13 +229,10 @@ def score_report_body(result, values: dict, embedded_pairs: int, baselines: str 
 
 
 def write_score_report(
-    result, out: Path, references, candidates, baselines: str = "", sort_key: str | None = None, shown=None
+    result, out: Path, references, candidates, baselines: str = "", sort_key: str | None = None
 ) -> Path:
     path = Path(out) / "report.html"
-    write_text(
-        path,
-        render_score_report(result, references, candidates, baselines=baselines, sort_key=sort_key, shown=shown),
-    )
+    write_text(path, render_score_report(result, references, candidates, baselines=baselines, sort_key=sort_key))
     return path
 
 

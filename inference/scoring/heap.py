@@ -3,11 +3,8 @@
 What a chunk of pairs allocates (the encoder's activations, whose sizes change with each batch's longest text, the
 similarity matrices, the texts and details) is freed when the chunk is written; glibc's malloc keeps much of it
 (free blocks inside its heaps, which the next chunk's allocations of other sizes do not fit), so a process's resident
-memory climbed chunk after chunk until every size had left a hole: semantic_green's `radmetrics score` (judge=model,
-chunks of 500 pairs) peaked at 645 MiB after its first chunk and at 752 MiB after its sixth, while what stayed live
-grew by a few MiB (the word rules' bounded caches). `malloc_trim(0)` returns those free pages to
-the system, so each chunk starts from what is live: over four chunks of 500 pairs (judge=rules) the peak stayed at
-611 MiB. At 10,000 pairs the rules' peak still grows (docs/notes/finding-judge.md, Cost).
+memory climbed chunk after chunk while what stayed live barely grew. `malloc_trim(0)` returns those free pages to the
+system, so each chunk starts from what is live. The measurements are in docs/notes/finding-judge.md (Cost).
 """
 
 from __future__ import annotations
