@@ -52,6 +52,13 @@ _NOT_A_FINDING = re.compile(
     r"well[- ]expanded)\b",
     re.I,
 )
+# A finding stated with a hedge of exclusion ("a neoplasm cannot be excluded") is a finding, not a study detail.
+_HEDGED_EXCLUSION = re.compile(
+    r"\b(?:cannot|can ?not|can't|could not|not)\s+(?:be\s+|been\s+)?(?:entirely\s+|completely\s+|definitely\s+)?"
+    r"(?:excluded|ruled out)\b",
+    re.I,
+)
+_SEGMENT = re.compile(r"[^,;]+[,;]?")
 # Words that introduce a finding without being part of it ("The chest X-ray shows", "There is also evidence of").
 _LEAD_IN = re.compile(
     r"^(?:(?:the )?(?:chest )?(?:x-ray|radiograph|study|image|film|examination)s? (?:shows?|demonstrates?|reveals?)"
@@ -64,6 +71,20 @@ def finding_text(text: str) -> str:
     """A finding without the words that introduce it: "There is also evidence of cardiomegaly" -> "cardiomegaly"."""
     stripped = _LEAD_IN.sub("", text).strip()
     return stripped[:1].upper() + stripped[1:] if stripped and text[:1].isupper() else stripped or text
+
+
+def not_a_finding(text: str, hedged: bool = False) -> bool:
+    """Whether the text is about the patient, the study's technique or limits, or a recommendation; with `hedged`, a
+    hedge of exclusion ("cannot be excluded") is not such a word."""
+    return bool(_NOT_A_FINDING.search(_HEDGED_EXCLUSION.sub(" ", text) if hedged else text))
+
+
+def finding_part(statement: str) -> str:
+    """The statement without its comma- or semicolon-separated segments that are not findings (a recommendation, a
+    limit of the study): "Right upper lobe opacity; a neoplasm cannot be excluded, CT recommended" -> "Right upper lobe
+    opacity; a neoplasm cannot be excluded". Empty when no segment is left."""
+    kept = [part for part in _SEGMENT.findall(statement) if not not_a_finding(part, hedged=True)]
+    return "".join(kept).strip().rstrip(",;").strip()
 
 
 def clauses(statement: str) -> list[str]:
@@ -188,14 +209,22 @@ class FindingsExtractor:
         values = self.head.probability(features(distinct, self.encoder, self.batch_size, progress))
         return dict(zip(distinct, map(float, values)))
 
-    def of_reports(self, reports: Sequence[str], progress: bool = False, lobes: bool = False) -> list[list[str]]:
+    def of_reports(
+        self, reports: Sequence[str], progress: bool = False, lobes: bool = False, hedged: bool = False
+    ) -> list[list[str]]:
         """The findings of reports as written: abbreviations read as words first ("Lt" left, "PTX" pneumothorax), as
         semantic_green and a GREEN student prompted with findings read them; with `lobes`, "RUL" and the other lobes
-        too (`expand_abbreviations`)."""
-        return self([expand_abbreviations(t, lobes) for t in reports], progress)
+        too (`expand_abbreviations`). `hedged`: see __call__."""
+        return self([expand_abbreviations(t, lobes) for t in reports], progress, hedged)
 
-    def __call__(self, reports: Sequence[str], progress: bool = False) -> list[list[str]]:
+    def __call__(self, reports: Sequence[str], progress: bool = False, hedged: bool = False) -> list[list[str]]:
+        """Each report's findings. By default (the extractor as at 181c1e4) a statement with a word about the study,
+        the patient or a recommendation is dropped whole, "cannot be excluded" among them. With `hedged` (what
+        semantic_green's judge=model reads: the judge decides certainty), a hedged finding ("pneumonia cannot be
+        excluded") is kept, and only the segments of a statement that are not findings are dropped (`finding_part`)."""
         split = [statements(report) for report in reports]
+        if hedged:
+            split = [[part for part in map(finding_part, report) if part] for report in split]
         probability = self.probabilities([s for report in split for s in report if latin(s)], progress)
         kept = {s for s, p in probability.items() if p >= self.head.statement_threshold}
         parts = {s: clauses(s) for s in kept}  # only a statement that is a finding is split: half the embedding
@@ -206,7 +235,7 @@ class FindingsExtractor:
             for statement in report:
                 if other_script(statement):  # a script the head never saw: kept whole, judged by the matcher alone
                     items.append(statement)
-                elif statement in kept and not _NOT_A_FINDING.search(statement):
+                elif statement in kept and not not_a_finding(statement, hedged):
                     pieces = parts[statement] if len(parts[statement]) >= 2 else []
                     passing = [c for c in pieces if probability[c] >= self.head.clause_threshold]
                     items.extend(finding_text(t) for t in (passing if len(passing) >= 2 else [statement]))

@@ -182,7 +182,8 @@ Notation},
         else:
             extractor = FindingsExtractor(head, encoder, self.options["batch_size"])
         progress = self.options.get("progress", False)
-        return extractor.of_reports(reports, progress, lobes=self.options["judge"] == "model")
+        model = self.options["judge"] == "model"
+        return extractor.of_reports(reports, progress, lobes=model, hedged=model)
 
     def annotate(self, references, candidates) -> list:
         """The teacher's annotation of each pair (`teacher.Annotation`): over the extracted findings, or over every
