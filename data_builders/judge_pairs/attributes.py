@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import re
 
+from radmetrics.inference.findings.pair_features import frame
 from radmetrics.inference.findings.significance import significance
 from radmetrics.inference.text.word_rules import names_abnormality
 
@@ -123,23 +124,39 @@ STRONG_HEDGES = (
     "{F}, cannot be excluded",
     "Findings may represent {f}",
     "Suspected {f}",
+    "Cannot exclude {f}",
+    "{F} is not excluded",
+    "Findings could reflect {f}",
+    "Question of {f}",
 )
-WEAK_HEDGES = ("Probable {f}", "{F}, likely", "Likely {f}")
+WEAK_HEDGES = ("Probable {f}", "{F}, likely", "Likely {f}", "Presumed {f}", "Findings favor {f}")
 _HEDGE = re.compile(
     r"\b(possible|possibly|questionable|probable|probably|likely|suspected|may represent|may be|could represent|"
-    r"cannot be excluded|can not be excluded|suggestive of|suspicious for|concerning for)\b\s*",
+    r"cannot be excluded|can not be excluded|cannot exclude|presumed|suggestive of|suspicious for|"
+    r"concerning for)\b\s*",
     re.I,
 )
 
 
+def hedge_level(text: str) -> int:
+    """2 for a strong hedge ("possible"), 1 for a weak one ("likely"), 0 for none, as the judge's frame reads them."""
+    found = frame(text)
+    return 2 if found.strong_hedges else 1 if found.weak_hedges else 0
+
+
 def certainty(sentence: str, rng: random.Random) -> tuple[str, str] | None:
-    """A hedge added to a definite finding, or a hedged finding made definite."""
-    if _HEDGE.search(sentence):
-        stripped = _HEDGE.sub("", sentence, count=1).strip()
-        if len(stripped.split()) < 2:
+    """A hedge added to a definite finding, or a hedged finding made definite. Only an edit that changes the
+    finding's certainty is made: a sentence with a hedge the edit cannot remove ("atelectasis versus scarring"), or
+    with a second one that would stay, gives no pair. Dropping or adding a weak hedge ("likely") is insignificant."""
+    level = hedge_level(sentence)
+    if level:
+        if not _HEDGE.search(sentence):
             return None
+        stripped = _HEDGE.sub("", sentence, count=1).strip()
         stripped = re.sub(r"^(of|for)\s+", "", stripped, flags=re.I)
-        return stripped[0].upper() + stripped[1:], attribute("certainty", matters(sentence))
+        if len(stripped.split()) < 2 or hedge_level(stripped):
+            return None
+        return stripped[0].upper() + stripped[1:], attribute("certainty", level == 2 and matters(sentence))
     if not is_finding(sentence) or len(sentence.split()) > 10:
         return None
     body = sentence.strip().rstrip(".")

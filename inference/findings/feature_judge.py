@@ -95,7 +95,8 @@ EVIDENCE = {
     "measurement": ("size_any_dimension_change", "size_one_side"),
     "device_position": ("carina_distance", "malposition_added", "malposition_removed", "tip_places_differ"),
     "certainty": ("hedge_level_gap",),  # "possibly" and "may represent" are one level: no certainty error
-    "specificity": ("diagnoses_dropped", "diagnoses_added", "vague_dropped", "vague_added"),
+    # a diagnosis made vaguer or a description made a diagnosis, not one simply absent (pair_features._made_vague)
+    "specificity": ("diagnosis_made_vague", "description_made_diagnosis", "vague_dropped", "vague_added"),
     "severity": ("severities_differ", "severity_words_differ", "severity_one_side"),
     "location": (
         "sides_differ",

@@ -122,8 +122,40 @@ STRONG_HEDGES = (
     "vs",
     "equivocal",
     "indeterminate",
+    "cannot exclude",
+    "can not exclude",
+    "cannot rule out",
+    "not ruled out",
+    "not entirely excluded",
+    "difficult to exclude",
+    "question of",
+    "raising the possibility",
+    "raises the possibility",
+    "possibility of",
+    "worrisome for",
+    "uncertain",
+    "perhaps",
+    "may reflect",
+    "may indicate",
+    "could reflect",
+    "could indicate",
+    "suspect",
+    "suspicion for",
+    "suspicion of",
 )
-WEAK_HEDGES = ("probable", "probably", "likely", "most likely", "presumed", "presumably", "favor", "favored")
+# "Probably so" on the hedging scale radiologists are taught (Panicek and Hricak, "How sure are you, doctor?", 2016)
+WEAK_HEDGES = (
+    "probable",
+    "probably",
+    "likely",
+    "most likely",
+    "presumed",
+    "presumably",
+    "presumptive",
+    "favor",
+    "favored",
+    "favoring",
+)
 DEFINITE = ("consistent with", "compatible with", "diagnostic of", "definite", "represents", "due to", "secondary to")
 
 # Diagnoses, and the vaguer descriptions of an appearance that stand for them (the builders' SPECIFIC_TO_VAGUE).
@@ -195,7 +227,6 @@ VAGUE = (
     "abnormality",
     "lesion",
     "changes",
-    "findings",
 )
 # Places within an organ, by kind; a place is the phrase as written, after abbreviations are read.
 LOBES = ("upper lobe", "middle lobe", "lower lobe", "lingula", "lingular")
@@ -459,14 +490,51 @@ def _certainty_features(r: FindingFrame, c: FindingFrame) -> list[float]:
     ]
 
 
+# The vaguer descriptions that stand for a diagnosis (canonical forms; the builders' SPECIFIC_TO_VAGUE, in the frame's
+# words). A diagnosis not listed may stand behind any vaguer description.
+VAGUE_FORMS = {
+    "pneumonia": frozenset({"opacity", "opacification", "airspace disease", "infiltrate", "density"}),
+    "consolidation": frozenset({"opacity", "opacification", "density", "airspace disease", "infiltrate"}),
+    "atelectasis": frozenset({"opacity", "opacification", "density"}),
+    "edema": frozenset({"interstitial markings", "markings", "vascular congestion", "congestion", "opacity"}),
+    "heart failure": frozenset({"interstitial markings", "markings", "vascular congestion", "congestion"}),
+    "mass": frozenset({"opacity", "density", "lesion", "abnormality"}),
+    "neoplasm": frozenset({"opacity", "density", "lesion", "abnormality"}),
+    "malignancy": frozenset({"opacity", "density", "lesion", "abnormality"}),
+    "carcinoma": frozenset({"opacity", "density", "lesion", "abnormality"}),
+    "tumor": frozenset({"opacity", "density", "lesion", "abnormality"}),
+    "metastasis": frozenset({"opacity", "density", "lesion"}),
+    "emphysema": frozenset({"hyperinflation", "hyperexpanded"}),
+    "cardiomegaly": frozenset({"prominent"}),
+    "effusion": frozenset({"blunting", "opacity", "opacification"}),
+    "fracture": frozenset({"deformity", "irregularity", "abnormality"}),
+    "hiatal hernia": frozenset({"density", "opacity", "lesion"}),
+    "lymphadenopathy": frozenset({"fullness", "prominent"}),
+    "scarring": frozenset({"opacity", "density", "markings", "changes"}),
+    "fibrosis": frozenset({"opacity", "markings", "changes"}),
+}
+
+
+def _made_vague(specific: FindingFrame, vaguer: FindingFrame) -> float:
+    """1 when a diagnosis of `specific` is missing from `vaguer` and something stands in its place: a vaguer
+    description of it ("opacity, consistent with pneumonia" -> "opacity") or another diagnosis. A diagnosis simply
+    absent ("Cardiomegaly with vascular congestion" -> "vascular congestion") is a finding fewer, not a vaguer one."""
+    dropped = specific.diagnoses - vaguer.diagnoses
+    if not dropped:
+        return 0.0
+    if vaguer.diagnoses - specific.diagnoses:
+        return 1.0
+    return float(any(vaguer.vague & VAGUE_FORMS.get(d, vaguer.vague) for d in dropped))
+
+
 def _specificity_features(r: FindingFrame, c: FindingFrame) -> list[float]:
     return [
         float(len(r.diagnoses - c.diagnoses)),
         float(len(c.diagnoses - r.diagnoses)),
         float(len(r.vague - c.vague)),
         float(len(c.vague - r.vague)),
-        float(bool(r.diagnoses) and not c.diagnoses),
-        float(bool(c.diagnoses) and not r.diagnoses),
+        _made_vague(r, c),
+        _made_vague(c, r),
         _jaccard(r.diagnoses, c.diagnoses),
     ]
 

@@ -63,6 +63,19 @@ def test_edits_carry_their_labels():
     assert tolerated_measurement("8 mm nodule.", rng)[1] == "measurement_within_tolerance"
 
 
+def test_a_certainty_edit_changes_the_certainty_or_is_not_made():
+    rng = random.Random(0)
+    # a second hedge would stay, or the hedge is one the edit cannot remove: no pair
+    assert certainty("Opacity which may be atelectasis and possible infiltrate.", rng) is None
+    assert certainty("Bibasilar atelectasis versus scarring.", rng) is None
+    # dropping a weak hedge is an insignificant certainty error, dropping a strong one a significant one
+    assert certainty("Likely right lower lobe pneumonia.", rng) == (
+        "Right lower lobe pneumonia.",
+        "attribute:certainty:insignificant",
+    )
+    assert certainty("Suspected right lower lobe pneumonia.", rng)[1] == "attribute:certainty:significant"
+
+
 def test_recommendations_are_not_edited_as_findings():
     rng = random.Random(0)
     assert negation("If indicated consider dedicated right shoulder films.", rng) is None

@@ -109,6 +109,27 @@ def test_extractor_keeps_statements_and_splits_on_two_finding_clauses(tmp_path):
     assert extractor(["No acute disease."]) == [[]]
 
 
+def test_a_hedged_finding_is_kept_with_hedged_and_dropped_whole_without(tmp_path):
+    """judge=model's extraction (`hedged`) keeps "X cannot be excluded" and drops only a statement's segments that are
+    not findings (a recommendation); the default, judge=rules' extraction as at 181c1e4, drops such a statement whole."""
+    from radmetrics.inference.findings.extractor import FindingsExtractor, FindingsHead, finding_part
+
+    assert finding_part("Right upper lobe opacity; a neoplasm cannot be excluded, CT recommended") == (
+        "Right upper lobe opacity; a neoplasm cannot be excluded"
+    )
+    assert finding_part("Pneumothorax is excluded") == "" and finding_part("Limited study due to rotation") == ""
+
+    class CueEncoder:
+        def encode(self, texts, batch_size=64, progress=False, desc=""):
+            return np.array([[float(any(w in t.lower() for w in ("pneumonia", "opacity")))] for t in texts])
+
+    extractor = FindingsExtractor(FindingsHead(np.array([8.0, 0, 0, 0], dtype=np.float32), -4.0), CueEncoder())
+    report = "Right lower lobe opacity; pneumonia cannot be excluded, follow-up recommended. Heart size normal."
+    assert extractor([report]) == [[]]
+    # both clauses pass this head's clause threshold, so the kept statement is split
+    assert extractor([report], hedged=True) == [["Right lower lobe opacity", "pneumonia cannot be excluded"]]
+
+
 def test_findings_command_refuses_a_missing_extractor_before_loading(tmp_path, capsys, monkeypatch):
     from radmetrics.inference.cli import main
     from radmetrics.inference.models import text_encoder

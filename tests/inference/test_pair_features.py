@@ -38,6 +38,35 @@ def test_hedges_specificity_places_and_severity_are_read():
     lobe = named("Right upper lobe consolidation.", "Right lower lobe consolidation.")
     assert lobe["lobes_differ"] == 1.0 and lobe["sides_swapped"] == 0.0
     assert named("Small left effusion.", "Small right effusion.")["sides_swapped"] == 1.0
+
+
+def test_a_diagnosis_is_made_vague_only_when_a_vaguer_description_of_it_stands_in_its_place():
+    assert named("Right lower lobe opacity, consistent with pneumonia.", "Right lower lobe opacity.")[
+        "diagnosis_made_vague"
+    ] == 1.0
+    assert named("Pulmonary edema.", "Increased interstitial markings.")["diagnosis_made_vague"] == 1.0
+    # a compound finding against one of its parts: cardiomegaly is absent, not described more vaguely
+    part = named("Cardiomegaly with mild pulmonary vascular congestion.", "Mild vascular congestion.")
+    assert part["diagnoses_dropped"] == 1.0 and part["diagnosis_made_vague"] == 0.0
+    over = named("Right upper lobe opacity.", "Right upper lobe pneumonia.")
+    assert over["description_made_diagnosis"] == 1.0 and over["vague_dropped"] == 1.0  # overinterpretation
+
+
+@pytest.mark.parametrize(
+    "hedged, level",
+    [
+        ("Pneumonia cannot be ruled out.", 2),
+        ("Cannot exclude a small pneumothorax.", 2),
+        ("Findings could reflect early pneumonia.", 2),
+        ("Question of a small left effusion.", 2),
+        ("Presumed atelectasis at the left base.", 1),
+        ("Findings favor atelectasis.", 1),
+        ("Left basilar atelectasis.", 0),
+    ],
+)
+def test_hedges_are_read_by_strength(hedged, level):
+    found = frame(hedged)
+    assert (2 if found.strong_hedges else 1 if found.weak_hedges else 0) == level
     segment = named(
         "Cavitary lesion in the superior segment of the right lower lobe.",
         "Cavitary lesion in the posterior basal segment of the right lower lobe.",
