@@ -13,8 +13,8 @@
 
 The judge runs at semantic_green's defaults (judge_threshold, judge_scope: chosen inside case-level cross-validation
 on radpref_dev by finding_judge_threshold.py, whose held-out figures are the ones to quote for radpref); the figures
-here are those defaults on all 50 cases. `--parts sealed` scores the suite's sealed half (written by someone other than
-the judge's author), once, at the end.
+here are those defaults on all 50 cases. `--parts sealed` and `--parts sealed2` score the suite's first and second
+sealed halves (written by someone other than the judge's author), each once, at the end.
 
     python benchmarks/green/finding_judge.py --judge EXPORT --results benchmarks/results/finding_judge.json
 """
@@ -56,8 +56,8 @@ def scorer(judge: str | None) -> Scorer:
     return Scorer(["semantic_green"], {"finding_judge": judge}, options, n_bootstrap=0)
 
 
-def sealed_suite() -> Path:
-    return default_suite().with_name("sealed.jsonl")
+def sealed_suite(name: str = "sealed.jsonl") -> Path:
+    return default_suite().with_name(name)
 
 
 def suite_part(judge: str, n_bootstrap: int, seed: int, path: Path | None = None) -> dict:
@@ -158,8 +158,9 @@ def main(argv=None) -> int:
         "--parts",
         nargs="+",
         default=["suite", "listed", "reports"],
-        choices=["suite", "listed", "reports", "sealed"],
-        help="sealed: the sealed half of the suite (resources/clinical_ranking/sealed.jsonl), run once at the end",
+        choices=["suite", "listed", "reports", "sealed", "sealed2"],
+        help="sealed, sealed2: the suite's first and second sealed halves (resources/clinical_ranking/sealed.jsonl, "
+        "sealed_2.jsonl), each run once, at the end",
     )
     args = parser.parse_args(argv)
     results_file = check_output_file(args.results, what="--results")
@@ -184,6 +185,9 @@ def main(argv=None) -> int:
         results["suite_open_cases"] = suite_part(args.judge, args.bootstrap, args.seed)
     if "sealed" in args.parts:
         results["suite_sealed_cases"] = suite_part(args.judge, args.bootstrap, args.seed, sealed_suite())
+    if "sealed2" in args.parts:
+        sealed_2 = sealed_suite("sealed_2.jsonl")
+        results["suite_second_sealed_cases"] = suite_part(args.judge, args.bootstrap, args.seed, sealed_2)
     if "listed" in args.parts:
         results["radpref_given_listed_findings"] = listed_part(candidates, listed_annotations(candidates, args.judge))
     if "reports" in args.parts:
