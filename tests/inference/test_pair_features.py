@@ -41,9 +41,12 @@ def test_hedges_specificity_places_and_severity_are_read():
 
 
 def test_a_diagnosis_is_made_vague_only_when_a_vaguer_description_of_it_stands_in_its_place():
-    assert named("Right lower lobe opacity, consistent with pneumonia.", "Right lower lobe opacity.")[
-        "diagnosis_made_vague"
-    ] == 1.0
+    assert (
+        named("Right lower lobe opacity, consistent with pneumonia.", "Right lower lobe opacity.")[
+            "diagnosis_made_vague"
+        ]
+        == 1.0
+    )
     assert named("Pulmonary edema.", "Increased interstitial markings.")["diagnosis_made_vague"] == 1.0
     # a compound finding against one of its parts: cardiomegaly is absent, not described more vaguely
     part = named("Cardiomegaly with mild pulmonary vascular congestion.", "Mild vascular congestion.")
