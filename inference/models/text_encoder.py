@@ -15,13 +15,6 @@ from ..loading.hub import load_pretrained, load_tokenizer
 
 POOLINGS = ("mean", "cls")
 
-# At most this many (rows x tokens x tokens) per forward: each layer's attention scores are rows x heads x tokens x
-# tokens floats, so a batch of 64 texts padded to 256 tokens held 200 MB of them, twice (scores and softmax). Texts
-# sorted by length (the findings extractor's) put a chunk's longest texts in one batch, so a run's peak memory was set
-# by its longest batch and grew with the number of pairs (more pairs, longer outliers). 64 x 128 x 128: a batch up to
-# 128 tokens runs whole, as before; a longer one runs in slices of the same padded length.
-ATTENTION_CELLS = 64 * 128 * 128
-
 
 class TextEncoder:
     def __init__(
@@ -59,24 +52,11 @@ class TextEncoder:
                     max_length=self.max_length,
                     return_tensors="pt",
                 ).to(self.device)
-                chunks.extend(self.pooled_slices(batch))
+                hidden = self.model(**batch).last_hidden_state
+                if self.pooling == "cls":
+                    pooled = hidden[:, 0]
+                else:
+                    mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                    pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
+                chunks.append(torch.nn.functional.normalize(pooled.float(), dim=-1).cpu().numpy())
         return np.concatenate(chunks)
-
-    def pooled_slices(self, batch) -> list[np.ndarray]:
-        """The normalised embeddings of one tokenized batch, run `ATTENTION_CELLS` at a time: slices of rows padded to
-        the batch's own length, so each row's computation (its shapes, its padding) is the one the whole batch gives."""
-        import torch
-
-        rows, length = batch["input_ids"].shape
-        step = max(1, min(rows, ATTENTION_CELLS // (length * length)))
-        pooled_rows = []
-        for start in range(0, rows, step):
-            part = {name: tensor[start : start + step] for name, tensor in batch.items()}
-            hidden = self.model(**part).last_hidden_state
-            if self.pooling == "cls":
-                pooled = hidden[:, 0]
-            else:
-                mask = part["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
-            pooled_rows.append(torch.nn.functional.normalize(pooled.float(), dim=-1).cpu().numpy())
-        return pooled_rows
