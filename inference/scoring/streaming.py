@@ -22,7 +22,7 @@ import numpy as np
 from ..files.pair_stream import InMemoryPairs, StreamedPairs
 from ..files.score_stream import StreamState, append_chunk, stream_records
 from ..metrics.base import MetricOutput
-from .heap import release_freed_memory
+from .heap import map_large_blocks, release_freed_memory
 from .scorer import (
     Scorer,
     ScoreResult,
@@ -132,6 +132,7 @@ def score_chunks(
     """Score the pairs after `state.done` chunk by chunk, appending each chunk to the stream as it is scored.
     `metrics` are `scorer.metrics()`: each chunk's outputs are put in `upstream` (`scorer.upstream`) for composites."""
     n = len(source)
+    map_large_blocks()  # before the models load: the activations' blocks go back when freed, within a chunk too
     for start in range(state.done, n, chunk_size):
         stop = min(start + chunk_size, n)
         references, candidates, ids, context = source.chunk(start, stop)
