@@ -4,6 +4,7 @@ checkout of radmetrics (e.g. 5ad656f, before findings-first) run with the same e
 
     python benchmarks/speed/semantic_green_cost.py --pairs 10000 --out /tmp/cost [--base-tree /tmp/base5ad] [--runs 3]
     python benchmarks/speed/semantic_green_cost.py --pairs 10000 --out /tmp/cost --judge EXPORT   # rules vs judge
+    python benchmarks/speed/semantic_green_cost.py --pairs 10000 --out /tmp/cost --judge EXPORT --judge-only  # its memory
 
 Each run is one process: wall seconds and its own peak resident memory (`run_alone`: os.wait4's rusage of that child
 alone, not getrusage(RUSAGE_CHILDREN)'s maximum over every child run so far, which let a later side inherit an earlier
@@ -95,6 +96,9 @@ def main() -> None:
         "--judge", help="a finding_judge export: adds this tree with judge=model beside its rules, run by run"
     )
     parser.add_argument("--results", help="name of the results file in benchmarks/results (default: printed only)")
+    parser.add_argument(
+        "--judge-only", action="store_true", help="with --judge: run only the judge=model side (its memory alone)"
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     pairs_file = args.out / f"pairs_{args.pairs}.jsonl"
@@ -103,6 +107,8 @@ def main() -> None:
     if args.judge:
         judge = ["--option", "semantic_green.judge=model", "--components", args.judge]
         sides["this tree, judge=model"] = (None, sides["this tree"][1] + judge)
+    if args.judge and args.judge_only:
+        del sides["this tree"]
     if args.base_tree:
         sides["base tree"] = (shim(args.base_tree, args.out), [])
     runs: dict[str, list[dict]] = {name: [] for name in sides}
@@ -126,7 +132,7 @@ def main() -> None:
     if args.base_tree:
         ratios = [a["seconds"] / b["seconds"] for a, b in zip(runs["this tree"], runs["base tree"])]
         report["ratio_this_over_base"] = {"median": statistics.median(ratios), "pairwise": ratios}
-    if args.judge:
+    if args.judge and not args.judge_only:
         ratios = [a["seconds"] / b["seconds"] for a, b in zip(runs["this tree, judge=model"], runs["this tree"])]
         report["ratio_judge_over_rules"] = {"median": statistics.median(ratios), "pairwise": ratios}
     print(json.dumps({k: v for k, v in report.items() if k != "sides"}, indent=2))
