@@ -4,7 +4,7 @@ checkout of radmetrics (e.g. 5ad656f, before findings-first) run with the same e
 
     python benchmarks/speed/semantic_green_cost.py --pairs 10000 --out /tmp/cost [--base-tree /tmp/base5ad] [--runs 3]
     python benchmarks/speed/semantic_green_cost.py --pairs 10000 --out /tmp/cost --judge EXPORT   # rules vs judge
-    python benchmarks/speed/semantic_green_cost.py --pairs 10000 --out /tmp/cost --judge EXPORT --judge-only  # its memory
+    python benchmarks/speed/semantic_green_cost.py --pairs 10000 --out /tmp/cost --judge EXPORT --judge-only  # alone
 
 Each run is one process: wall seconds and its own peak resident memory (`run_alone`: os.wait4's rusage of that child
 alone, not getrusage(RUSAGE_CHILDREN)'s maximum over every child run so far, which let a later side inherit an earlier
