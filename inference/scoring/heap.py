@@ -18,29 +18,18 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
-from functools import lru_cache
-
-
-@lru_cache(maxsize=1)
-def _malloc_trim():
-    """glibc's malloc_trim, or None where the C library is not glibc (musl, macOS, Windows)."""
-    name = ctypes.util.find_library("c")
-    try:
-        return ctypes.CDLL(name).malloc_trim if name else None
-    except (OSError, AttributeError):
-        return None
-
+from functools import cache
 
 M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
 MMAP_THRESHOLD = 128 * 1024  # glibc's default starting threshold, here kept fixed
 
 
-@lru_cache(maxsize=1)
-def _mallopt():
-    """glibc's mallopt, or None elsewhere."""
+@cache
+def _glibc(function: str):
+    """glibc's `function` (malloc_trim, mallopt), or None where the C library is not glibc (musl, macOS, Windows)."""
     name = ctypes.util.find_library("c")
     try:
-        return ctypes.CDLL(name).mallopt if name else None
+        return getattr(ctypes.CDLL(name), function) if name else None
     except (OSError, AttributeError):
         return None
 
@@ -48,7 +37,7 @@ def _mallopt():
 def map_large_blocks(threshold: int = MMAP_THRESHOLD) -> bool:
     """Have glibc mmap every block of `threshold` bytes and up, and unmap it when freed, for the rest of the process
     (setting it turns its dynamic raising off); whether the C library could (glibc). Values are untouched."""
-    mallopt = _mallopt()
+    mallopt = _glibc("mallopt")
     return mallopt is not None and mallopt(M_MMAP_THRESHOLD, threshold) == 1
 
 
@@ -56,7 +45,7 @@ def release_freed_memory() -> bool:
     """Collect unreachable cycles, then give the free pages of the C heap back to the system; whether the C library
     could (glibc). Values are untouched: this frees nothing that is still referenced."""
     gc.collect()
-    trim = _malloc_trim()
+    trim = _glibc("malloc_trim")
     if trim is None:
         return False
     trim(0)
