@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import re
 
-from radmetrics.inference.findings.pair_features import frame
+from radmetrics.inference.findings.pair_features import frame, hedge_level
 from radmetrics.inference.findings.significance import significance
 from radmetrics.inference.text.word_rules import names_abnormality
 
@@ -138,23 +138,17 @@ _HEDGE = re.compile(
 )
 
 
-def hedge_level(text: str) -> int:
-    """2 for a strong hedge ("possible"), 1 for a weak one ("likely"), 0 for none, as the judge's frame reads them."""
-    found = frame(text)
-    return 2 if found.strong_hedges else 1 if found.weak_hedges else 0
-
-
 def certainty(sentence: str, rng: random.Random) -> tuple[str, str] | None:
     """A hedge added to a definite finding, or a hedged finding made definite. Only an edit that changes the
     finding's certainty is made: a sentence with a hedge the edit cannot remove ("atelectasis versus scarring"), or
     with a second one that would stay, gives no pair. Dropping or adding a weak hedge ("likely") is insignificant."""
-    level = hedge_level(sentence)
+    level = hedge_level(frame(sentence))
     if level:
         if not _HEDGE.search(sentence):
             return None
         stripped = _HEDGE.sub("", sentence, count=1).strip()
         stripped = re.sub(r"^(of|for)\s+", "", stripped, flags=re.I)
-        if len(stripped.split()) < 2 or hedge_level(stripped):
+        if len(stripped.split()) < 2 or hedge_level(frame(stripped)):
             return None
         return stripped[0].upper() + stripped[1:], attribute("certainty", level == 2 and matters(sentence))
     if not is_finding(sentence) or len(sentence.split()) > 10:
@@ -163,8 +157,8 @@ def certainty(sentence: str, rng: random.Random) -> tuple[str, str] | None:
     body = re.sub(r"^(there is|there are)\s+(an?\s+)?", "", body, flags=re.I)
     strong = rng.random() < 0.75
     frames = STRONG_HEDGES if strong else WEAK_HEDGES
-    frame = rng.choice([f for f in frames if "," not in body or not f.startswith("{F},")])  # one comma at most
-    text = frame.format(f=body[0].lower() + body[1:], F=body[0].upper() + body[1:]) + "."
+    template = rng.choice([f for f in frames if "," not in body or not f.startswith("{F},")])  # one comma at most
+    text = template.format(f=body[0].lower() + body[1:], F=body[0].upper() + body[1:]) + "."
     return text[0].upper() + text[1:], attribute("certainty", strong and matters(sentence))
 
 

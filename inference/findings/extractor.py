@@ -218,8 +218,8 @@ class FindingsExtractor:
         return self([expand_abbreviations(t, lobes) for t in reports], progress, hedged)
 
     def __call__(self, reports: Sequence[str], progress: bool = False, hedged: bool = False) -> list[list[str]]:
-        """Each report's findings. By default (the extractor as at 181c1e4) a statement with a word about the study,
-        the patient or a recommendation is dropped whole, "cannot be excluded" among them. With `hedged` (what
+        """Each report's findings. By default (what judge=rules reads, unchanged) a statement with a word about the
+        study, the patient or a recommendation is dropped whole, "cannot be excluded" among them. With `hedged` (what
         semantic_green's judge=model reads: the judge decides certainty), a hedged finding ("pneumonia cannot be
         excluded") is kept, and only the segments of a statement that are not findings are dropped (`finding_part`)."""
         split = [statements(report) for report in reports]

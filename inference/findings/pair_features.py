@@ -473,10 +473,12 @@ def _device_features(r: FindingFrame, c: FindingFrame) -> list[float]:
     ]
 
 
-def _certainty_features(r: FindingFrame, c: FindingFrame) -> list[float]:
-    def level(f: FindingFrame) -> float:
-        return 2.0 if f.strong_hedges else 1.0 if f.weak_hedges else 0.0
+def hedge_level(f: FindingFrame) -> int:
+    """2 for a strong hedge ("possible"), 1 for a weak one ("likely"), 0 for none."""
+    return 2 if f.strong_hedges else 1 if f.weak_hedges else 0
 
+
+def _certainty_features(r: FindingFrame, c: FindingFrame) -> list[float]:
     return [
         float(bool(r.strong_hedges)),
         float(bool(c.strong_hedges)),
@@ -484,7 +486,7 @@ def _certainty_features(r: FindingFrame, c: FindingFrame) -> list[float]:
         float(bool(c.weak_hedges)),
         float(bool(r.definite)),
         float(bool(c.definite)),
-        abs(level(r) - level(c)) / 2.0,
+        abs(hedge_level(r) - hedge_level(c)) / 2.0,
         _differ(r.strong_hedges | r.weak_hedges, c.strong_hedges | c.weak_hedges)
         + _one_side(r.strong_hedges | r.weak_hedges, c.strong_hedges | c.weak_hedges),
     ]

@@ -132,7 +132,7 @@ def score_chunks(
     """Score the pairs after `state.done` chunk by chunk, appending each chunk to the stream as it is scored.
     `metrics` are `scorer.metrics()`: each chunk's outputs are put in `upstream` (`scorer.upstream`) for composites."""
     n = len(source)
-    map_large_blocks()  # before the models load: the activations' blocks go back when freed, within a chunk too
+    map_large_blocks()  # once, before the first chunk: freed activation blocks go back to the system within a chunk
     for start in range(state.done, n, chunk_size):
         stop = min(start + chunk_size, n)
         references, candidates, ids, context = source.chunk(start, stop)

@@ -111,7 +111,7 @@ def test_extractor_keeps_statements_and_splits_on_two_finding_clauses(tmp_path):
 
 def test_a_hedged_finding_is_kept_with_hedged_and_dropped_whole_without(tmp_path):
     """judge=model's extraction (`hedged`) keeps "X cannot be excluded" and drops only a statement's segments that are
-    not findings (a recommendation); the default (judge=rules, as at 181c1e4) drops such a statement whole."""
+    not findings (a recommendation); the default (what judge=rules reads) drops such a statement whole."""
     from radmetrics.inference.findings.extractor import FindingsExtractor, FindingsHead, finding_part
 
     assert finding_part("Right upper lobe opacity; a neoplasm cannot be excluded, CT recommended") == (
