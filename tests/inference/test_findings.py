@@ -140,3 +140,16 @@ def test_findings_command_refuses_a_missing_extractor_before_loading(tmp_path, c
     monkeypatch.setattr(text_encoder.TextEncoder, "__init__", no_load)
     args = ["meta-eval", "findings", "--extractor", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]
     assert main(args) == 2 and "no such export" in capsys.readouterr().err
+
+
+def test_findings_command_refuses_hedged_with_the_rules_before_loading(tmp_path, monkeypatch):
+    from radmetrics.inference.cli import main
+    from radmetrics.inference.models import text_encoder
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("the encoder loaded before --hedged was checked")
+
+    monkeypatch.setattr(text_encoder.TextEncoder, "__init__", no_load)
+    args = ["meta-eval", "findings", "--extractor", "rules", "--hedged", "--out", str(tmp_path / "o")]
+    with pytest.raises(SystemExit, match="--hedged need a trained extractor"):
+        main(args)

@@ -53,7 +53,8 @@ DESCRIPTION = """Subcommands:
                given the listed findings (false and missing findings against the raters' majority, F1 and kappa,
                beside each pair of raters); and report-level tau-b on the full reports, on the extracted findings and
                on the listed findings, with case-bootstrap intervals and paired differences. --extractor trained (the
-               shipped findings extractor, the default), an export or run directory, or rules (the statement filter).
+               shipped findings extractor, the default), an export or run directory, or rules (the statement filter);
+               --hedged keeps hedged findings, as semantic_green's judge=model extracts them.
                Writes OUT/findings_agreement.json.
   ranking      the clinical ranking suite (bundled: 85 cases in 16 categories, each a reference and 2-4 candidates
                best first): per score key, how often the metric orders two candidates as expected (pairwise accuracy,

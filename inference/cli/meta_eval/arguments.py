@@ -95,6 +95,12 @@ def add_findings(sub) -> None:
         metavar="STATEMENT,CLAUSE",
         help="also measure a trained extractor at these threshold pairs (how the shipped thresholds were chosen)",
     )
+    findings.add_argument(
+        "--hedged",
+        action="store_true",
+        help="a trained extractor keeps hedged findings ('pneumonia cannot be excluded'), as semantic_green's "
+        "judge=model extracts them",
+    )
     findings.add_argument("--bootstrap", type=int, default=1000, help="case bootstrap resamples for the intervals")
     findings.add_argument("--seed", type=int, default=0)
     findings.add_argument("--out", required=True, type=OutputFolder)

@@ -28,8 +28,8 @@ def threshold_grid(args) -> list[tuple[float, float]]:
         raise SystemExit(GRID_FORMAT) from None
     if any(len(pair) != 2 for pair in grid):
         raise SystemExit(GRID_FORMAT)
-    if grid and args.extractor == "rules":
-        raise SystemExit("radmetrics meta-eval findings: --grid needs a trained extractor, not rules")
+    if (grid or args.hedged) and args.extractor == "rules":
+        raise SystemExit("radmetrics meta-eval findings: --grid and --hedged need a trained extractor, not rules")
     return grid
 
 
@@ -37,6 +37,7 @@ def run(args) -> int:
     grid = threshold_grid(args)
     encoder = TextEncoder("default")
     extract = extractor_named(args.extractor, encoder)
+    read = (lambda texts: extract(texts, hedged=True)) if args.hedged else extract
     candidates = split_candidates(load_radpref(), args.part)
     findings_rules = SemanticGreen(findings="extractor").teacher(encoder).rules  # the judge semantic_green runs
 
@@ -46,7 +47,7 @@ def run(args) -> int:
             SemanticTeacher(encoder),
             SemanticTeacher(encoder, findings_rules),
             encoder,
-            extract,
+            read,
             n_bootstrap,
             args.seed,
         )
@@ -73,6 +74,7 @@ def run(args) -> int:
         "version": version(),
         "machine": machine(),
         "command": f"radmetrics meta-eval findings --part {args.part} --extractor {args.extractor}"
+        + (" --hedged" if args.hedged else "")
         + (f" --grid {' '.join(args.grid)}" if args.grid else ""),
         **report,
         **({"threshold_grid": points} if points else {}),
