@@ -1,4 +1,5 @@
-"""The sealed halves of issue 61's ranking categories: their shape only (their cases are not read or scored here)."""
+"""The sealed halves of issue 61's ranking categories (sealed.jsonl, sealed_2.jsonl, sealed_3.jsonl): their shape only
+(their cases are not read or scored here)."""
 
 from collections import Counter
 
@@ -41,4 +42,13 @@ def test_the_second_sealed_suite_has_six_cases_in_each_new_category_with_distinc
 
 def test_the_second_sealed_suite_shares_no_report_text_with_the_open_suite_or_the_first_sealed_half():
     shared = _texts("sealed_2.jsonl") & (_texts("suite.jsonl") | _texts("sealed.jsonl"))
+    assert not shared, sorted(shared)
+
+
+def test_the_third_sealed_suite_has_six_cases_in_each_new_category_with_distinct_candidates():
+    _assert_sealed_shape("sealed_3.jsonl", "sealed3")
+
+
+def test_the_third_sealed_suite_shares_no_report_text_with_the_open_suite_or_the_earlier_sealed_halves():
+    shared = _texts("sealed_3.jsonl") & (_texts("suite.jsonl") | _texts("sealed.jsonl") | _texts("sealed_2.jsonl"))
     assert not shared, sorted(shared)
