@@ -13,8 +13,10 @@
 
 The judge runs at semantic_green's defaults (judge_threshold, judge_scope: chosen inside case-level cross-validation
 on radpref_dev by finding_judge_threshold.py, whose held-out figures are the ones to quote for radpref); the figures
-here are those defaults on all 50 cases. `--parts sealed` and `--parts sealed2` score the suite's first and second
-sealed halves (written by someone other than the judge's author), each once, at the end.
+here are those defaults on all 50 cases. `--parts open2` scores the second open set (open_2.jsonl, written by another
+engineer, read and developed against by the judge's author); `--parts sealed`, `sealed2` and `sealed3` score the
+suite's first, second and third sealed halves (written by someone other than the judge's author), each once, at the
+end.
 
     python benchmarks/green/finding_judge.py --judge EXPORT --results benchmarks/results/finding_judge.json
 """
@@ -57,6 +59,7 @@ def scorer(judge: str | None) -> Scorer:
 
 
 def sealed_suite(name: str = "sealed.jsonl") -> Path:
+    """A suite file beside the bundled open one (the sealed halves, the second open set)."""
     return default_suite().with_name(name)
 
 
@@ -158,9 +161,9 @@ def main(argv=None) -> int:
         "--parts",
         nargs="+",
         default=["suite", "listed", "reports"],
-        choices=["suite", "listed", "reports", "sealed", "sealed2"],
-        help="sealed, sealed2: the suite's first and second sealed halves (resources/clinical_ranking/sealed.jsonl, "
-        "sealed_2.jsonl), each run once, at the end",
+        choices=["suite", "open2", "listed", "reports", "sealed", "sealed2", "sealed3"],
+        help="open2: the second open set (resources/clinical_ranking/open_2.jsonl); sealed, sealed2, sealed3: the "
+        "suite's sealed halves (sealed.jsonl, sealed_2.jsonl, sealed_3.jsonl), each run once, at the end",
     )
     args = parser.parse_args(argv)
     results_file = check_output_file(args.results, what="--results")
@@ -183,11 +186,17 @@ def main(argv=None) -> int:
     }
     if "suite" in args.parts:
         results["suite_open_cases"] = suite_part(args.judge, args.bootstrap, args.seed)
+    if "open2" in args.parts:
+        open_2 = sealed_suite("open_2.jsonl")
+        results["suite_second_open_cases"] = suite_part(args.judge, args.bootstrap, args.seed, open_2)
     if "sealed" in args.parts:
         results["suite_sealed_cases"] = suite_part(args.judge, args.bootstrap, args.seed, sealed_suite())
     if "sealed2" in args.parts:
         sealed_2 = sealed_suite("sealed_2.jsonl")
         results["suite_second_sealed_cases"] = suite_part(args.judge, args.bootstrap, args.seed, sealed_2)
+    if "sealed3" in args.parts:
+        sealed_3 = sealed_suite("sealed_3.jsonl")
+        results["suite_third_sealed_cases"] = suite_part(args.judge, args.bootstrap, args.seed, sealed_3)
     if "listed" in args.parts:
         results["radpref_given_listed_findings"] = listed_part(candidates, listed_annotations(candidates, args.judge))
     if "reports" in args.parts:

@@ -128,8 +128,20 @@ STRONG_HEDGES = (
     "{F} is not excluded",
     "Findings could reflect {f}",
     "Question of {f}",
+    "Cannot entirely exclude {f}",
+    "Concern for {f}",
+    "Appearance suggests {f}",
+    "{F} may be present",
 )
-WEAK_HEDGES = ("Probable {f}", "{F}, likely", "Likely {f}", "Presumed {f}", "Findings favor {f}")
+WEAK_HEDGES = (
+    "Probable {f}",
+    "{F}, likely",
+    "Likely {f}",
+    "Presumed {f}",
+    "Findings favor {f}",
+    "Most likely {f}",
+    "{F}, probably",
+)
 _HEDGE = re.compile(
     r"\b(possible|possibly|questionable|probable|probably|likely|suspected|may represent|may be|could represent|"
     r"cannot be excluded|can not be excluded|cannot exclude|presumed|suggestive of|suspicious for|"
@@ -139,27 +151,46 @@ _HEDGE = re.compile(
 
 
 def certainty(sentence: str, rng: random.Random) -> tuple[str, str] | None:
-    """A hedge added to a definite finding, or a hedged finding made definite. Only an edit that changes the
-    finding's certainty is made: a sentence with a hedge the edit cannot remove ("atelectasis versus scarring"), or
-    with a second one that would stay, gives no pair. Dropping or adding a weak hedge ("likely") is insignificant."""
+    """A hedge added to a definite finding, or a hedged finding made definite, or (a third of the time) its hedge
+    replaced by another. Only an edit that changes the finding's certainty as written is made: a sentence with a hedge
+    the edit cannot remove ("atelectasis versus scarring"), or with a second one that would stay, gives no pair.
+    Dropping or adding a weak hedge ("likely") is insignificant; so is a strong hedge made weak or the reverse
+    ("possible" against "probable"); another hedge of the same strength is the same finding."""
     level = hedge_level(frame(sentence))
     if level:
-        if not _HEDGE.search(sentence):
+        stripped = _unhedged(sentence)
+        if stripped is None:
             return None
-        stripped = _HEDGE.sub("", sentence, count=1).strip()
-        stripped = re.sub(r"^(of|for)\s+", "", stripped, flags=re.I)
-        if len(stripped.split()) < 2 or hedge_level(frame(stripped)):
-            return None
-        return stripped[0].upper() + stripped[1:], attribute("certainty", level == 2 and matters(sentence))
+        if rng.random() < 1 / 3 and is_finding(stripped) and len(stripped.split()) <= 10:
+            strong = rng.random() < 0.5
+            label = "same" if (level == 2) == strong else attribute("certainty", False)
+            return _hedged(stripped, strong, rng), label
+        return stripped, attribute("certainty", level == 2 and matters(sentence))
     if not is_finding(sentence) or len(sentence.split()) > 10:
         return None
+    strong = rng.random() < 0.75
+    return _hedged(sentence, strong, rng), attribute("certainty", strong and matters(sentence))
+
+
+def _unhedged(sentence: str) -> str | None:
+    """The sentence without its one hedge, or None when it has none the edit can remove, or another would stay."""
+    if not _HEDGE.search(sentence):
+        return None
+    stripped = _HEDGE.sub("", sentence, count=1).strip()
+    stripped = re.sub(r"^(of|for)\s+", "", stripped, flags=re.I)
+    if len(stripped.split()) < 2 or hedge_level(frame(stripped)):
+        return None
+    return stripped[0].upper() + stripped[1:]
+
+
+def _hedged(sentence: str, strong: bool, rng: random.Random) -> str:
+    """A definite finding hedged with one of the templates of that strength."""
     body = sentence.strip().rstrip(".")
     body = re.sub(r"^(there is|there are)\s+(an?\s+)?", "", body, flags=re.I)
-    strong = rng.random() < 0.75
     frames = STRONG_HEDGES if strong else WEAK_HEDGES
     template = rng.choice([f for f in frames if "," not in body or not f.startswith("{F},")])  # one comma at most
     text = template.format(f=body[0].lower() + body[1:], F=body[0].upper() + body[1:]) + "."
-    return text[0].upper() + text[1:], attribute("certainty", strong and matters(sentence))
+    return text[0].upper() + text[1:]
 
 
 # A diagnosis and a vaguer description of the same appearance; the reverse edit is overinterpretation.

@@ -99,19 +99,32 @@ def synthetic_size_findings(rng: random.Random, count: int) -> list[str]:
     return found
 
 
-# Device tips: (device, acceptable landmarks, malpositioned landmarks).
+# Device tips: (device, acceptable landmarks, malpositioned landmarks), after the positions in Godoy et al., "Chest
+# radiography in the ICU" (AJR 2012).
 DEVICES = {
     "endotracheal tube": (
-        ("in the mid trachea", "at the level of the clavicular heads"),
-        ("in the right mainstem bronchus", "in the left mainstem bronchus", "in the oesophagus", "at the carina"),
+        ("in the mid trachea", "at the level of the clavicular heads", "between the clavicular heads and the carina"),
+        (
+            "in the right mainstem bronchus",
+            "in the left mainstem bronchus",
+            "in the oesophagus",
+            "at the carina",
+            "at the level of the thoracic inlet",
+            "in the bronchus intermedius",
+        ),
     ),
     "right internal jugular central venous catheter": (
-        ("in the lower superior vena cava", "at the cavoatrial junction"),
-        ("in the right atrium", "in the right subclavian vein", "in the internal jugular vein"),
+        ("in the lower superior vena cava", "at the cavoatrial junction", "at the SVC/RA junction"),
+        ("in the right atrium", "in the right subclavian vein", "in the internal jugular vein", "in the azygos vein"),
     ),
     "left-sided PICC line": (
-        ("in the distal superior vena cava", "at the cavoatrial junction"),
-        ("in the right atrium", "in the left subclavian vein", "in the left axillary vein"),
+        ("in the distal superior vena cava", "at the cavo-atrial junction"),
+        (
+            "in the right atrium",
+            "in the left subclavian vein",
+            "in the left axillary vein",
+            "in the left innominate vein",
+        ),
     ),
     "left internal jugular central line": (
         ("in the superior vena cava", "at the cavoatrial junction"),
@@ -122,14 +135,26 @@ DEVICES = {
         ("in the right internal jugular vein", "in the right ventricle", "in the right atrium"),
     ),
     "feeding tube": (
-        ("in the stomach", "in the duodenum"),
-        ("in the distal oesophagus", "in the right mainstem bronchus", "at the gastroesophageal junction"),
+        ("in the stomach", "in the duodenum", "below the left hemidiaphragm", "beyond the GE junction"),
+        (
+            "in the distal oesophagus",
+            "in the right mainstem bronchus",
+            "at the gastroesophageal junction",
+            "above the GE junction",
+        ),
     ),
     "nasogastric tube": (
-        ("in the stomach", "in the gastric body"),
-        ("in the distal oesophagus", "in the right lower lobe bronchus", "coiled in the oesophagus"),
+        ("in the stomach", "in the gastric body", "in the gastric fundus", "below the diaphragm"),
+        (
+            "in the distal oesophagus",
+            "in the right lower lobe bronchus",
+            "coiled in the oesophagus",
+            "in the hypopharynx",
+        ),
     ),
 }
+# A position said without a landmark: the same as any acceptable landmark.
+GOOD_POSITION = ("in satisfactory position", "in standard position", "in appropriate position", "well positioned")
 TIP_FRAMES = (
     "The {device} tip is {where}.",
     "{device_cap} terminates {where}.",
@@ -138,6 +163,7 @@ TIP_FRAMES = (
     "{device_cap} in place, tip {where}.",
     "{device_cap} is seen with its tip {where}.",
 )
+ETT_DISTANCES = (0.5, 1.0, 1.5, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 8.0, 9.5, -1.0, -2.0)
 
 
 def ett_position_ok(cm_above_carina: float) -> bool:
@@ -146,43 +172,59 @@ def ett_position_ok(cm_above_carina: float) -> bool:
 
 def _tip_text(device: str, where: str, rng: random.Random, frame: str | None = None) -> str:
     frame = frame or rng.choice(TIP_FRAMES)
+    if where in GOOD_POSITION:
+        return f"{device[0].upper() + device[1:]} {where}."
     return frame.format(device=device, device_cap=device[0].upper() + device[1:], where=where)
 
 
-def _ett_where(cm: float) -> str:
-    if cm < 0:
-        return f"{-cm:g} cm below the carina"
-    return f"{cm:g} cm above the carina"
+def _ett_where(cm: float, rng: random.Random | None = None) -> str:
+    unit_mm = rng is not None and abs(cm) < 3 and rng.random() < 0.2
+    amount = f"{abs(cm) * 10:g} mm" if unit_mm else f"{abs(cm):g} cm"
+    landmark = "the carina" if rng is None or rng.random() < 0.8 else "carina"
+    return f"{amount} {'below' if cm < 0 else 'above'} {landmark}"
+
+
+def _tip_place(device: str, rng: random.Random) -> tuple[str, bool, float | None]:
+    """One place of a device's tip: (where, misplaced, distance above the carina or None)."""
+    good, bad = DEVICES[device]
+    if device == "endotracheal tube" and rng.random() < 0.6:
+        cm = rng.choice(ETT_DISTANCES)
+        return _ett_where(cm, rng), not ett_position_ok(cm), cm
+    draw = rng.random()
+    if draw < 0.45:
+        return rng.choice(bad), True, None
+    if draw < 0.55:
+        return rng.choice(GOOD_POSITION), False, None
+    return rng.choice(good), False, None
+
+
+def _tip_verdict(before: tuple, after: tuple) -> str:
+    """A tip moved in or out of its place, or from one malposition to another (too high against too low), is
+    significant; a change of at most
+    1 cm, or an acceptable place said another way, is the same; a larger change within the place is insignificant."""
+    (where_a, bad_a, cm_a), (where_b, bad_b, cm_b) = before, after
+    if bad_a != bad_b:
+        return "significant"
+    if cm_a is not None and cm_b is not None:
+        if bad_a and (cm_a > 7.0) != (cm_b > 7.0):  # too high against too low
+            return "significant"
+        return "same" if abs(cm_a - cm_b) <= 1.0 else "insignificant"
+    if where_a == where_b:
+        return "same"
+    if bad_a:
+        return "significant"
+    return "same" if where_a in GOOD_POSITION or where_b in GOOD_POSITION else "insignificant"
 
 
 def device_position_pair(rng: random.Random) -> tuple[str, str, str]:
-    """(reference, candidate, verdict) for one device tip, verdict `same`, `insignificant` or `significant`."""
+    """(reference, candidate, verdict) for one device tip, verdict `same`, `insignificant` or `significant`; either
+    side may hold the malposition."""
     device = rng.choice(sorted(DEVICES))
     frame = rng.choice(TIP_FRAMES)
     other = rng.choice(TIP_FRAMES) if rng.random() < 0.5 else frame  # the candidate's own frame half the time
-    if device == "endotracheal tube" and rng.random() < 0.7:
-        before = rng.choice((2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5))
-        after = rng.choice(
-            (before + 0.5, before - 0.5, before + 1, before - 1.5, before + 2, 1.0, 0.5, -1.0, -2, 8.0, 9.5)
-        )
-        if ett_position_ok(before) != ett_position_ok(after):
-            verdict = "significant"
-        elif abs(after - before) <= 1.0:
-            verdict = "same"
-        else:
-            verdict = "insignificant"
-        return (
-            _tip_text(device, _ett_where(before), rng, frame),
-            _tip_text(device, _ett_where(after), rng, other),
-            verdict,
-        )
-    good, bad = DEVICES[device]
-    before = rng.choice(good)
-    draw = rng.random()
-    if draw < 0.55:
-        after, verdict = rng.choice(bad), "significant"
-    elif draw < 0.8:
-        after, verdict = rng.choice([g for g in good if g != before]), "insignificant"
-    else:
-        after, verdict = before, "same"
-    return _tip_text(device, before, rng, frame), _tip_text(device, after, rng, other), verdict
+    before = _tip_place(device, rng)
+    after = before if rng.random() < 0.15 else _tip_place(device, rng)
+    while before[1] and after[1] and (before[2] is None) != (after[2] is None):
+        after = _tip_place(device, rng)  # a malposition by distance against one by landmark: no clear verdict
+    verdict = _tip_verdict(before, after)
+    return _tip_text(device, before[0], rng, frame), _tip_text(device, after[0], rng, other), verdict

@@ -93,7 +93,13 @@ class FeatureHead:
 # The features that give evidence for each attribute or contradiction: the label is open when any of them is non-zero.
 EVIDENCE = {
     "measurement": ("size_any_dimension_change", "size_one_side"),
-    "device_position": ("carina_distance", "malposition_added", "malposition_removed", "tip_places_differ"),
+    "device_position": (
+        "carina_distance",
+        "malposition_added",
+        "malposition_removed",
+        "tip_places_differ",
+        "tip_misplacement_differs",
+    ),
     "certainty": ("hedge_level_gap",),  # "possibly" and "may represent" are one level: no certainty error
     # a diagnosis made vaguer or a description made a diagnosis, not one simply absent (pair_features._made_vague)
     "specificity": ("diagnosis_made_vague", "description_made_diagnosis", "vague_dropped", "vague_added"),

@@ -32,6 +32,10 @@ _LOCAL_ABBREVIATIONS = {
     "og": "orogastric",
     "et": "endotracheal",
     "gej": "gastroesophageal junction",
+    "ge": "gastroesophageal",
+    "ra": "right atrium",
+    "rv": "right ventricle",
+    "innominate": "brachiocephalic",
     "oesophagus": "esophagus",
     "oesophageal": "esophageal",
 }
@@ -41,7 +45,9 @@ _SIZE = re.compile(
     r"\b(\d+(?:\.\d+)?)(?:\s*(?:x|×|by)\s*(\d+(?:\.\d+)?))?(?:\s*(?:x|×|by)\s*(\d+(?:\.\d+)?))?\s*(cm|mm)\b", re.I
 )
 _CARINA = re.compile(
-    r"\b(\d+(?:\.\d+)?)\s*(cm|mm)\s+(above|below|from|superior to|inferior to)\s+the\s+carina\b", re.I
+    r"\b(\d+(?:\.\d+)?)\s*(cm|mm)\s+(above|below|from|superior to|inferior to|proximal to)\s+"
+    r"(?:the\s+)?(?:level of the\s+)?carina\b",
+    re.I,
 )
 
 DEVICES = (
@@ -59,6 +65,7 @@ DEVICES = (
     "cannula",
     "wire",
     "tracheostomy",
+    "dobhoff",
 )
 # Where a device tip should not be (a malposition whatever the device), and where one usually belongs.
 MALPOSITIONS = (
@@ -81,8 +88,22 @@ MALPOSITIONS = (
     "pharynx",
     "hypopharynx",
     "gastroesophageal junction",
+    "right atrial",
+    "azygos",
+    "oropharynx",
+    "nasopharynx",
+    "too high",
+    "too low",
+    "high position",
+    "low position",
+    "low lying",
+    "high riding",
 )
 GOOD_PLACES = (
+    "right atrial appendage",
+    "right atrium appendage",
+    "right ventricular apex",
+    "right ventricle apex",
     "stomach",
     "gastric",
     "duodenum",
@@ -98,6 +119,29 @@ GOOD_PLACES = (
     "expected position",
     "in place",
     "junction of the superior vena cava",
+    "junction of the superior vena cava and right atrium",
+    "superior vena cava right atrium junction",
+    "superior vena cava right atrial junction",
+    "cavoatrial",
+    "cavo atrial",
+    "atriocaval",
+    "caval atrial",
+    "below the hemidiaphragm",
+    "below the left hemidiaphragm",
+    "below the level of the diaphragm",
+    "below the left diaphragm",
+    "subdiaphragmatic",
+    "left upper quadrant",
+    "beyond the gastroesophageal junction",
+    "past the gastroesophageal junction",
+    "distal to the gastroesophageal junction",
+    "below the gastroesophageal junction",
+    "well positioned",
+    "appropriately positioned",
+    "satisfactorily positioned",
+    "adequately positioned",
+    "acceptable position",
+    "optimal position",
 )
 
 STRONG_HEDGES = (
@@ -142,6 +186,27 @@ STRONG_HEDGES = (
     "suspect",
     "suspicion for",
     "suspicion of",
+    "may",
+    "could",
+    "cannot be entirely excluded",
+    "cannot be completely excluded",
+    "cannot entirely exclude",
+    "can't be excluded",
+    "can't exclude",
+    "can't rule out",
+    "not be excluded",
+    "concern for",
+    "raising concern",
+    "suggests",
+    "suggesting",
+    "suggestive",
+    "query",
+    "unlikely",
+    "doubtful",
+    "less likely",
+    "not likely",
+    "doubt",
+    "?",
 )
 # "Probably so" on the hedging scale radiologists are taught (Panicek and Hricak, "How sure are you, doctor?", 2016)
 WEAK_HEDGES = (
@@ -155,8 +220,25 @@ WEAK_HEDGES = (
     "favor",
     "favored",
     "favoring",
+    "thought to represent",
+    "felt to represent",
+    "believed to represent",
+    "appears to represent",
+    "in all likelihood",
 )
-DEFINITE = ("consistent with", "compatible with", "diagnostic of", "definite", "represents", "due to", "secondary to")
+DEFINITE = (
+    "consistent with",
+    "compatible with",
+    "diagnostic of",
+    "definite",
+    "represents",
+    "due to",
+    "secondary to",
+    "in keeping with",
+    "indicative of",
+    "characteristic of",
+    "typical of",
+)
 
 # Diagnoses, and the vaguer descriptions of an appearance that stand for them (the builders' SPECIFIC_TO_VAGUE).
 DIAGNOSES = (
@@ -199,6 +281,9 @@ DIAGNOSES = (
     "nodules",
     "cavitary",
     "cavitating",
+    "cavity",
+    "pneumoperitoneum",
+    "pneumomediastinum",
     "heart failure",
     "tension",
 )
@@ -227,6 +312,8 @@ VAGUE = (
     "abnormality",
     "lesion",
     "changes",
+    "lucency",
+    "lucencies",
 )
 # Places within an organ, by kind; a place is the phrase as written, after abbreviations are read.
 LOBES = ("upper lobe", "middle lobe", "lower lobe", "lingula", "lingular")
@@ -298,18 +385,57 @@ CANONICAL = {
     "metastases": "metastasis",
     "metastatic": "metastasis",
     "opacities": "opacity",
+    "lucencies": "lucency",
     "densities": "density",
     "infiltrates": "infiltrate",
     "cavitating": "cavitary",
+    "cavity": "cavitary",
     "neoplastic": "neoplasm",
     "prominence": "prominent",
     "pleural effusion": "effusion",
     "pulmonary edema": "edema",
+    # one place of a central line's tip, however it is written
+    "junction of the superior vena cava and right atrium": "cavoatrial junction",
+    "junction of the superior vena cava": "cavoatrial junction",
+    "superior vena cava right atrium junction": "cavoatrial junction",
+    "superior vena cava right atrial junction": "cavoatrial junction",
+    "cavoatrial": "cavoatrial junction",
+    "cavo atrial": "cavoatrial junction",
+    "atriocaval": "cavoatrial junction",
+    "caval atrial": "cavoatrial junction",
+    "right atrium appendage": "right atrial appendage",
+    "right ventricle apex": "right ventricular apex",
+    "below the diaphragm": "below the diaphragm",
+    "below the hemidiaphragm": "below the diaphragm",
+    "below the left hemidiaphragm": "below the diaphragm",
+    "below the level of the diaphragm": "below the diaphragm",
+    "below the left diaphragm": "below the diaphragm",
+    "subdiaphragmatic": "below the diaphragm",
 }
 
 
 def _phrases(text: str, vocabulary) -> frozenset[str]:
-    return frozenset(CANONICAL.get(p, p) for p in vocabulary if re.search(rf"\b{re.escape(p)}\b", text))
+    return frozenset(CANONICAL.get(p, p) for p in vocabulary if _phrase_pattern(p).search(text))
+
+
+def _places(text: str, vocabulary) -> frozenset[str]:
+    """The places named, the longest phrase first and each part of the text read once: "the SVC/RA junction" is the
+    cavoatrial junction, not also the superior vena cava."""
+    found = set()
+    for phrase in sorted(vocabulary, key=len, reverse=True):
+        pattern = _phrase_pattern(phrase)
+        if pattern.search(text):
+            found.add(CANONICAL.get(phrase, phrase))
+            text = pattern.sub(" ", text)
+    return frozenset(found)
+
+
+@lru_cache(maxsize=4096)
+def _phrase_pattern(phrase: str) -> re.Pattern:
+    """A phrase as whole words; "?" (a query written before a finding, "?aspiration") where a word follows it."""
+    if phrase == "?":
+        return re.compile(r"\?\s*(?=[a-z])")
+    return re.compile(rf"\b{re.escape(phrase)}\b")
 
 
 # Descriptions radiologists write for a diagnosis, read as the diagnosis ("enlarged heart" is cardiomegaly).
@@ -360,15 +486,28 @@ class FindingFrame:
     words: frozenset[str]
 
 
+# A good place is read before the malpositions it names: "beyond the gastroesophageal junction" is in the stomach, "the
+# junction of the superior vena cava and right atrium" is not in the atrium.
+_GOOD_PLACE = re.compile(r"\b(" + "|".join(re.escape(p) for p in sorted(GOOD_PLACES, key=len, reverse=True)) + r")\b")
+
 _DISTANCE = re.compile(
     r"\b\d+(?:\.\d+)?\s*(?:cm|mm)\s+(?:above|below|from|superior to|inferior to|proximal to|distal to)\b", re.I
 )
 
 
+# How far a device should be moved ("advance it by 3 to 4 cm", "pulling back 3 cm") is not a size either.
+_MOVE = re.compile(
+    r"\b(?:advanc|withdr[ae]w|retract|pull|push|reposition)\w*(?:\s+(?:it|back|out|in))?(?:\s+by)?"
+    r"(?:\s+(?:about|approximately|approx|roughly))?\s+\d+(?:\.\d+)?(?:\s*(?:to|-)\s*\d+(?:\.\d+)?)?\s*(?:cm|mm)\b",
+    re.I,
+)
+
+
 def _sizes(text: str) -> tuple[float, ...]:
-    """Sizes in mm; a distance from a landmark ("4 cm above the carina") is a position, not a size."""
+    """Sizes in mm; a distance from a landmark ("4 cm above the carina") is a position, not a size, and how far a
+    device should move is neither."""
     found = []
-    for match in _SIZE.finditer(_DISTANCE.sub(" ", text)):
+    for match in _SIZE.finditer(_DISTANCE.sub(" ", _MOVE.sub(" ", text))):
         scale = 10.0 if match.group(4).lower() == "cm" else 1.0
         found.extend(float(v) * scale for v in match.group(1, 2, 3) if v)
     return tuple(found)
@@ -380,6 +519,13 @@ def _carina(text: str) -> float | None:
         return None
     value = float(match.group(1)) / (10.0 if match.group(2).lower() == "mm" else 1.0)
     return -value if match.group(3).lower() in ("below", "inferior to") else value
+
+
+def _lobes(text: str) -> frozenset[str]:
+    """The lobes named; the lingula is part of the left upper lobe, so "left upper lobe, lingular segment" names the
+    lingula alone."""
+    lobes = {LOBE_GROUPS.get(p, p) for p in _phrases(text, LOBES)}
+    return frozenset(lobes - {"upper lobe"} if "lingula" in lobes else lobes)
 
 
 def _sides(text: str) -> frozenset[str]:
@@ -399,15 +545,15 @@ def frame(finding: str) -> FindingFrame:
         sizes_mm=_sizes(text),
         carina_cm=_carina(text),
         device=bool(_phrases(text, DEVICES)),
-        malpositions=_phrases(text, MALPOSITIONS),
-        good_places=_phrases(text, GOOD_PLACES),
+        malpositions=_phrases(_GOOD_PLACE.sub(" ", text), MALPOSITIONS),
+        good_places=_places(text, GOOD_PLACES),
         strong_hedges=_phrases(text, STRONG_HEDGES),
         weak_hedges=_phrases(text, WEAK_HEDGES),
         definite=_phrases(text, DEFINITE),
         diagnoses=_phrases(text, DIAGNOSES),
         vague=_phrases(text, VAGUE),
         sides=_sides(text),
-        lobes=frozenset(LOBE_GROUPS.get(p, p) for p in _phrases(text, LOBES)),
+        lobes=_lobes(text),
         zones=frozenset(ZONE_GROUPS.get(p, p) for p in _phrases(text, ZONES)),
         segments=segments | segment_words,
         severities=rules.severities(text),
@@ -452,11 +598,22 @@ def _size_features(r: FindingFrame, c: FindingFrame) -> list[float]:
     ]
 
 
+def tip_misplaced(f: FindingFrame) -> bool:
+    """A tip the finding places badly: a malposition it names, or a distance from the carina outside 2-7 cm."""
+    return bool(f.malpositions) or (f.carina_cm is not None and not 2.0 <= f.carina_cm <= 7.0)
+
+
+def tip_placed(f: FindingFrame) -> bool:
+    """A tip the finding places: by a landmark, good or bad, or by its distance from the carina."""
+    return bool(f.malpositions or f.good_places) or f.carina_cm is not None
+
+
 def _device_features(r: FindingFrame, c: FindingFrame) -> list[float]:
     both = r.carina_cm is not None and c.carina_cm is not None
     distance = abs(r.carina_cm - c.carina_cm) if both else 0.0
     ok_r = float(r.carina_cm is not None and 2.0 <= r.carina_cm <= 7.0)
     ok_c = float(c.carina_cm is not None and 2.0 <= c.carina_cm <= 7.0)
+    placed = tip_placed(r) and tip_placed(c)
     return [
         float(r.device),
         float(c.device),
@@ -470,6 +627,9 @@ def _device_features(r: FindingFrame, c: FindingFrame) -> list[float]:
         float(bool(r.good_places)),
         float(bool(c.good_places)),
         _differ(r.malpositions | r.good_places, c.malpositions | c.good_places),
+        float(tip_misplaced(r)),
+        float(tip_misplaced(c)),
+        float(placed and tip_misplaced(r) != tip_misplaced(c)),
     ]
 
 
@@ -514,6 +674,9 @@ VAGUE_FORMS = {
     "lymphadenopathy": frozenset({"fullness", "prominent"}),
     "scarring": frozenset({"opacity", "density", "markings", "changes"}),
     "fibrosis": frozenset({"opacity", "markings", "changes"}),
+    "pneumoperitoneum": frozenset({"lucency"}),
+    "pneumomediastinum": frozenset({"lucency"}),
+    "pneumothorax": frozenset({"lucency"}),
 }
 
 
@@ -583,6 +746,7 @@ FEATURE_NAMES = (
     *("device_reference", "device_candidate", "carina_both", "carina_distance", "carina_range_changed"),
     *("malposition_reference", "malposition_candidate", "malposition_added", "malposition_removed"),
     *("good_place_reference", "good_place_candidate", "tip_places_differ"),
+    *("tip_misplaced_reference", "tip_misplaced_candidate", "tip_misplacement_differs"),
     *("strong_hedge_reference", "strong_hedge_candidate", "weak_hedge_reference", "weak_hedge_candidate"),
     *("definite_reference", "definite_candidate", "hedge_level_gap", "hedges_differ"),
     *("diagnoses_dropped", "diagnoses_added", "vague_dropped", "vague_added", "diagnosis_made_vague"),

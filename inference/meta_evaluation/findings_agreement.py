@@ -140,13 +140,15 @@ def findings_agreement(
     extract: Callable[[list[str]], list[list[str]]],
     n_resamples: int = 1000,
     seed: int = 0,
+    extended: bool = False,
 ) -> dict:
     """Extraction, the judge alone and report-level tau-b (module docstring), for one extractor. `statement_teacher`
     judges every statement (semantic_green before findings-first), `findings_teacher` judges findings lists as
-    semantic_green does now; reports are read with their abbreviations expanded, as semantic_green reads them."""
+    semantic_green does now; reports are read with their abbreviations expanded, as semantic_green reads them (with
+    `extended`, as its judge=model reads them: lobes and the extended abbreviations too)."""
     references = list(dict.fromkeys((c.case_id, c.reference) for c in candidates))
     texts = [r for _, r in references] + [c.text for c in candidates]
-    extracted = extract([expand_abbreviations(t) for t in texts])
+    extracted = extract([expand_abbreviations(t, lobes=extended, extended=extended) for t in texts])
     by_reference = dict(zip(references, extracted[: len(references)]))
     extracted_refs = [by_reference[(c.case_id, c.reference)] for c in candidates]
     extracted_cands = extracted[len(references) :]

@@ -123,12 +123,34 @@ _ABBREVIATION = re.compile(
 )
 
 
-def expand_abbreviations(text: str, lobes: bool = False) -> str:
+# Read only with `extended` (semantic_green's judge=model): a side written as one capital letter ("R IJ line",
+# "small L effusion") and the central venous catheter.
+_SIDE_LETTER = re.compile(r"(?<![\w/.])([LR])(?![\w/.])(?=\s+[A-Za-z])")
+_SIDES = {"L": "left", "R": "right"}
+_CVC = re.compile(r"(?<![\w/])cvc(?![\w/])", re.I)
+_SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+)$")
+
+
+def _word(expansion: str, match: re.Match, extended: bool) -> str:
+    """The expansion, capitalised with `extended` where the abbreviation starts a sentence (so that "Portable AP. ETT
+    tip ..." stays two sentences)."""
+    if extended and _SENTENCE_START.search(match.string[: match.start()]):
+        return expansion[0].upper() + expansion[1:]
+    return expansion
+
+
+def expand_abbreviations(text: str, lobes: bool = False, extended: bool = False) -> str:
     """ "Lt pleural effusion" -> "left pleural effusion", "b/l" -> "bilateral", "PTX", "ETT", "NGT", ... as words;
-    with `lobes`, the lobes too ("RUL" -> "right upper lobe"): semantic_green's judge=model reads them, judge=rules
+    with `lobes`, the lobes too ("RUL" -> "right upper lobe"); with `extended`, "R"/"L" before a word as sides, "CVC",
+    and an expansion that starts a sentence capitalised. semantic_green's judge=model reads with both; judge=rules
     keeps the reading its values were measured with."""
-    text = _ABBREVIATION.sub(lambda match: _ABBREVIATIONS[match.group(1).lower()], text)
-    return _LOBE.sub(lambda match: LOBE_ABBREVIATIONS[match.group(1).lower()], text) if lobes else text
+    if extended:
+        text = _SIDE_LETTER.sub(lambda m: _word(_SIDES[m.group(1)], m, True), text)
+        text = _CVC.sub(lambda m: _word("central venous catheter", m, True), text)
+    text = _ABBREVIATION.sub(lambda m: _word(_ABBREVIATIONS[m.group(1).lower()], m, extended), text)
+    if not lobes:
+        return text
+    return _LOBE.sub(lambda m: _word(LOBE_ABBREVIATIONS[m.group(1).lower()], m, extended), text)
 
 
 def split_sentences(text: str, method: str = "robust") -> list[str]:

@@ -126,3 +126,29 @@ def test_command_writes_splits_and_card(tmp_path):
     assert "Finding-pair judge" in (out / "README.md").read_text()
     with pytest.raises(SystemExit):
         parser.parse_args(["judge-pairs", "--per-label", "0", "--out", str(out)])
+
+
+def test_device_tips_are_edited_both_ways_and_judged_by_place():
+    """Either side may hold the malposition, a tip may be placed by distance or by landmark, and a place said another
+    way is the same; too high against too low is significant."""
+    from radmetrics.data_builders.judge_pairs.measurement import DEVICES, _tip_verdict, device_position_pair
+
+    rng = random.Random(0)
+    made = [device_position_pair(rng) for _ in range(400)]
+    assert {verdict for _, _, verdict in made} == {"same", "insignificant", "significant"}
+    bad = [place for _, malpositions in DEVICES.values() for place in malpositions]
+    assert any(any(place in r for place in bad) and v == "significant" for r, _, v in made)  # reference malpositioned
+    assert _tip_verdict(("9.5 cm above the carina", True, 9.5), ("1 cm below the carina", True, -1.0)) == "significant"
+    assert _tip_verdict(("4 cm above the carina", False, 4.0), ("4.5 cm above carina", False, 4.5)) == "same"
+    assert _tip_verdict(("in the stomach", False, None), ("in satisfactory position", False, None)) == "same"
+
+
+def test_a_certainty_edit_may_swap_the_hedge_for_another():
+    """A hedge replaced by one of the other strength is an insignificant certainty error, by one of the same strength
+    the same finding."""
+    labels = set()
+    for seed in range(60):
+        found = certainty("Possible right lower lobe pneumonia.", random.Random(seed))
+        if found:
+            labels.add(found[1])
+    assert {"same", "attribute:certainty:insignificant", "attribute:certainty:significant"} <= labels

@@ -153,3 +153,42 @@ def test_findings_command_refuses_hedged_with_the_rules_before_loading(tmp_path,
     args = ["meta-eval", "findings", "--extractor", "rules", "--hedged", "--out", str(tmp_path / "o")]
     with pytest.raises(SystemExit, match="--hedged need a trained extractor"):
         main(args)
+
+
+def test_with_hedged_a_device_tip_and_a_hedged_abnormality_are_findings_whatever_the_head_says():
+    """RadPref's radiologists list every device placement as a finding; judge=model's extraction keeps a statement
+    that places a tip, or names an abnormality under a strong hedge, even where the head drops it. The default
+    (judge=rules) does not."""
+    from radmetrics.inference.findings.extractor import FindingsExtractor, FindingsHead, by_rule, places_tip
+
+    assert places_tip("Dobhoff tip terminating in the descending duodenum")
+    assert places_tip("Endotracheal tube tip 4.5 cm above carina")
+    assert not places_tip("Kerley B lines at the bases") and not places_tip("Sternotomy wires intact")
+    assert by_rule("A small pneumothorax cannot be excluded") and not by_rule("No pneumothorax")
+
+    class SilentEncoder:  # a head that keeps nothing
+        def encode(self, texts, batch_size=64, progress=False, desc=""):
+            return np.zeros((len(texts), 1))
+
+    extractor = FindingsExtractor(FindingsHead(np.zeros(4, dtype=np.float32), -4.0), SilentEncoder())
+    report = "Nasogastric tube tip in the distal esophagus. A small pneumothorax cannot be excluded. Lungs clear."
+    assert extractor([report]) == [[]]
+    assert extractor([report], hedged=True) == [
+        ["Nasogastric tube tip in the distal esophagus", "A small pneumothorax cannot be excluded"]
+    ]
+
+
+def test_the_extended_reading_keeps_sentences_apart_and_reads_side_letters():
+    """judge=model reads "R IJ CVC" as sides and words, and an expansion that starts a sentence stays capitalised, so
+    "Portable AP. ETT tip ..." is two statements (the default reading, which judge=rules keeps, joins them)."""
+    from radmetrics.inference.text.sentences import expand_abbreviations, statements
+
+    text = "Portable AP. ETT tip 4.5 cm above carina. R IJ CVC, tip low SVC. Small L effusion. L1 intact."
+    assert statements(expand_abbreviations(text, lobes=True, extended=True)) == [
+        "Portable AP",
+        "Endotracheal tube tip 4.5 cm above carina",
+        "Right internal jugular central venous catheter, tip low SVC",
+        "Small left effusion",
+        "L1 intact",
+    ]
+    assert statements(expand_abbreviations(text))[0] == "Portable AP. endotracheal tube tip 4.5 cm above carina"

@@ -65,6 +65,11 @@ def test_a_diagnosis_is_made_vague_only_when_a_vaguer_description_of_it_stands_i
         ("Presumed atelectasis at the left base.", 1),
         ("Findings favor atelectasis.", 1),
         ("Left basilar atelectasis.", 0),
+        ("A catheter may project over the inferior vena cava.", 2),
+        ("Patchy right lower lobe opacity ?aspiration.", 2),
+        ("Doubt interstitial edema.", 2),
+        ("Pneumonia cannot be entirely excluded.", 2),
+        ("Opacity thought to represent atelectasis.", 1),
     ],
 )
 def test_hedges_are_read_by_strength(hedged, level):
@@ -110,3 +115,32 @@ def test_the_head_saves_loads_and_refuses_other_features(tmp_path):
     (tmp_path / "judge" / HEAD_FILE).write_text(json.dumps(config))
     with pytest.raises(CheckpointError, match="other pair features"):
         FeatureHead.load(tmp_path / "judge")
+
+
+def test_tip_places_are_read_whatever_the_wording():
+    """One place however it is written (the SVC/RA junction is the cavoatrial junction), a good place read before the
+    malposition it names ("beyond the GE junction" is in the stomach), a distance without "the", and how far to move
+    a device is not a size."""
+    same_place = named("PICC tip at the cavoatrial junction.", "PICC terminating at the SVC/right atrial junction.")
+    assert same_place["tip_places_differ"] == 0.0 and same_place["tip_misplacement_differs"] == 0.0
+    beyond = frame("Nasogastric tube tip beyond the GE junction")
+    assert beyond.malpositions == frozenset() and beyond.good_places == {"beyond the gastroesophageal junction"}
+    assert frame("Endotracheal tube tip 3 cm above carina").carina_cm == 3.0
+    moved = frame("Endotracheal tube tip 9 cm above the carina; advancing it by 3 to 4 cm is advised")
+    assert moved.sizes_mm == () and moved.carina_cm == 9.0
+    pacer = frame("Pacer leads in the RA appendage and at the RV apex")
+    assert pacer.malpositions == frozenset()
+    assert pacer.good_places == {"right atrial appendage", "right ventricular apex"}
+
+
+def test_a_tip_moved_out_of_its_place_differs_whether_said_by_distance_or_landmark():
+    low = named("Endotracheal tube tip 1 cm above the carina.", "Endotracheal tube in satisfactory position.")
+    assert low["tip_misplaced_reference"] == 1.0 and low["tip_misplaced_candidate"] == 0.0
+    assert low["tip_misplacement_differs"] == 1.0
+    both_good = named("Endotracheal tube tip 4 cm above the carina.", "Endotracheal tube tip in the mid trachea.")
+    assert both_good["tip_misplacement_differs"] == 0.0
+
+
+def test_the_lingula_is_part_of_the_left_upper_lobe_and_a_cavity_is_cavitary():
+    assert frame("Left upper lobe opacity in the lingular segments").lobes == {"lingula"}
+    assert named("Cavitating lesion in the right upper lobe.", "Right upper lobe cavity.")["diagnoses_dropped"] == 0.0

@@ -50,6 +50,7 @@ def run(args) -> int:
             read,
             n_bootstrap,
             args.seed,
+            extended=args.hedged,
         )
 
     report = measure(args.bootstrap)
