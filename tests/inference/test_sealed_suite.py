@@ -1,5 +1,5 @@
-"""The sealed halves of issue 61's ranking categories (sealed.jsonl, sealed_2.jsonl, sealed_3.jsonl): their shape only
-(their cases are not read or scored here)."""
+"""The sealed halves of issue 61's ranking categories (sealed.jsonl, sealed_2.jsonl, sealed_3.jsonl, sealed_4.jsonl):
+their shape only (their cases are not read or scored here)."""
 
 from collections import Counter
 
@@ -52,3 +52,15 @@ def test_the_third_sealed_suite_has_six_cases_in_each_new_category_with_distinct
 def test_the_third_sealed_suite_shares_no_report_text_with_the_open_suite_or_the_earlier_sealed_halves():
     shared = _texts("sealed_3.jsonl") & (_texts("suite.jsonl") | _texts("sealed.jsonl") | _texts("sealed_2.jsonl"))
     assert not shared, sorted(shared)
+
+
+def test_the_fourth_sealed_suite_has_six_cases_in_each_new_category_with_distinct_candidates():
+    _assert_sealed_shape("sealed_4.jsonl", "sealed4")
+
+
+def test_the_fourth_sealed_suite_shares_no_report_text_with_the_open_suites_or_the_earlier_sealed_halves():
+    others = set().union(
+        *(_texts(name) for name in ("suite.jsonl", "sealed.jsonl", "sealed_2.jsonl", "sealed_3.jsonl", "open_2.jsonl"))
+    )
+    shared = _texts("sealed_4.jsonl") & others
+    assert not shared, f"{len(shared)} texts of sealed_4.jsonl repeat another suite file's"
