@@ -1,0 +1,51 @@
+"""The third open set of issue 61's ranking categories (`open_3.jsonl`): its shape, and that none of its report texts
+repeats one of the other suite files. No metric is scored here, and the sealed files' texts are compared in code only:
+a failure names this file's cases, never a sealed text."""
+
+from collections import Counter
+
+from radmetrics.inference.meta_evaluation.ranking import default_suite, load_suite
+
+OPEN_3 = "open_3.jsonl"
+CATEGORIES = (
+    "measurement",
+    "device_tip_position",
+    "certainty",
+    "specificity",
+    "location_within_organ",
+    "partial_credit",
+)
+OTHER_FILES = ("suite.jsonl", "open_2.jsonl", "sealed.jsonl", "sealed_2.jsonl", "sealed_3.jsonl")
+
+
+def _cases(file_name: str):
+    return load_suite(default_suite().with_name(file_name))
+
+
+def _texts(file_name: str) -> set[str]:
+    return {text for case in _cases(file_name) for text in (case.reference, *case.candidates)}
+
+
+def test_open_3_has_six_cases_in_each_of_the_six_categories():
+    assert Counter(case.category for case in _cases(OPEN_3)) == dict.fromkeys(CATEGORIES, 6)
+
+
+def test_open_3_cases_have_their_ids_distinct_candidates_and_a_reason():
+    for case in _cases(OPEN_3):
+        assert case.id.startswith(f"open3-{case.category}-"), case.id
+        assert case.id.removeprefix(f"open3-{case.category}-").isdigit(), case.id
+        assert 2 <= len(case.candidates) <= 4, case.id
+        assert len(set(case.candidates)) == len(case.candidates), case.id
+        assert case.why.strip(), case.id
+
+
+def test_open_3_shares_no_report_text_with_the_other_suite_files():
+    for other in OTHER_FILES:
+        texts = _texts(other)
+        repeated = [
+            f"{case.id} {'reference' if index == 0 else f'candidate {index}'}"
+            for case in _cases(OPEN_3)
+            for index, text in enumerate((case.reference, *case.candidates))
+            if text in texts
+        ]
+        assert not repeated, f"{other} holds the same text as: {repeated}"
