@@ -13,10 +13,10 @@
 
 The judge runs at semantic_green's defaults (judge_threshold, judge_scope: chosen inside case-level cross-validation
 on radpref_dev by finding_judge_threshold.py, whose held-out figures are the ones to quote for radpref); the figures
-here are those defaults on all 50 cases. `--parts open2` scores the second open set (open_2.jsonl, written by another
-engineer, read and developed against by the judge's author); `--parts sealed`, `sealed2` and `sealed3` score the
-suite's first, second and third sealed halves (written by someone other than the judge's author), each once, at the
-end.
+here are those defaults on all 50 cases. `--parts open2` and `open3` score the second and third open sets
+(open_2.jsonl, open_3.jsonl, written by other engineers, read and developed against by the judge's author); `--parts sealed`,
+`sealed2`, `sealed3` and `sealed4` score the suite's sealed halves (written by someone other than the judge's author),
+each once, at the end.
 
     python benchmarks/green/finding_judge.py --judge EXPORT --results benchmarks/results/finding_judge.json
 """
@@ -161,9 +161,10 @@ def main(argv=None) -> int:
         "--parts",
         nargs="+",
         default=["suite", "listed", "reports"],
-        choices=["suite", "open2", "listed", "reports", "sealed", "sealed2", "sealed3"],
-        help="open2: the second open set (resources/clinical_ranking/open_2.jsonl); sealed, sealed2, sealed3: the "
-        "suite's sealed halves (sealed.jsonl, sealed_2.jsonl, sealed_3.jsonl), each run once, at the end",
+        choices=["suite", "open2", "open3", "listed", "reports", "sealed", "sealed2", "sealed3", "sealed4"],
+        help="open2, open3: the second and third open sets (resources/clinical_ranking/open_2.jsonl, open_3.jsonl); "
+        "sealed, sealed2, sealed3, sealed4: the suite's sealed halves (sealed.jsonl, sealed_2.jsonl, ...), each run "
+        "once, at the end",
     )
     args = parser.parse_args(argv)
     results_file = check_output_file(args.results, what="--results")
@@ -189,6 +190,9 @@ def main(argv=None) -> int:
     if "open2" in args.parts:
         open_2 = sealed_suite("open_2.jsonl")
         results["suite_second_open_cases"] = suite_part(args.judge, args.bootstrap, args.seed, open_2)
+    if "open3" in args.parts:
+        open_3 = sealed_suite("open_3.jsonl")
+        results["suite_third_open_cases"] = suite_part(args.judge, args.bootstrap, args.seed, open_3)
     if "sealed" in args.parts:
         results["suite_sealed_cases"] = suite_part(args.judge, args.bootstrap, args.seed, sealed_suite())
     if "sealed2" in args.parts:
@@ -197,6 +201,9 @@ def main(argv=None) -> int:
     if "sealed3" in args.parts:
         sealed_3 = sealed_suite("sealed_3.jsonl")
         results["suite_third_sealed_cases"] = suite_part(args.judge, args.bootstrap, args.seed, sealed_3)
+    if "sealed4" in args.parts:
+        sealed_4 = sealed_suite("sealed_4.jsonl")
+        results["suite_fourth_sealed_cases"] = suite_part(args.judge, args.bootstrap, args.seed, sealed_4)
     if "listed" in args.parts:
         results["radpref_given_listed_findings"] = listed_part(candidates, listed_annotations(candidates, args.judge))
     if "reports" in args.parts:

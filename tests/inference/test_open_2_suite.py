@@ -8,7 +8,7 @@ from radmetrics.inference.meta_evaluation.ranking import default_suite, load_sui
 
 OPEN_2 = "open_2.jsonl"
 EXPECTED_COUNTS = {"device_tip_position": 8, "certainty": 8, "measurement": 4, "location_within_organ": 4}
-OTHER_FILES = ("suite.jsonl", "sealed.jsonl", "sealed_2.jsonl", "sealed_3.jsonl")
+OTHER_FILES = ("suite.jsonl", "sealed.jsonl", "sealed_2.jsonl", "sealed_3.jsonl", "sealed_4.jsonl", "open_3.jsonl")
 
 
 def _cases(file_name: str):

@@ -15,7 +15,7 @@ CATEGORIES = (
     "location_within_organ",
     "partial_credit",
 )
-OTHER_FILES = ("suite.jsonl", "open_2.jsonl", "sealed.jsonl", "sealed_2.jsonl", "sealed_3.jsonl")
+OTHER_FILES = ("suite.jsonl", "open_2.jsonl", "sealed.jsonl", "sealed_2.jsonl", "sealed_3.jsonl", "sealed_4.jsonl")
 
 
 def _cases(file_name: str):
