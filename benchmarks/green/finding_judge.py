@@ -14,9 +14,9 @@
 The judge runs at semantic_green's defaults (judge_threshold, judge_scope: chosen inside case-level cross-validation
 on radpref_dev by finding_judge_threshold.py, whose held-out figures are the ones to quote for radpref); the figures
 here are those defaults on all 50 cases. `--parts open2` and `open3` score the second and third open sets
-(open_2.jsonl, open_3.jsonl, written by other engineers, read and developed against by the judge's author); `--parts sealed`,
-`sealed2`, `sealed3` and `sealed4` score the suite's sealed halves (written by someone other than the judge's author),
-each once, at the end.
+(open_2.jsonl, open_3.jsonl, written by other engineers, read and developed against by the judge's author);
+`--parts sealed`, `sealed2`, `sealed3` and `sealed4` score the suite's sealed halves (written by someone other than
+the judge's author), each once, at the end.
 
     python benchmarks/green/finding_judge.py --judge EXPORT --results benchmarks/results/finding_judge.json
 """
