@@ -155,7 +155,8 @@ def certainty(sentence: str, rng: random.Random) -> tuple[str, str] | None:
     replaced by another. Only an edit that changes the finding's certainty as written is made: a sentence with a hedge
     the edit cannot remove ("atelectasis versus scarring"), or with a second one that would stay, gives no pair.
     Dropping or adding a weak hedge ("likely") is insignificant; so is a strong hedge made weak or the reverse
-    ("possible" against "probable"); another hedge of the same strength is the same finding."""
+    ("possible" against "probable": RadPref's radiologists mark no error there); another hedge of the same strength is
+    the same finding."""
     level = hedge_level(frame(sentence))
     if level:
         stripped = _unhedged(sentence)

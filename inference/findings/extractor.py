@@ -75,10 +75,17 @@ def finding_text(text: str) -> str:
     return stripped[:1].upper() + stripped[1:] if stripped and text[:1].isupper() else stripped or text
 
 
+# Where a finding is seen, not a statement about the study: "the mediastinum appears widened on this supine view".
+_SEEN_ON = re.compile(r"\b(?:on|in) (?:this|the|a) (?:\w+ )?(?:view|views|radiograph|film|image|projection)\b", re.I)
+
+
 def not_a_finding(text: str, hedged: bool = False) -> bool:
     """Whether the text is about the patient, the study's technique or limits, or a recommendation; with `hedged`, a
-    hedge of exclusion ("cannot be excluded") is not such a word."""
-    return bool(_NOT_A_FINDING.search(_HEDGED_EXCLUSION.sub(" ", text) if hedged else text))
+    hedge of exclusion ("cannot be excluded") and the view a finding is seen on ("on this supine view") are not such
+    words."""
+    if hedged:
+        text = _SEEN_ON.sub(" ", _HEDGED_EXCLUSION.sub(" ", text))
+    return bool(_NOT_A_FINDING.search(text))
 
 
 def finding_part(statement: str) -> str:

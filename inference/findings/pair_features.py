@@ -98,6 +98,14 @@ MALPOSITIONS = (
     "low position",
     "low lying",
     "high riding",
+    "level of the carina",
+    "fissure",
+    "outside the pleural space",
+    "outside the pleura",
+    "outside the rib cage",
+    "chest wall",
+    "subcutaneous",
+    "soft tissues",
 )
 GOOD_PLACES = (
     "right atrial appendage",
@@ -269,6 +277,7 @@ DIAGNOSES = (
     "neoplastic",
     "malignancy",
     "carcinoma",
+    "cancer",
     "tumor",
     "abscess",
     "tuberculosis",
@@ -342,7 +351,23 @@ ZONES = (
     "subpleural",
     "costophrenic",
 )
-SEGMENTS = ("superior segment", "posterior basal", "anterior basal", "lateral basal", "medial basal", "apicoposterior")
+SEGMENTS = (
+    "superior segment",
+    "posterior basal",
+    "anterior basal",
+    "lateral basal",
+    "medial basal",
+    "anteromedial basal",
+    "apicoposterior",
+    "apical segment",
+    "anterior segment",
+    "posterior segment",
+    "lateral segment",
+    "medial segment",
+    "superior lingular",
+    "inferior lingular",
+)
+_SEGMENT = re.compile(r"\b(" + "|".join(sorted(SEGMENTS, key=len, reverse=True)) + r")\b")
 SEGMENT_WORDS = ("anterior", "posterior", "lateral", "medial", "superior", "inferior")
 # Zones that name the same part of the lung: "apical" and "apex", "bases" and "basilar" are one place.
 ZONE_GROUPS = {
@@ -390,6 +415,8 @@ CANONICAL = {
     "infiltrates": "infiltrate",
     "cavitating": "cavitary",
     "cavity": "cavitary",
+    "cancer": "malignancy",
+    "carcinoma": "malignancy",
     "neoplastic": "neoplasm",
     "prominence": "prominent",
     "pleural effusion": "effusion",
@@ -473,6 +500,7 @@ class FindingFrame:
     definite: frozenset[str]
     diagnoses: frozenset[str]
     vague: frozenset[str]
+    interpreted: frozenset[str]  # diagnoses read into a description ("opacity, consistent with X")
     sides: frozenset[str]
     lobes: frozenset[str]
     zones: frozenset[str]
@@ -503,22 +531,44 @@ _MOVE = re.compile(
 )
 
 
-def _sizes(text: str) -> tuple[float, ...]:
-    """Sizes in mm; a distance from a landmark ("4 cm above the carina") is a position, not a size, and how far a
-    device should move is neither."""
+def _sizes(text: str, device: bool = False) -> tuple[float, ...]:
+    """Sizes in mm. A device's distance from a landmark ("4 cm above the carina") is its position, not a size, and how
+    far a device should move is neither; a finding's own distance ("1.5 cm from the apex to the cupola", a
+    pneumothorax) is a size."""
+    if device:
+        text = _DISTANCE.sub(" ", _MOVE.sub(" ", text))
     found = []
-    for match in _SIZE.finditer(_DISTANCE.sub(" ", _MOVE.sub(" ", text))):
+    for match in _SIZE.finditer(text):
         scale = 10.0 if match.group(4).lower() == "cm" else 1.0
         found.extend(float(v) * scale for v in match.group(1, 2, 3) if v)
     return tuple(found)
 
 
+_AT_CARINA = re.compile(r"\bat (?:the )?(?:level of (?:the )?)?carina\b")
+
+
 def _carina(text: str) -> float | None:
+    """A tip's signed distance above the carina in cm ("at the carina": 0)."""
     match = _CARINA.search(text)
     if not match:
-        return None
+        return 0.0 if _AT_CARINA.search(text) else None
     value = float(match.group(1)) / (10.0 if match.group(2).lower() == "mm" else 1.0)
     return -value if match.group(3).lower() in ("below", "inferior to") else value
+
+
+# The words that join a description to the diagnosis it is read as.
+_INTERPRETATION = re.compile(
+    r"\b(?:consistent with|compatible with|in keeping with|suggestive of|suspicious for|concerning for|worrisome for|"
+    r"representing|represents|likely|probable|probably|diagnostic of|characteristic of|typical of|due to|"
+    r"secondary to|may represent|could represent|favou?ring)\b(.*)"
+)
+
+
+def _interpreted(text: str) -> frozenset[str]:
+    """The diagnoses named after a word that reads a description as them ("haziness and Kerley B lines, consistent
+    with pulmonary edema": edema)."""
+    match = _INTERPRETATION.search(text)
+    return _phrases(match.group(1), DIAGNOSES) if match else frozenset()
 
 
 def _lobes(text: str) -> frozenset[str]:
@@ -539,22 +589,24 @@ def _sides(text: str) -> frozenset[str]:
 def frame(finding: str) -> FindingFrame:
     """What one finding says about each attribute."""
     text = normalised(finding)
+    device = bool(_phrases(text, DEVICES))
     segments = _phrases(text, SEGMENTS)
     segment_words = frozenset() if segments else _phrases(text, SEGMENT_WORDS)
     return FindingFrame(
-        sizes_mm=_sizes(text),
-        carina_cm=_carina(text),
-        device=bool(_phrases(text, DEVICES)),
-        malpositions=_phrases(_GOOD_PLACE.sub(" ", text), MALPOSITIONS),
-        good_places=_places(text, GOOD_PLACES),
+        sizes_mm=_sizes(text, device),
+        carina_cm=_carina(text) if device else None,
+        device=device,
+        malpositions=_phrases(_GOOD_PLACE.sub(" ", text), MALPOSITIONS) if device else frozenset(),
+        good_places=_places(text, GOOD_PLACES) if device else frozenset(),
         strong_hedges=_phrases(text, STRONG_HEDGES),
         weak_hedges=_phrases(text, WEAK_HEDGES),
         definite=_phrases(text, DEFINITE),
         diagnoses=_phrases(text, DIAGNOSES),
         vague=_phrases(text, VAGUE),
+        interpreted=_interpreted(text),
         sides=_sides(text),
         lobes=_lobes(text),
-        zones=frozenset(ZONE_GROUPS.get(p, p) for p in _phrases(text, ZONES)),
+        zones=frozenset(ZONE_GROUPS.get(p, p) for p in _phrases(_SEGMENT.sub(" ", text), ZONES)),
         segments=segments | segment_words,
         severities=rules.severities(text),
         severity_words=frozenset(w for w in re.findall(r"[a-z]+", text) if w in rules.SEVERITY_LEVELS),
@@ -682,22 +734,24 @@ VAGUE_FORMS = {
 
 def _made_vague(specific: FindingFrame, vaguer: FindingFrame) -> float:
     """1 when a diagnosis of `specific` is missing from `vaguer` and something stands in its place: a vaguer
-    description of it ("opacity, consistent with pneumonia" -> "opacity") or another diagnosis. A diagnosis simply
-    absent ("Cardiomegaly with vascular congestion" -> "vascular congestion") is a finding fewer, not a vaguer one."""
+    description of it ("opacity, consistent with pneumonia" -> "opacity") or another diagnosis, or the interpretation
+    dropped ("Kerley B lines, consistent with edema" -> "Kerley B lines"). A diagnosis simply absent ("Cardiomegaly
+    with vascular congestion" -> "vascular congestion") is a finding fewer, not a vaguer one."""
     dropped = specific.diagnoses - vaguer.diagnoses
     if not dropped:
         return 0.0
-    if vaguer.diagnoses - specific.diagnoses:
+    if vaguer.diagnoses - specific.diagnoses or dropped & specific.interpreted:
         return 1.0
     return float(any(vaguer.vague & VAGUE_FORMS.get(d, vaguer.vague) for d in dropped))
 
 
 def _specificity_features(r: FindingFrame, c: FindingFrame) -> list[float]:
+    differ = float(r.diagnoses != c.diagnoses)  # a description dropped or added matters where a diagnosis changes
     return [
         float(len(r.diagnoses - c.diagnoses)),
         float(len(c.diagnoses - r.diagnoses)),
-        float(len(r.vague - c.vague)),
-        float(len(c.vague - r.vague)),
+        float(len(r.vague - c.vague)) * differ,
+        float(len(c.vague - r.vague)) * differ,
         _made_vague(r, c),
         _made_vague(c, r),
         _jaccard(r.diagnoses, c.diagnoses),

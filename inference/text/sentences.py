@@ -129,6 +129,9 @@ _SIDE_LETTER = re.compile(r"(?<![\w/.])([LR])(?![\w/.])(?=\s+[A-Za-z])")
 _SIDES = {"L": "left", "R": "right"}
 _CVC = re.compile(r"(?<![\w/])cvc(?![\w/])", re.I)
 _SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+)$")
+# A query written before a finding ("? tiny pneumothorax", "?aspiration"), which the splitter would read as a question
+# mark ending a sentence.
+_QUERY = re.compile(r"(?:(?<=^)|(?<=[\s(,;]))\?\s*(?=[A-Za-z])")
 
 
 def _word(expansion: str, match: re.Match, extended: bool) -> str:
@@ -142,9 +145,10 @@ def _word(expansion: str, match: re.Match, extended: bool) -> str:
 def expand_abbreviations(text: str, lobes: bool = False, extended: bool = False) -> str:
     """ "Lt pleural effusion" -> "left pleural effusion", "b/l" -> "bilateral", "PTX", "ETT", "NGT", ... as words;
     with `lobes`, the lobes too ("RUL" -> "right upper lobe"); with `extended`, "R"/"L" before a word as sides, "CVC",
-    and an expansion that starts a sentence capitalised. semantic_green's judge=model reads with both; judge=rules
-    keeps the reading its values were measured with."""
+    a query before a finding ("?aspiration") as "query", and an expansion that starts a sentence capitalised.
+    semantic_green's judge=model reads with both; judge=rules keeps the reading its values were measured with."""
     if extended:
+        text = _QUERY.sub("query ", text)
         text = _SIDE_LETTER.sub(lambda m: _word(_SIDES[m.group(1)], m, True), text)
         text = _CVC.sub(lambda m: _word("central venous catheter", m, True), text)
     text = _ABBREVIATION.sub(lambda m: _word(_ABBREVIATIONS[m.group(1).lower()], m, extended), text)

@@ -144,11 +144,14 @@ def test_device_tips_are_edited_both_ways_and_judged_by_place():
 
 
 def test_a_certainty_edit_may_swap_the_hedge_for_another():
-    """A hedge replaced by one of the other strength is an insignificant certainty error, by one of the same strength
-    the same finding."""
-    labels = set()
+    """A strong hedge replaced by a weak one ("possible" -> "probable") is an insignificant certainty error, dropping it
+    a significant one; another strong one is the same finding."""
+    made = {}
     for seed in range(60):
         found = certainty("Possible right lower lobe pneumonia.", random.Random(seed))
         if found:
-            labels.add(found[1])
-    assert {"same", "attribute:certainty:insignificant", "attribute:certainty:significant"} <= labels
+            made.setdefault(found[1], set()).add(found[0])
+    assert set(made) == {"same", "attribute:certainty:significant", "attribute:certainty:insignificant"}
+    assert made["attribute:certainty:significant"] == {"Right lower lobe pneumonia."}
+    weak = ("Probable", "Likely", "Presumed", "Most likely", "Findings favor", "Right lower lobe pneumonia,")
+    assert all(text.startswith(weak) for text in made["attribute:certainty:insignificant"])
