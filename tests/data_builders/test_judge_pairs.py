@@ -144,8 +144,8 @@ def test_device_tips_are_edited_both_ways_and_judged_by_place():
 
 
 def test_a_certainty_edit_may_swap_the_hedge_for_another():
-    """A strong hedge replaced by a weak one ("possible" -> "probable") is an insignificant certainty error, dropping it
-    a significant one; another strong one is the same finding."""
+    """A strong hedge replaced by a weak one ("possible" -> "probable") is an insignificant certainty error, dropping
+    it a significant one; another strong one is the same finding."""
     made = {}
     for seed in range(60):
         found = certainty("Possible right lower lobe pneumonia.", random.Random(seed))
