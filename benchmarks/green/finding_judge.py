@@ -58,6 +58,18 @@ def scorer(judge: str | None) -> Scorer:
     return Scorer(["semantic_green"], {"finding_judge": judge}, options, n_bootstrap=0)
 
 
+# --parts that score a suite file: the results key and the file beside suite.jsonl (None: the bundled open suite).
+SUITE_PARTS = {
+    "suite": ("suite_open_cases", None),
+    "open2": ("suite_second_open_cases", "open_2.jsonl"),
+    "open3": ("suite_third_open_cases", "open_3.jsonl"),
+    "sealed": ("suite_sealed_cases", "sealed.jsonl"),
+    "sealed2": ("suite_second_sealed_cases", "sealed_2.jsonl"),
+    "sealed3": ("suite_third_sealed_cases", "sealed_3.jsonl"),
+    "sealed4": ("suite_fourth_sealed_cases", "sealed_4.jsonl"),
+}
+
+
 def sealed_suite(name: str = "sealed.jsonl") -> Path:
     """A suite file beside the bundled open one (the sealed halves, the second open set)."""
     return default_suite().with_name(name)
@@ -161,7 +173,7 @@ def main(argv=None) -> int:
         "--parts",
         nargs="+",
         default=["suite", "listed", "reports"],
-        choices=["suite", "open2", "open3", "listed", "reports", "sealed", "sealed2", "sealed3", "sealed4"],
+        choices=[*SUITE_PARTS, "listed", "reports"],
         help="open2, open3: the second and third open sets (resources/clinical_ranking/open_2.jsonl, open_3.jsonl); "
         "sealed, sealed2, sealed3, sealed4: the suite's sealed halves (sealed.jsonl, sealed_2.jsonl, ...), each run "
         "once, at the end",
@@ -185,25 +197,10 @@ def main(argv=None) -> int:
         },
         "radpref_cases": len({c.case_id for c in candidates}),
     }
-    if "suite" in args.parts:
-        results["suite_open_cases"] = suite_part(args.judge, args.bootstrap, args.seed)
-    if "open2" in args.parts:
-        open_2 = sealed_suite("open_2.jsonl")
-        results["suite_second_open_cases"] = suite_part(args.judge, args.bootstrap, args.seed, open_2)
-    if "open3" in args.parts:
-        open_3 = sealed_suite("open_3.jsonl")
-        results["suite_third_open_cases"] = suite_part(args.judge, args.bootstrap, args.seed, open_3)
-    if "sealed" in args.parts:
-        results["suite_sealed_cases"] = suite_part(args.judge, args.bootstrap, args.seed, sealed_suite())
-    if "sealed2" in args.parts:
-        sealed_2 = sealed_suite("sealed_2.jsonl")
-        results["suite_second_sealed_cases"] = suite_part(args.judge, args.bootstrap, args.seed, sealed_2)
-    if "sealed3" in args.parts:
-        sealed_3 = sealed_suite("sealed_3.jsonl")
-        results["suite_third_sealed_cases"] = suite_part(args.judge, args.bootstrap, args.seed, sealed_3)
-    if "sealed4" in args.parts:
-        sealed_4 = sealed_suite("sealed_4.jsonl")
-        results["suite_fourth_sealed_cases"] = suite_part(args.judge, args.bootstrap, args.seed, sealed_4)
+    for part, (key, file_name) in SUITE_PARTS.items():
+        if part in args.parts:
+            path = sealed_suite(file_name) if file_name else None
+            results[key] = suite_part(args.judge, args.bootstrap, args.seed, path)
     if "listed" in args.parts:
         results["radpref_given_listed_findings"] = listed_part(candidates, listed_annotations(candidates, args.judge))
     if "reports" in args.parts:
