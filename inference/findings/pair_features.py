@@ -650,9 +650,14 @@ def _size_features(r: FindingFrame, c: FindingFrame) -> list[float]:
     ]
 
 
+def _carina_in_range(f: FindingFrame) -> bool:
+    """A tip 2-7 cm above the carina: where an endotracheal tube belongs."""
+    return f.carina_cm is not None and 2.0 <= f.carina_cm <= 7.0
+
+
 def tip_misplaced(f: FindingFrame) -> bool:
     """A tip the finding places badly: a malposition it names, or a distance from the carina outside 2-7 cm."""
-    return bool(f.malpositions) or (f.carina_cm is not None and not 2.0 <= f.carina_cm <= 7.0)
+    return bool(f.malpositions) or (f.carina_cm is not None and not _carina_in_range(f))
 
 
 def tip_placed(f: FindingFrame) -> bool:
@@ -663,8 +668,7 @@ def tip_placed(f: FindingFrame) -> bool:
 def _device_features(r: FindingFrame, c: FindingFrame) -> list[float]:
     both = r.carina_cm is not None and c.carina_cm is not None
     distance = abs(r.carina_cm - c.carina_cm) if both else 0.0
-    ok_r = float(r.carina_cm is not None and 2.0 <= r.carina_cm <= 7.0)
-    ok_c = float(c.carina_cm is not None and 2.0 <= c.carina_cm <= 7.0)
+    ok_r, ok_c = float(_carina_in_range(r)), float(_carina_in_range(c))
     placed = tip_placed(r) and tip_placed(c)
     return [
         float(r.device),
