@@ -70,7 +70,7 @@ SUITE_PARTS = {
 }
 
 
-def sealed_suite(name: str = "sealed.jsonl") -> Path:
+def suite_file(name: str) -> Path:
     """A suite file beside the bundled open one (the sealed halves, the second open set)."""
     return default_suite().with_name(name)
 
@@ -199,7 +199,7 @@ def main(argv=None) -> int:
     }
     for part, (key, file_name) in SUITE_PARTS.items():
         if part in args.parts:
-            path = sealed_suite(file_name) if file_name else None
+            path = suite_file(file_name) if file_name else None
             results[key] = suite_part(args.judge, args.bootstrap, args.seed, path)
     if "listed" in args.parts:
         results["radpref_given_listed_findings"] = listed_part(candidates, listed_annotations(candidates, args.judge))
