@@ -1,5 +1,5 @@
 """The ranking suite's other files for issue 61's categories: the open sets (open_2.jsonl, open_3.jsonl) and the sealed
-halves (sealed.jsonl ... sealed_4.jsonl). Their shape, and that no file repeats a report text of a file written before
+halves (sealed.jsonl ... sealed_5.jsonl). Their shape, and that no file repeats a report text of a file written before
 it. No metric is scored here, and the sealed files' texts are compared in code only: a failure names an open file's
 cases, and only counts a sealed file's."""
 
@@ -27,6 +27,7 @@ FILES = (
     ("open_2.jsonl", "open2", OPEN_2_COUNTS),
     ("sealed_4.jsonl", "sealed4", SIX_EACH),
     ("open_3.jsonl", "open3", SIX_EACH),
+    ("sealed_5.jsonl", "sealed5", SIX_EACH),
 )
 
 
