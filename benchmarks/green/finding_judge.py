@@ -13,9 +13,9 @@
 
 The judge runs at semantic_green's defaults (judge_threshold, judge_scope: chosen inside case-level cross-validation
 on radpref_dev by finding_judge_threshold.py, whose held-out figures are the ones to quote for radpref); the figures
-here are those defaults on all 50 cases. `--parts open2` and `open3` score the second and third open sets
-(open_2.jsonl, open_3.jsonl, written by other engineers, read and developed against by the judge's author);
-`--parts sealed`, `sealed2`, `sealed3` and `sealed4` score the suite's sealed halves (written by someone other than
+here are those defaults on all 50 cases. `--parts open2`, `open3` and `open4` score the other open sets
+(open_2.jsonl ... open_4.jsonl, written by other engineers, read and developed against by the judge's author);
+`--parts sealed` ... `sealed5` score the suite's sealed halves (written by someone other than
 the judge's author), each once, at the end.
 
     python benchmarks/green/finding_judge.py --judge EXPORT --results benchmarks/results/finding_judge.json
@@ -63,10 +63,12 @@ SUITE_PARTS = {
     "suite": ("suite_open_cases", None),
     "open2": ("suite_second_open_cases", "open_2.jsonl"),
     "open3": ("suite_third_open_cases", "open_3.jsonl"),
+    "open4": ("suite_fourth_open_cases", "open_4.jsonl"),
     "sealed": ("suite_sealed_cases", "sealed.jsonl"),
     "sealed2": ("suite_second_sealed_cases", "sealed_2.jsonl"),
     "sealed3": ("suite_third_sealed_cases", "sealed_3.jsonl"),
     "sealed4": ("suite_fourth_sealed_cases", "sealed_4.jsonl"),
+    "sealed5": ("suite_fifth_sealed_cases", "sealed_5.jsonl"),
 }
 
 
@@ -174,8 +176,8 @@ def main(argv=None) -> int:
         nargs="+",
         default=["suite", "listed", "reports"],
         choices=[*SUITE_PARTS, "listed", "reports"],
-        help="open2, open3: the second and third open sets (resources/clinical_ranking/open_2.jsonl, open_3.jsonl); "
-        "sealed, sealed2, sealed3, sealed4: the suite's sealed halves (sealed.jsonl, sealed_2.jsonl, ...), each run "
+        help="open2, open3, open4: the other open sets (resources/clinical_ranking/open_2.jsonl, ...); "
+        "sealed, sealed2 ... sealed5: the suite's sealed halves (sealed.jsonl, sealed_2.jsonl, ...), each run "
         "once, at the end",
     )
     args = parser.parse_args(argv)
