@@ -1,7 +1,7 @@
-"""The ranking suite's other files for issue 61's categories: the open sets (open_2.jsonl, open_3.jsonl) and the sealed
-halves (sealed.jsonl ... sealed_5.jsonl). Their shape, and that no file repeats a report text of a file written before
-it. No metric is scored here, and the sealed files' texts are compared in code only: a failure names an open file's
-cases, and only counts a sealed file's."""
+"""The ranking suite's other files for issue 61's categories: the open sets (open_2.jsonl ... open_4.jsonl) and the
+sealed halves (sealed.jsonl ... sealed_5.jsonl). Their shape, and that no file repeats a report text of a file written
+before it. No metric is scored here, and the sealed files' texts are compared in code only: a failure names an open
+file's cases, and only counts a sealed file's."""
 
 from collections import Counter
 
@@ -19,6 +19,7 @@ NEW_CATEGORIES = (
 )
 SIX_EACH = dict.fromkeys(NEW_CATEGORIES, 6)
 OPEN_2_COUNTS = {"device_tip_position": 8, "certainty": 8, "measurement": 4, "location_within_organ": 4}
+OPEN_4_COUNTS = {"certainty": 12, "specificity": 12}
 # (file, id prefix, cases per category), in the order they were written.
 FILES = (
     ("sealed.jsonl", "sealed", SIX_EACH),
@@ -28,6 +29,7 @@ FILES = (
     ("sealed_4.jsonl", "sealed4", SIX_EACH),
     ("open_3.jsonl", "open3", SIX_EACH),
     ("sealed_5.jsonl", "sealed5", SIX_EACH),
+    ("open_4.jsonl", "open4", OPEN_4_COUNTS),
 )
 
 
