@@ -108,8 +108,9 @@ def places_tip(statement: str) -> bool:
 def hedged_abnormality(statement: str) -> bool:
     """Whether the statement names an abnormality under a strong hedge ("a small pneumothorax cannot be excluded"):
     a finding whose certainty the judge decides, which the head, trained on MeSH codes of definite findings, may
-    drop."""
-    return hedge_level(frame(statement)) == 2 and rules.names_abnormality(statement) and not rules.is_normal(statement)
+    drop. The "not" of a hedge of exclusion ("pulmonary edema is not excluded") is not a negation."""
+    plain = _HEDGED_EXCLUSION.sub(" ", statement)
+    return hedge_level(frame(statement)) == 2 and rules.names_abnormality(plain) and not rules.is_normal(plain)
 
 
 def by_rule(statement: str) -> bool:
@@ -121,6 +122,43 @@ def by_rule(statement: str) -> bool:
 def clauses(statement: str) -> list[str]:
     """The statement's clauses, each with at least one word, in order."""
     return [part.strip(" ,;") for part in _CLAUSE_BREAK.split(statement) if part and part.strip(" ,;")]
+
+
+# The breaks of _CLAUSE_BREAK that join a description to its interpretation ("opacity, consistent with pneumonia"),
+# and the words that open a hedged or interpreting clause ("..., probably atelectasis").
+_INTERPRETATION_BREAK = re.compile(
+    r"suggestive (?:of|for)|consistent with|compatible with|concerning for|favou?rs?|favou?ring|likely representing|"
+    r"representing|could (?:indicate|represent)|may represent",
+    re.I,
+)
+_HEDGE_FIRST = re.compile(
+    r"\s*(?:(?:most|more|less|very|highly) )?(?:likely|probabl[ey]|possibl[ey]|"
+    r"presumabl[ey]|presumed|suspected|suspicious|questionable|concerning|worrisome|in keeping|typical|classic|"
+    r"characteristic|may|could|might|suggest\w*|represent\w*|favou?r\w*|compatible|consistent|thought|felt|"
+    r"believed|diagnostic)\b",
+    re.I,
+)
+
+
+def clause_by_rule(clause: str) -> bool:
+    """A clause judge=model's extraction keeps whatever the head says: an abnormality under a strong hedge."""
+    return hedged_abnormality(clause)
+
+
+def hedged_clauses(statement: str) -> list[str]:
+    """The statement's clauses as judge=model's extraction reads them: as `clauses`, except that an interpretation or
+    a hedge stays with the finding it qualifies ("Left lower lobe consolidation with air bronchograms, probably
+    pneumonia" -> "Left lower lobe consolidation", "air bronchograms, probably pneumonia"), so the judge sees how sure
+    the report is and what it reads a description as. (`clauses` drops "consistent with" and leaves "pneumonia"
+    alone, and the head, trained on findings, often drops that.)"""
+    kept, start = [], 0
+    for found in _CLAUSE_BREAK.finditer(statement):
+        if _INTERPRETATION_BREAK.fullmatch(found.group(0)) or _HEDGE_FIRST.match(statement, found.end()):
+            continue
+        kept.append(statement[start : found.start()])
+        start = found.end()
+    kept.append(statement[start:])
+    return [part.strip(" ,;") for part in kept if part.strip(" ,;")]
 
 
 def rule_features(text: str) -> list[float]:
@@ -254,13 +292,16 @@ class FindingsExtractor:
         semantic_green's judge=model reads: the judge decides certainty), a hedged finding ("pneumonia cannot be
         excluded") is kept, only the segments of a statement that are not findings are dropped (`finding_part`), and
         a statement that places a device's tip or names an abnormality under a strong hedge is a finding whatever the
-        head says (`by_rule`)."""
+        head says (`by_rule`), and so is a clause that names an abnormality hedged or interpreted (`clause_by_rule`); a
+        statement splits
+        into `hedged_clauses` (an interpretation keeps the words that say how sure it is)."""
         split = [statements(report) for report in reports]
         if hedged:
             split = [[part for part in map(finding_part, report) if part] for report in split]
         probability = self.probabilities([s for report in split for s in report if latin(s)], progress)
         kept = {s for s, p in probability.items() if p >= self.head.statement_threshold or (hedged and by_rule(s))}
-        parts = {s: clauses(s) for s in kept}  # only a statement that is a finding is split: half the embedding
+        split_clauses = hedged_clauses if hedged else clauses
+        parts = {s: split_clauses(s) for s in kept}  # only a statement that is a finding is split: half the embedding
         probability.update(self.probabilities([c for items in parts.values() if len(items) >= 2 for c in items]))
         found = []
         for report in split:
@@ -270,7 +311,11 @@ class FindingsExtractor:
                     items.append(statement)
                 elif statement in kept and not not_a_finding(statement, hedged):
                     pieces = parts[statement] if len(parts[statement]) >= 2 else []
-                    passing = [c for c in pieces if probability[c] >= self.head.clause_threshold]
+                    passing = [
+                        c
+                        for c in pieces
+                        if probability[c] >= self.head.clause_threshold or (hedged and clause_by_rule(c))
+                    ]
                     items.extend(finding_text(t) for t in (passing if len(passing) >= 2 else [statement]))
             found.append(items)
         return found

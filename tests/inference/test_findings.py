@@ -87,6 +87,24 @@ def test_clauses_split_at_coordinations_and_interpretations():
     assert clauses("Cardiomegaly") == ["Cardiomegaly"]
 
 
+def test_hedged_clauses_keep_an_interpretation_and_a_hedge_with_the_finding_they_qualify():
+    """judge=model's extraction: "consistent with" and "probably" stay with the finding, so the judge sees them."""
+    from radmetrics.inference.findings.extractor import clause_by_rule, hedged_clauses
+
+    assert hedged_clauses("Left lower lobe consolidation with air bronchograms, consistent with pneumonia") == [
+        "Left lower lobe consolidation",
+        "air bronchograms, consistent with pneumonia",
+    ]
+    assert hedged_clauses("Bibasilar opacities, likely atelectasis") == ["Bibasilar opacities, likely atelectasis"]
+    assert hedged_clauses("Left basilar airspace disease; aspiration not excluded") == [
+        "Left basilar airspace disease",
+        "aspiration not excluded",
+    ]
+    # a hedge of exclusion is not a negation: the clause names an abnormality under a strong hedge
+    assert clause_by_rule("Pulmonary edema is not excluded") and clause_by_rule("aspiration not excluded")
+    assert not clause_by_rule("No pulmonary edema") and not clause_by_rule("air bronchograms")
+
+
 def test_extractor_keeps_statements_and_splits_on_two_finding_clauses(tmp_path):
     """A hand-made head (probability from word cues): a statement over its threshold is kept whole unless two of its
     clauses pass theirs; saved and loaded, the head decides the same."""
@@ -176,6 +194,9 @@ def test_with_hedged_a_device_tip_and_a_hedged_abnormality_are_findings_whatever
     assert extractor([report], hedged=True) == [
         ["Nasogastric tube tip in the distal esophagus", "A small pneumothorax cannot be excluded"]
     ]
+    # "is not excluded" is a hedge, not a negation: kept, whole (to this head only one of its clauses is a finding)
+    report = "Left basilar opacity; pulmonary edema is not excluded."
+    assert extractor([report], hedged=True) == [["Left basilar opacity; pulmonary edema is not excluded"]]
 
 
 def test_the_extended_reading_keeps_sentences_apart_and_reads_side_letters():
