@@ -210,6 +210,7 @@ SPECIFIC_TO_VAGUE = (
     ("granuloma", ("nodule",)),
     ("lymphadenopathy", ("hilar fullness",)),
     ("scarring", ("opacity",)),
+    ("tension pneumothorax", ("pneumothorax",)),
 )
 
 

@@ -295,6 +295,10 @@ DIAGNOSES = (
     "pneumomediastinum",
     "heart failure",
     "tension",
+    "atelectatic",
+    "scar",
+    "emphysematous",
+    "fibrotic",
 )
 VAGUE = (
     "opacity",
@@ -415,6 +419,10 @@ CANONICAL = {
     "infiltrates": "infiltrate",
     "cavitating": "cavitary",
     "cavity": "cavitary",
+    "atelectatic": "atelectasis",
+    "scar": "scarring",
+    "emphysematous": "emphysema",
+    "fibrotic": "fibrosis",
     "cancer": "malignancy",
     "carcinoma": "malignancy",
     "neoplastic": "neoplasm",
@@ -475,7 +483,31 @@ _SAME_AS_DIAGNOSIS = (
         r"\1cardiomegaly",
     ),
     (re.compile(r"\bpleural fluid\b"), "pleural effusion"),
+    # synonyms and the descriptions that are the diagnosis itself (a nodular opacity is a nodule, not a vaguer one)
+    (re.compile(r"\bnodular (?:opacity|opacities|density|densities)\b"), "nodule"),
+    (re.compile(r"\b(?:adenopathy|lymph node enlargement|enlarged lymph nodes)\b"), "lymphadenopathy"),
+    (re.compile(r"\bsarcoid\b"), "sarcoidosis"),
+    (re.compile(r"\bmediastinal emphysema\b"), "pneumomediastinum"),
+    (
+        re.compile(r"\bfree (?:intraperitoneal |subdiaphragmatic )?(?:air|gas) (?:under|beneath) the"),
+        "pneumoperitoneum",
+    ),
+    (re.compile(r"\bfree intraperitoneal (?:air|gas)\b"), "pneumoperitoneum"),
+    (re.compile(r"\boedema\b"), "edema"),
+    (re.compile(r"\b(?:infectious|infective) consolidation\b"), "pneumonia"),
 )
+
+
+_SAME_AS_DIAGNOSIS_ANY_CASE = tuple((re.compile(p.pattern, re.I), diagnosis) for p, diagnosis in _SAME_AS_DIAGNOSIS)
+
+
+def read_as_diagnoses(text: str) -> str:
+    """The text with the descriptions that name a diagnosis read as it, in any case ("Enlarged cardiac silhouette" ->
+    "cardiomegaly", "Mediastinal emphysema" -> "pneumomediastinum"): what judge=model's matcher embeds, so that a
+    synonym is matched to the finding it names."""
+    for pattern, diagnosis in _SAME_AS_DIAGNOSIS_ANY_CASE:
+        text = pattern.sub(diagnosis, text)
+    return text
 
 
 def normalised(text: str) -> str:
@@ -736,6 +768,10 @@ VAGUE_FORMS = {
 }
 
 
+# Diagnoses that qualify another: "tension pneumothorax" made "pneumothorax" is vaguer, not a finding fewer.
+QUALIFIERS = frozenset({"tension"})
+
+
 def _made_vague(specific: FindingFrame, vaguer: FindingFrame) -> float:
     """1 when a diagnosis of `specific` is missing from `vaguer` and something stands in its place: a vaguer
     description of it ("opacity, consistent with pneumonia" -> "opacity") or another diagnosis, or the interpretation
@@ -744,7 +780,11 @@ def _made_vague(specific: FindingFrame, vaguer: FindingFrame) -> float:
     dropped = specific.diagnoses - vaguer.diagnoses
     if not dropped:
         return 0.0
-    if vaguer.diagnoses - specific.diagnoses or dropped & specific.interpreted:
+    if (
+        vaguer.diagnoses - specific.diagnoses
+        or dropped & specific.interpreted
+        or (dropped & QUALIFIERS and vaguer.diagnoses)
+    ):
         return 1.0
     return float(any(vaguer.vague & VAGUE_FORMS.get(d, vaguer.vague) for d in dropped))
 

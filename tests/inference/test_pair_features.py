@@ -144,3 +144,23 @@ def test_a_tip_moved_out_of_its_place_differs_whether_said_by_distance_or_landma
 def test_the_lingula_is_part_of_the_left_upper_lobe_and_a_cavity_is_cavitary():
     assert frame("Left upper lobe opacity in the lingular segments").lobes == {"lingula"}
     assert named("Cavitating lesion in the right upper lobe.", "Right upper lobe cavity.")["diagnoses_dropped"] == 0.0
+
+
+def test_a_synonym_or_a_diagnosis_as_an_adjective_is_the_diagnosis_and_tension_dropped_is_vaguer():
+    from radmetrics.inference.findings.pair_features import read_as_diagnoses
+
+    assert (
+        frame("Right upper zone 1.5 cm nodular opacity").diagnoses
+        == frame("1.5 cm nodule, right upper zone").diagnoses
+    )
+    assert frame("Bibasilar opacities, most likely atelectatic").diagnoses == {"atelectasis"}
+    assert frame("Mediastinal emphysema").diagnoses == frame("Pneumomediastinum").diagnoses == {"pneumomediastinum"}
+    assert frame("Bilateral hilar adenopathy, classic for sarcoid").diagnoses == {"lymphadenopathy", "sarcoidosis"}
+    # a nodular opacity made "opacity" is vaguer; "tension pneumothorax" made "pneumothorax" is too
+    assert named("Right upper zone nodular opacity.", "Right upper zone opacity.")["diagnosis_made_vague"] == 1.0
+    assert named("Large left tension pneumothorax.", "Large left pneumothorax.")["diagnosis_made_vague"] == 1.0
+    assert named("Large left pneumothorax.", "Large left pneumothorax, increased.")["diagnosis_made_vague"] == 0.0
+    # what the matcher embeds with judge=model: the diagnosis a description names, in any case
+    assert read_as_diagnoses("Enlarged cardiac silhouette. Lungs clear.") == "cardiomegaly. Lungs clear."
+    assert read_as_diagnoses("Mediastinal Emphysema") == "pneumomediastinum"
+    assert read_as_diagnoses("Right lower lobe opacity") == "Right lower lobe opacity"

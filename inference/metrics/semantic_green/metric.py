@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from ...findings.extractor import COMPONENT, FindingsExtractor, FindingsHead, MemoEncoder, shipped_extractor
 from ...findings.judge_labels import parse_label
+from ...findings.pair_features import read_as_diagnoses
 from ...findings.significance import significance, weight
 from ...loading.checkpoint import load_manifest
 from ...loading.fingerprints import fingerprint
@@ -81,10 +82,10 @@ class SemanticGreen(Metric):
             choices=("rules", "model"),
         ),
         "judge_threshold": Option(
-            0.7,
+            0.9,
             True,
             "with judge=model: the judge decides a matched pair only where its most probable label has a probability "
-            "above this (and is one judge_scope lets through); elsewhere the rules decide. 0.7 is what case-level "
+            "above this (and is one judge_scope lets through); elsewhere the rules decide. 0.9 is what case-level "
             "cross-validation on radpref_dev chose for the shipped judge (docs/notes/finding-judge.md); 1.0 lets it "
             "decide nowhere",
             type=float,
@@ -141,7 +142,9 @@ Notation},
         rules_ = Rules(
             threshold=self.options["threshold"], interval_change=findings, other_scripts_significant=findings
         )
-        return SemanticTeacher(encoder or self.encoder(), rules_, self.options["batch_size"])
+        # judge=model matches a synonym of a diagnosis to it ("enlarged cardiac silhouette", "cardiomegaly")
+        read_as = read_as_diagnoses if self.options["judge"] == "model" else None
+        return SemanticTeacher(encoder or self.encoder(), rules_, self.options["batch_size"], read_as)
 
     def extractor_path(self) -> str:
         return str(self.components.get("findings_extractor") or shipped_extractor())

@@ -296,14 +296,16 @@ def annotate_pair(reference: list[str], candidate: list[str], similarity: np.nda
 
 
 class SemanticTeacher:
-    """`SemanticTeacher(encoder)(references, candidates) -> [Annotation]`. Each distinct statement is embedded once."""
+    """`SemanticTeacher(encoder)(references, candidates) -> [Annotation]`. Each distinct statement is embedded once;
+    with `read_as`, as that function reads it (judge=model: synonyms of a diagnosis read as it)."""
 
-    def __init__(self, encoder, rules_: Rules | None = None, batch_size: int = 64):
-        self.encoder, self.rules, self.batch_size = encoder, rules_ or Rules(), batch_size
+    def __init__(self, encoder, rules_: Rules | None = None, batch_size: int = 64, read_as=None):
+        self.encoder, self.rules, self.batch_size, self.read_as = encoder, rules_ or Rules(), batch_size, read_as
 
     def embeddings(self, texts: Sequence[str], progress: bool = False) -> dict[str, np.ndarray]:
         distinct = sorted(set(texts), key=len)  # length-sorted batches pad less
-        vectors = self.encoder.encode(distinct, batch_size=self.batch_size, progress=progress, desc="semantic_green")
+        read = [self.read_as(t) for t in distinct] if self.read_as else distinct
+        vectors = self.encoder.encode(read, batch_size=self.batch_size, progress=progress, desc="semantic_green")
         return dict(zip(distinct, vectors))
 
     def __call__(
