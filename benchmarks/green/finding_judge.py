@@ -132,12 +132,12 @@ def listed_annotations(candidates, judge: str) -> dict:
     from radmetrics.inference.metrics.semantic_green.judge import annotate_with_judge
 
     metric = scorer(judge).metrics()[0]
-    teacher = metric.teacher()
+    rules_teacher = scorer(None).metrics()[0].teacher()  # judge=rules' matching (no synonyms read)
     references = [c.reference_findings for c in candidates]
     found = [c.findings for c in candidates]
     return {
-        "rules": teacher.annotate_lists(references, found),
-        "judge": annotate_with_judge(teacher, metric.finding_judge(), references, found, False, 0.0, "all"),
+        "rules": rules_teacher.annotate_lists(references, found),
+        "judge": annotate_with_judge(metric.teacher(), metric.finding_judge(), references, found, False, 0.0, "all"),
     }
 
 
