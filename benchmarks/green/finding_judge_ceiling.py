@@ -43,11 +43,13 @@ from radmetrics.inference.files.output_paths import check_output_file  # noqa: E
 from radmetrics.inference.findings.judge_labels import JudgeDecision  # noqa: E402
 from radmetrics.inference.meta_evaluation.radpref import agreement, case_index, is_significant, load_radpref  # noqa: E402
 from radmetrics.inference.metrics.semantic_green.judge import judged_annotation  # noqa: E402
+from radmetrics.inference.metrics.semantic_green.metric import SemanticGreen  # noqa: E402
 from radmetrics.inference.metrics.semantic_green.teacher import assignment  # noqa: E402
 from radmetrics.inference.scoring.scorer import Scorer  # noqa: E402
 from radmetrics.inference.scoring.signature import fingerprint  # noqa: E402
 
-DEFAULT_SETTING = (0.7, "matched")  # semantic_green's judge_threshold and judge_scope
+# semantic_green's judge_threshold and judge_scope, as its options default them
+DEFAULT_SETTING = (SemanticGreen.options["judge_threshold"].default, SemanticGreen.options["judge_scope"].default)
 
 
 def unmatched_cost(annotator: Annotator) -> np.ndarray:
@@ -122,7 +124,8 @@ def extracted_part(metric, candidates, n_bootstrap: int, seed: int) -> dict:
 def listed_part(metric, candidates, n_bootstrap: int, seed: int) -> dict:
     annotator = Annotator(metric, [c.reference_findings for c in candidates], [c.findings for c in candidates])
     counts = {
-        "rules": annotator.significant((1.0, "matched")),  # given the listed findings, threshold 1.0 is the rules
+        # threshold 1.0: the rules' decisions over judge=model's matching (a diagnosis's synonyms read as it)
+        "rules": annotator.significant((1.0, "matched")),
         "judge at the defaults": annotator.significant(DEFAULT_SETTING),
         "perfect pair decider": unmatched_cost(annotator) + matched_pairs_as_raters_saw_them(annotator, candidates),
     }

@@ -12,8 +12,9 @@ at least two of them reach `clause_threshold` (one sentence naming several findi
 A statement without a Latin letter (another script) is kept whole: the head was trained on English reports.
 Normal and negated statements, technique and patient details fall below the threshold; devices and comparisons with
 a prior study are kept when the head keeps them (with `hedged`, what judge=model reads, a statement that places a
-device's tip or names an abnormality under a strong hedge is kept whatever the head says: `by_rule`). The two
-thresholds are the recipe's config values, chosen on radpref_dev's 30 development cases.
+device's tip or names an abnormality under a strong hedge is kept whatever the head says: `by_rule`; and a statement
+splits into `hedged_clauses`, which keep an interpretation or a hedge with its finding). The two thresholds are the
+recipe's config values, chosen on radpref_dev's 30 development cases.
 """
 
 from __future__ import annotations
@@ -292,9 +293,8 @@ class FindingsExtractor:
         semantic_green's judge=model reads: the judge decides certainty), a hedged finding ("pneumonia cannot be
         excluded") is kept, only the segments of a statement that are not findings are dropped (`finding_part`), and
         a statement that places a device's tip or names an abnormality under a strong hedge is a finding whatever the
-        head says (`by_rule`), and so is a clause that names an abnormality hedged or interpreted (`clause_by_rule`); a
-        statement splits
-        into `hedged_clauses` (an interpretation keeps the words that say how sure it is)."""
+        head says (`by_rule`), and so is a clause that names an abnormality under a strong hedge (`clause_by_rule`);
+        a statement splits into `hedged_clauses` (an interpretation or a hedge stays with the finding it qualifies)."""
         split = [statements(report) for report in reports]
         if hedged:
             split = [[part for part in map(finding_part, report) if part] for report in split]

@@ -142,6 +142,28 @@ def test_a_pair_the_judge_leaves_is_decided_as_the_rules_decide_it():
         assert left.to_dict() == rules.to_dict()
 
 
+def test_only_judge_model_matches_a_synonym_as_its_diagnosis():
+    """judge=rules' matcher embeds the findings as written (181c1e4's values); judge=model's reads a description that
+    names a diagnosis as it, so "Enlarged cardiac silhouette" and "Cardiomegaly" embed alike."""
+    from radmetrics.inference.findings.pair_features import read_as_diagnoses
+
+    class Recorder:
+        def __init__(self):
+            self.seen = []
+
+        def encode(self, texts, batch_size=64, progress=False, desc=""):
+            self.seen += list(texts)
+            return np.ones((len(texts), 2), dtype=np.float32)
+
+    for judge, read in (("rules", None), ("model", read_as_diagnoses)):
+        encoder = Recorder()
+        teacher = SemanticGreen(judge=judge).teacher(encoder)
+        assert teacher.read_as is read
+        vectors = teacher.embeddings(["Enlarged cardiac silhouette"])
+        assert list(vectors) == ["Enlarged cardiac silhouette"]  # keyed by the finding as written
+        assert encoder.seen == (["cardiomegaly"] if read else ["Enlarged cardiac silhouette"])
+
+
 def test_the_threshold_and_scope_are_checked_at_the_door():
     with pytest.raises(OptionError, match="judge_threshold"):
         SemanticGreen(judge_threshold=1.5)
