@@ -48,6 +48,18 @@ from radmetrics.inference.scoring.signature import fingerprint  # noqa: E402
 KEYS = ("semantic_green_significant_errors", "semantic_green", "semantic_green_weighted")
 
 
+def run_record(script: str, argv, judge: str) -> dict:
+    """What every finding-judge results file opens with: the command, the commit, the machine and the judge."""
+    commit = subprocess.check_output(["git", "-C", str(REPO), "rev-parse", "--short=7", "HEAD"], text=True).strip()
+    return {
+        "command": f"python benchmarks/green/{script} " + " ".join(argv or sys.argv[1:]),
+        "commit": commit,
+        "machine": machine(),
+        "judge": judge,
+        "judge_fingerprint": fingerprint(judge),
+    }
+
+
 def scorer(judge: str | None) -> Scorer:
     """semantic_green with the rules (judge None) or with the judge export deciding every matched pair it does not
     call `same` (judge_threshold=0, judge_scope=all; the option defaults let it override nowhere, see
@@ -183,14 +195,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     results_file = check_output_file(args.results, what="--results")
     scorer(args.judge)  # the judge export is checked before any work
-    commit = subprocess.check_output(["git", "-C", str(REPO), "rev-parse", "--short=7", "HEAD"], text=True).strip()
     candidates = load_radpref()
     results = {
-        "command": "python benchmarks/green/finding_judge.py " + " ".join(argv or sys.argv[1:]),
-        "commit": commit,
-        "machine": machine(),
-        "judge": args.judge,
-        "judge_fingerprint": fingerprint(args.judge),
+        **run_record("finding_judge.py", argv, args.judge),
         "judge_held_out": {
             k: v
             for k, v in load_manifest(args.judge, "finding_judge")[1]["eval_results"].items()

@@ -25,7 +25,6 @@ Nothing is chosen here; the judge's own figures are finding_judge.py's and findi
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
 
@@ -34,7 +33,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import REPO, machine  # noqa: E402
+from common import REPO  # noqa: E402
+from finding_judge import run_record, scorer  # noqa: E402
 from finding_judge_threshold import Annotator, extracted, rules_counts  # noqa: E402
 
 from radmetrics.inference.files.atomic import write_text  # noqa: E402
@@ -45,8 +45,6 @@ from radmetrics.inference.meta_evaluation.radpref import agreement, case_index, 
 from radmetrics.inference.metrics.semantic_green.judge import judged_annotation  # noqa: E402
 from radmetrics.inference.metrics.semantic_green.metric import SemanticGreen  # noqa: E402
 from radmetrics.inference.metrics.semantic_green.teacher import assignment  # noqa: E402
-from radmetrics.inference.scoring.scorer import Scorer  # noqa: E402
-from radmetrics.inference.scoring.signature import fingerprint  # noqa: E402
 
 # semantic_green's judge_threshold and judge_scope, as its options default them
 DEFAULT_SETTING = (SemanticGreen.options["judge_threshold"].default, SemanticGreen.options["judge_scope"].default)
@@ -141,17 +139,10 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     results_file = check_output_file(args.results, what="--results")
-    metric = Scorer(
-        ["semantic_green"], {"finding_judge": args.judge}, {"semantic_green": {"judge": "model"}}
-    ).metrics()[0]
+    metric = scorer(args.judge).metrics()[0]
     candidates = load_radpref()
-    commit = subprocess.check_output(["git", "-C", str(REPO), "rev-parse", "--short=7", "HEAD"], text=True).strip()
     results = {
-        "command": "python benchmarks/green/finding_judge_ceiling.py " + " ".join(argv or sys.argv[1:]),
-        "commit": commit,
-        "machine": machine(),
-        "judge": args.judge,
-        "judge_fingerprint": fingerprint(args.judge),
+        **run_record("finding_judge_ceiling.py", argv, args.judge),
         "extracted_findings": extracted_part(metric, candidates, args.bootstrap, args.seed),
         "listed_findings": listed_part(metric, candidates, args.bootstrap, args.seed),
     }

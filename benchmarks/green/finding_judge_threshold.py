@@ -25,7 +25,6 @@ cross-validation on radpref_dev, and the chosen setting checked on the ranking s
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
 
@@ -34,8 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import REPO, machine  # noqa: E402
-from finding_judge import listed_part  # noqa: E402
+from finding_judge import listed_part, run_record, scorer  # noqa: E402
 
 from radmetrics.inference.files.atomic import write_text  # noqa: E402
 from radmetrics.inference.files.json_io import dumps  # noqa: E402
@@ -50,7 +48,6 @@ from radmetrics.inference.metrics.semantic_green.judge import (  # noqa: E402
     judged_pairs,
 )
 from radmetrics.inference.scoring.scorer import Scorer  # noqa: E402
-from radmetrics.inference.scoring.signature import fingerprint  # noqa: E402
 from radmetrics.inference.scoring.stats import tau_value  # noqa: E402
 
 # The cross-encoder's label probabilities are flat (its most probable label on radpref_dev's matched pairs has at most
@@ -198,17 +195,10 @@ def main(argv=None) -> int:
     parser.add_argument("--parts", nargs="+", default=["cv", "listed", "suite"], choices=["cv", "listed", "suite"])
     args = parser.parse_args(argv)
     results_file = check_output_file(args.results, what="--results")
-    metric = Scorer(
-        ["semantic_green"], {"finding_judge": args.judge}, {"semantic_green": {"judge": "model"}}
-    ).metrics()[0]
-    commit = subprocess.check_output(["git", "-C", str(REPO), "rev-parse", "--short=7", "HEAD"], text=True).strip()
+    metric = scorer(args.judge).metrics()[0]
     candidates = load_radpref()
     results = {
-        "command": "python benchmarks/green/finding_judge_threshold.py " + " ".join(argv or sys.argv[1:]),
-        "commit": commit,
-        "machine": machine(),
-        "judge": args.judge,
-        "judge_fingerprint": fingerprint(args.judge),
+        **run_record("finding_judge_threshold.py", argv, args.judge),
         "grid": [setting_name(s) for s in GRID],
     }
     open_cases = suite(metric, args.bootstrap, args.seed)  # the cross-validation's tie-break

@@ -141,11 +141,6 @@ _HEDGE_FIRST = re.compile(
 )
 
 
-def clause_by_rule(clause: str) -> bool:
-    """A clause judge=model's extraction keeps whatever the head says: an abnormality under a strong hedge."""
-    return hedged_abnormality(clause)
-
-
 def hedged_clauses(statement: str) -> list[str]:
     """The statement's clauses as judge=model's extraction reads them: as `clauses`, except that an interpretation or
     a hedge stays with the finding it qualifies ("Left lower lobe consolidation with air bronchograms, probably
@@ -293,8 +288,9 @@ class FindingsExtractor:
         semantic_green's judge=model reads: the judge decides certainty), a hedged finding ("pneumonia cannot be
         excluded") is kept, only the segments of a statement that are not findings are dropped (`finding_part`), and
         a statement that places a device's tip or names an abnormality under a strong hedge is a finding whatever the
-        head says (`by_rule`), and so is a clause that names an abnormality under a strong hedge (`clause_by_rule`);
-        a statement splits into `hedged_clauses` (an interpretation or a hedge stays with the finding it qualifies)."""
+        head says (`by_rule`), and so is a clause that names an abnormality under a strong hedge
+        (`hedged_abnormality`); a statement splits into `hedged_clauses` (an interpretation or a hedge stays with the
+        finding it qualifies)."""
         split = [statements(report) for report in reports]
         if hedged:
             split = [[part for part in map(finding_part, report) if part] for report in split]
@@ -314,7 +310,7 @@ class FindingsExtractor:
                     passing = [
                         c
                         for c in pieces
-                        if probability[c] >= self.head.clause_threshold or (hedged and clause_by_rule(c))
+                        if probability[c] >= self.head.clause_threshold or (hedged and hedged_abnormality(c))
                     ]
                     items.extend(finding_text(t) for t in (passing if len(passing) >= 2 else [statement]))
             found.append(items)

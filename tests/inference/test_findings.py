@@ -89,7 +89,7 @@ def test_clauses_split_at_coordinations_and_interpretations():
 
 def test_hedged_clauses_keep_an_interpretation_and_a_hedge_with_the_finding_they_qualify():
     """judge=model's extraction: "consistent with" and "probably" stay with the finding, so the judge sees them."""
-    from radmetrics.inference.findings.extractor import clause_by_rule, hedged_clauses
+    from radmetrics.inference.findings.extractor import hedged_abnormality, hedged_clauses
 
     assert hedged_clauses("Left lower lobe consolidation with air bronchograms, consistent with pneumonia") == [
         "Left lower lobe consolidation",
@@ -101,8 +101,8 @@ def test_hedged_clauses_keep_an_interpretation_and_a_hedge_with_the_finding_they
         "aspiration not excluded",
     ]
     # a hedge of exclusion is not a negation: the clause names an abnormality under a strong hedge
-    assert clause_by_rule("Pulmonary edema is not excluded") and clause_by_rule("aspiration not excluded")
-    assert not clause_by_rule("No pulmonary edema") and not clause_by_rule("air bronchograms")
+    assert hedged_abnormality("Pulmonary edema is not excluded") and hedged_abnormality("aspiration not excluded")
+    assert not hedged_abnormality("No pulmonary edema") and not hedged_abnormality("air bronchograms")
 
 
 def test_extractor_keeps_statements_and_splits_on_two_finding_clauses(tmp_path):
