@@ -222,7 +222,8 @@ def specificity(sentence: str, rng: random.Random) -> tuple[str, str] | None:
     for specific, vague in SPECIFIC_TO_VAGUE:
         if re.search(rf"\b{re.escape(specific)}\b", sentence, re.I):
             options += [(specific, v) for v in vague]
-        options += [(v, specific) for v in vague if re.search(rf"\b{re.escape(v)}\b", sentence, re.I)]
+        if not re.search(rf"\b{re.escape(specific)}\b", sentence, re.I):  # not "tension tension pneumothorax"
+            options += [(v, specific) for v in vague if re.search(rf"\b{re.escape(v)}\b", sentence, re.I)]
     if not options:
         return None
     old, new = rng.choice(options)

@@ -141,18 +141,71 @@ _HEDGE_FIRST = re.compile(
 )
 
 
-def hedged_clauses(statement: str) -> list[str]:
-    """The statement's clauses as judge=model's extraction reads them: as `clauses`, except that an interpretation or
-    a hedge stays with the finding it qualifies ("Left lower lobe consolidation with air bronchograms, probably
-    pneumonia" -> "Left lower lobe consolidation", "air bronchograms, probably pneumonia"), so the judge sees how sure
-    the report is and what it reads a description as. (`clauses` drops "consistent with" and leaves "pneumonia"
-    alone, and the head, trained on findings, often drops that.)"""
-    kept, start = [], 0
+# Words of a clause that only places or spreads the finding before it ("involving the right lower lobe", "most
+# prominent at the bases", "right greater than left"): such a clause is part of that finding, as RadPref's raters
+# list it.
+_PLACE_WORDS = frozenset(
+    """a an the and or of in at to into within on both each either its with along over from towards toward
+    right left bilateral bilaterally unilateral upper middle lower mid lobe lobes zone zones lung lungs field fields
+    base bases basal basilar bibasilar apex apices apical hilum hila hilar perihilar lingula lingular segment
+    segments segmental central peripheral peripherally posterior posteriorly anterior anteriorly lateral laterally
+    medial medially superior inferior side sided hemithorax aspect aspects portion portions region regions
+    predominantly predominant particularly especially mainly mostly most more less lesser greater than slightly
+    prevalent involving involvement involved extending extends confined located potentially possibly
+    also likely""".split()
+)
+
+
+_DIFFERENTIAL_BREAK = re.compile(r"or|versus|vs\.?", re.I)
+
+
+# Where a finding is most marked ("particularly prominent in the lower lung fields"): an extent, not a finding.
+_MOST_MARKED = re.compile(
+    r"\b(?:most|more|less|particularly|especially|slightly) (?:prominent|pronounced|marked|evident|conspicuous)\b"
+)
+
+
+def place_only(clause: str) -> bool:
+    """Whether the clause has no word but places and extents (`_PLACE_WORDS`, `_MOST_MARKED`)."""
+    words = re.findall(r"[a-z]+", _MOST_MARKED.sub(" ", clause.lower().replace("-", " ")))
+    return bool(words) and all(w in _PLACE_WORDS for w in words)
+
+
+def _breaks(statement: str) -> list[tuple[int, int, list[str]]]:
+    """The statement's clause breaks, adjacent ones (", with") as one: (start, end, the break words in order)."""
+    merged = []
     for found in _CLAUSE_BREAK.finditer(statement):
-        if _INTERPRETATION_BREAK.fullmatch(found.group(0)) or _HEDGE_FIRST.match(statement, found.end()):
+        if merged and not statement[merged[-1][1] : found.start()].strip():
+            merged[-1] = (merged[-1][0], found.end(), [*merged[-1][2], found.group(0)])
+        else:
+            merged.append((found.start(), found.end(), [found.group(0)]))
+    return merged
+
+
+def hedged_clauses(statement: str) -> list[str]:
+    """The statement's clauses as judge=model's extraction reads them, one per finding as RadPref's radiologists list
+    findings: as `clauses`, except that
+    - an interpretation or a hedge stays with the finding it qualifies ("Left lower lobe consolidation with air
+      bronchograms, probably pneumonia" -> "Left lower lobe consolidation", "air bronchograms, probably pneumonia"),
+      so the judge sees how sure the report is and what it reads a description as (`clauses` drops "consistent
+      with" and leaves "pneumonia" alone, and the head, trained on findings, often drops that);
+    - a clause that only places or spreads the finding before it stays with it ("opacity, involving the right lower
+      lobe and potentially the right middle lobe": `place_only`);
+    - a differential is one finding ("atelectasis versus scarring", "bronchitis or bronchiectasis").
+    Adjacent breaks (", with") are one."""
+    breaks = _breaks(statement)
+    kept, start = [], 0
+    for n, (b_start, b_end, words) in enumerate(breaks):
+        following = statement[b_end : breaks[n + 1][0] if n + 1 < len(breaks) else len(statement)]
+        if (
+            _INTERPRETATION_BREAK.fullmatch(words[-1])
+            or _DIFFERENTIAL_BREAK.fullmatch(words[-1])
+            or _HEDGE_FIRST.match(statement, b_end)
+            or place_only(following)
+        ):
             continue
-        kept.append(statement[start : found.start()])
-        start = found.end()
+        kept.append(statement[start:b_start])
+        start = b_end
     kept.append(statement[start:])
     return [part.strip(" ,;") for part in kept if part.strip(" ,;")]
 

@@ -484,17 +484,21 @@ _SAME_AS_DIAGNOSIS = (
     ),
     (re.compile(r"\bpleural fluid\b"), "pleural effusion"),
     # synonyms and the descriptions that are the diagnosis itself (a nodular opacity is a nodule, not a vaguer one)
-    (re.compile(r"\bnodular (?:opacity|opacities|density|densities)\b"), "nodule"),
+    # not an adjective sharing its noun with another ("reticular and nodular opacities" is not a nodule)
+    (re.compile(r"(?<!and )(?<!or )(?<!, )\bnodular (?:opacity|opacities|density|densities)\b"), "nodule"),
     (re.compile(r"\b(?:adenopathy|lymph node enlargement|enlarged lymph nodes)\b"), "lymphadenopathy"),
     (re.compile(r"\bsarcoid\b"), "sarcoidosis"),
     (re.compile(r"\bmediastinal emphysema\b"), "pneumomediastinum"),
     (
-        re.compile(r"\bfree (?:intraperitoneal |subdiaphragmatic )?(?:air|gas) (?:under|beneath) the"),
+        re.compile(
+            r"\bfree (?:intraperitoneal |subdiaphragmatic )?(?:air|gas) (?:under|beneath) the "
+            r"(?:(?:right|left|both) )?(?:hemi ?)?diaphragms?\b"
+        ),
         "pneumoperitoneum",
     ),
     (re.compile(r"\bfree intraperitoneal (?:air|gas)\b"), "pneumoperitoneum"),
     (re.compile(r"\boedema\b"), "edema"),
-    (re.compile(r"\b(?:infectious|infective) consolidation\b"), "pneumonia"),
+    (re.compile(r"(?<!non )(?<!non-)\b(?:infectious|infective) consolidation\b"), "pneumonia"),
 )
 
 
@@ -768,8 +772,9 @@ VAGUE_FORMS = {
 }
 
 
-# Diagnoses that qualify another: "tension pneumothorax" made "pneumothorax" is vaguer, not a finding fewer.
-QUALIFIERS = frozenset({"tension"})
+# Diagnoses that qualify another, with the one they qualify: "tension pneumothorax" made "pneumothorax" is vaguer,
+# not a finding fewer; "tension pneumothorax" made "cardiomegaly" is not.
+QUALIFIERS = {"tension": "pneumothorax"}
 
 
 def _made_vague(specific: FindingFrame, vaguer: FindingFrame) -> float:
@@ -783,7 +788,7 @@ def _made_vague(specific: FindingFrame, vaguer: FindingFrame) -> float:
     if (
         vaguer.diagnoses - specific.diagnoses
         or dropped & specific.interpreted
-        or (dropped & QUALIFIERS and vaguer.diagnoses)
+        or any(QUALIFIERS.get(d) in vaguer.diagnoses for d in dropped)
     ):
         return 1.0
     return float(any(vaguer.vague & VAGUE_FORMS.get(d, vaguer.vague) for d in dropped))

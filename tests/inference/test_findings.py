@@ -105,6 +105,32 @@ def test_hedged_clauses_keep_an_interpretation_and_a_hedge_with_the_finding_they
     assert not hedged_abnormality("No pulmonary edema") and not hedged_abnormality("air bronchograms")
 
 
+def test_hedged_clauses_keep_a_place_and_a_differential_with_their_finding():
+    """As RadPref's radiologists list findings: where a finding spreads, and a differential, are part of it."""
+    from radmetrics.inference.findings.extractor import hedged_clauses, place_only
+
+    assert hedged_clauses(
+        "Right-sided opacity, involving the right lower lobe and potentially the right middle lobe, consistent with"
+        " pneumonia"
+    ) == [
+        "Right-sided opacity, involving the right lower lobe and potentially the right middle lobe, consistent with"
+        " pneumonia"
+    ]
+    assert hedged_clauses("Bronchial wall thickening, which could indicate bronchitis or bronchiectasis") == [
+        "Bronchial wall thickening, which could indicate bronchitis or bronchiectasis"
+    ]
+    assert hedged_clauses("Atelectasis versus scarring at the left base") == [
+        "Atelectasis versus scarring at the left base"
+    ]
+    assert hedged_clauses("Vascular congestion, particularly prominent in the lower lung fields") == [
+        "Vascular congestion, particularly prominent in the lower lung fields"
+    ]
+    # a second finding is still one
+    assert hedged_clauses("Cardiomegaly with vascular congestion") == ["Cardiomegaly", "vascular congestion"]
+    assert hedged_clauses("Left effusion, and prominent hila") == ["Left effusion", "prominent hila"]
+    assert place_only("most prominent at the bases") and not place_only("small left effusion") and not place_only("")
+
+
 def test_extractor_keeps_statements_and_splits_on_two_finding_clauses(tmp_path):
     """A hand-made head (probability from word cues): a statement over its threshold is kept whole unless two of its
     clauses pass theirs; saved and loaded, the head decides the same."""

@@ -164,3 +164,19 @@ def test_a_synonym_or_a_diagnosis_as_an_adjective_is_the_diagnosis_and_tension_d
     assert read_as_diagnoses("Enlarged cardiac silhouette. Lungs clear.") == "cardiomegaly. Lungs clear."
     assert read_as_diagnoses("Mediastinal Emphysema") == "pneumomediastinum"
     assert read_as_diagnoses("Right lower lobe opacity") == "Right lower lobe opacity"
+
+
+def test_the_edges_of_reading_synonyms_and_qualifiers():
+    """A coordinated adjective, a negated prefix and a place named after free air are not read as the diagnosis; a
+    qualifier dropped with the diagnosis it qualifies is a finding fewer, not a vaguer one."""
+    from radmetrics.inference.findings.pair_features import read_as_diagnoses
+
+    assert "nodule" not in frame("Reticular and nodular opacities at both bases").diagnoses
+    assert "pneumonia" not in frame("Non-infectious consolidation in the left lower lobe").diagnoses
+    assert read_as_diagnoses("Non-infectious consolidation") == "Non-infectious consolidation"
+    assert read_as_diagnoses("Free air under the right hemidiaphragm.") == "pneumoperitoneum."
+    assert named("Tension pneumothorax with atelectasis.", "Atelectasis.")["diagnosis_made_vague"] == 0.0
+    assert (
+        named("Tension pneumothorax with atelectasis.", "Pneumothorax with atelectasis.")["diagnosis_made_vague"]
+        == 1.0
+    )
