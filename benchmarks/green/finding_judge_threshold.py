@@ -184,9 +184,11 @@ def radpref_part(metric, candidates, folds: int, n_bootstrap: int, seed: int, op
     rules = rules_counts(references, texts)
     targets = {"mean_errors": mean_errors, "mean_rating": -np.array([c.mean_rating() for c in candidates])}
     refit = best_setting(counts, mean_errors, np.ones(len(candidates), dtype=bool), open_suite)
+    reaching = [setting_name(s) for s in GRID if open_suite[s][0]]
     report = {
         "folds": chosen,
         "refit_on_all_cases (the default's choice; in-sample)": setting_name(refit),
+        f"settings whose new categories reach {OPEN_FLOOR} on the open cases (chosen from; all, if none)": reaching,
         "matched_pairs_judged": len(annotator.distinct),
     }
     for target, human in targets.items():

@@ -220,10 +220,13 @@ def specificity(sentence: str, rng: random.Random) -> tuple[str, str] | None:
         return None
     options = []
     for specific, vague in SPECIFIC_TO_VAGUE:
-        if re.search(rf"\b{re.escape(specific)}\b", sentence, re.I):
-            options += [(specific, v) for v in vague]
-        if not re.search(rf"\b{re.escape(specific)}\b", sentence, re.I):  # not "tension tension pneumothorax"
-            options += [(v, specific) for v in vague if re.search(rf"\b{re.escape(v)}\b", sentence, re.I)]
+        found = re.compile(rf"\b{re.escape(specific)}\b", re.I)
+        rest = found.sub(" ", sentence)  # what the sentence names besides the diagnosis
+        named = [v for v in vague if re.search(rf"\b{re.escape(v)}\b", rest, re.I)]
+        if found.search(sentence):  # never "opacity, likely opacity"
+            options += [(specific, v) for v in vague if v not in named]
+        else:  # never "tension tension pneumothorax"
+            options += [(v, specific) for v in named]
     if not options:
         return None
     old, new = rng.choice(options)

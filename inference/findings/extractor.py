@@ -13,7 +13,8 @@ A statement without a Latin letter (another script) is kept whole: the head was 
 Normal and negated statements, technique and patient details fall below the threshold; devices and comparisons with
 a prior study are kept when the head keeps them (with `hedged`, what judge=model reads, a statement that places a
 device's tip or names an abnormality under a strong hedge is kept whatever the head says: `by_rule`; and a statement
-splits into `hedged_clauses`, which keep an interpretation or a hedge with its finding). The two thresholds are the
+splits into `hedged_clauses`, which keep an interpretation, a hedge, a place and a differential with its finding).
+The two thresholds are the
 recipe's config values, chosen on radpref_dev's 30 development cases.
 """
 
@@ -142,8 +143,8 @@ _HEDGE_FIRST = re.compile(
 
 
 # Words of a clause that only places or spreads the finding before it ("involving the right lower lobe", "most
-# prominent at the bases", "right greater than left"): such a clause is part of that finding, as RadPref's raters
-# list it.
+# prominent at the bases", "right greater than left", "and potentially the right middle lobe"): such a clause is part
+# of that finding, as RadPref's raters list it. A few hedge adverbs are among them, for a place given with a hedge.
 _PLACE_WORDS = frozenset(
     """a an the and or of in at to into within on both each either its with along over from towards toward
     right left bilateral bilaterally unilateral upper middle lower mid lobe lobes zone zones lung lungs field fields
@@ -161,21 +162,36 @@ _DIFFERENTIAL_BREAK = re.compile(r"or|versus|vs\.?", re.I)
 
 # Where a finding is most marked ("particularly prominent in the lower lung fields"): an extent, not a finding.
 _MOST_MARKED = re.compile(
-    r"\b(?:most|more|less|particularly|especially|slightly) (?:prominent|pronounced|marked|evident|conspicuous)\b"
+    r"\b(?:most|more|less|particularly|especially|slightly) "
+    r"(?:prominent|pronounced|marked|evident|conspicuous)(?:ly)?\b"
 )
+# A parenthetical hedge between two breaks ("atelectasis or, less likely, pneumonia") qualifies what follows it.
+_HEDGE_WORDS = frozenset("less more most much far likely possibly probably potentially perhaps".split())
+
+
+def _words(clause: str) -> list[str]:
+    return re.findall(r"[a-z]+", _MOST_MARKED.sub(" ", clause.lower().replace("-", " ")))
 
 
 def place_only(clause: str) -> bool:
-    """Whether the clause has no word but places and extents (`_PLACE_WORDS`, `_MOST_MARKED`)."""
-    words = re.findall(r"[a-z]+", _MOST_MARKED.sub(" ", clause.lower().replace("-", " ")))
+    """Whether the clause has no word but places, extents and the hedges that qualify a place (`_PLACE_WORDS`,
+    `_MOST_MARKED`)."""
+    words = _words(clause)
     return bool(words) and all(w in _PLACE_WORDS for w in words)
 
 
+def hedge_only(clause: str) -> bool:
+    """Whether the clause is a parenthetical hedge and nothing else ("less likely")."""
+    words = _words(clause)
+    return bool(words) and all(w in _HEDGE_WORDS for w in words)
+
+
 def _breaks(statement: str) -> list[tuple[int, int, list[str]]]:
-    """The statement's clause breaks, adjacent ones (", with") as one: (start, end, the break words in order)."""
+    """The statement's clause breaks, adjacent ones (", with", "and/or") as one: (start, end, the break words in
+    order)."""
     merged = []
     for found in _CLAUSE_BREAK.finditer(statement):
-        if merged and not statement[merged[-1][1] : found.start()].strip():
+        if merged and not statement[merged[-1][1] : found.start()].strip(" /"):
             merged[-1] = (merged[-1][0], found.end(), [*merged[-1][2], found.group(0)])
         else:
             merged.append((found.start(), found.end(), [found.group(0)]))
@@ -191,17 +207,19 @@ def hedged_clauses(statement: str) -> list[str]:
       with" and leaves "pneumonia" alone, and the head, trained on findings, often drops that);
     - a clause that only places or spreads the finding before it stays with it ("opacity, involving the right lower
       lobe and potentially the right middle lobe": `place_only`);
-    - a differential is one finding ("atelectasis versus scarring", "bronchitis or bronchiectasis").
-    Adjacent breaks (", with") are one."""
+    - a differential is one finding ("atelectasis versus scarring", "bronchitis or bronchiectasis", "atelectasis
+      or, less likely, pneumonia": a parenthetical hedge qualifies what follows it).
+    Adjacent breaks (", with", "and/or") are one."""
     breaks = _breaks(statement)
     kept, start = [], 0
     for n, (b_start, b_end, words) in enumerate(breaks):
         following = statement[b_end : breaks[n + 1][0] if n + 1 < len(breaks) else len(statement)]
+        preceding = statement[breaks[n - 1][1] if n else 0 : b_start]
         if (
-            _INTERPRETATION_BREAK.fullmatch(words[-1])
-            or _DIFFERENTIAL_BREAK.fullmatch(words[-1])
+            any(_INTERPRETATION_BREAK.fullmatch(w) or _DIFFERENTIAL_BREAK.fullmatch(w) for w in words)
             or _HEDGE_FIRST.match(statement, b_end)
             or place_only(following)
+            or hedge_only(preceding)
         ):
             continue
         kept.append(statement[start:b_start])
@@ -342,8 +360,8 @@ class FindingsExtractor:
         excluded") is kept, only the segments of a statement that are not findings are dropped (`finding_part`), and
         a statement that places a device's tip or names an abnormality under a strong hedge is a finding whatever the
         head says (`by_rule`), and so is a clause that names an abnormality under a strong hedge
-        (`hedged_abnormality`); a statement splits into `hedged_clauses` (an interpretation or a hedge stays with the
-        finding it qualifies)."""
+        (`hedged_abnormality`); a statement splits into `hedged_clauses` (an interpretation, a hedge, a place and a
+        differential stay with the finding they qualify)."""
         split = [statements(report) for report in reports]
         if hedged:
             split = [[part for part in map(finding_part, report) if part] for report in split]

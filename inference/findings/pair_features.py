@@ -485,20 +485,26 @@ _SAME_AS_DIAGNOSIS = (
     (re.compile(r"\bpleural fluid\b"), "pleural effusion"),
     # synonyms and the descriptions that are the diagnosis itself (a nodular opacity is a nodule, not a vaguer one)
     # not an adjective sharing its noun with another ("reticular and nodular opacities" is not a nodule)
-    (re.compile(r"(?<!and )(?<!or )(?<!, )\bnodular (?:opacity|opacities|density|densities)\b"), "nodule"),
+    (
+        re.compile(
+            r"(?<!reticular and )(?<!reticular, )(?<!reticular or )(?<!interstitial and )"
+            r"\bnodular (?:opacity|opacities|density|densities)\b"
+        ),
+        "nodule",
+    ),
     (re.compile(r"\b(?:adenopathy|lymph node enlargement|enlarged lymph nodes)\b"), "lymphadenopathy"),
     (re.compile(r"\bsarcoid\b"), "sarcoidosis"),
     (re.compile(r"\bmediastinal emphysema\b"), "pneumomediastinum"),
     (
         re.compile(
-            r"\bfree (?:intraperitoneal |subdiaphragmatic )?(?:air|gas) (?:under|beneath) the "
-            r"(?:(?:right|left|both) )?(?:hemi ?)?diaphragms?\b"
+            r"\bfree (?:intraperitoneal |subdiaphragmatic )?(?:air|gas) (?:under|beneath) the\b"
+            r"(?: (?:right|left|both|bilateral)(?: and (?:right|left))?)?(?: (?:hemi[- ]?)?diaphragms?\b)?"
         ),
         "pneumoperitoneum",
     ),
     (re.compile(r"\bfree intraperitoneal (?:air|gas)\b"), "pneumoperitoneum"),
     (re.compile(r"\boedema\b"), "edema"),
-    (re.compile(r"(?<!non )(?<!non-)\b(?:infectious|infective) consolidation\b"), "pneumonia"),
+    (re.compile(r"(?<!non )(?<!non-)(?<!non\u2013)\b(?:infectious|infective) consolidation\b"), "pneumonia"),
 )
 
 
@@ -780,7 +786,8 @@ QUALIFIERS = {"tension": "pneumothorax"}
 def _made_vague(specific: FindingFrame, vaguer: FindingFrame) -> float:
     """1 when a diagnosis of `specific` is missing from `vaguer` and something stands in its place: a vaguer
     description of it ("opacity, consistent with pneumonia" -> "opacity") or another diagnosis, or the interpretation
-    dropped ("Kerley B lines, consistent with edema" -> "Kerley B lines"). A diagnosis simply absent ("Cardiomegaly
+    dropped ("Kerley B lines, consistent with edema" -> "Kerley B lines"), or a qualifier dropped from a diagnosis
+    that stays ("tension pneumothorax" -> "pneumothorax": `QUALIFIERS`). A diagnosis simply absent ("Cardiomegaly
     with vascular congestion" -> "vascular congestion") is a finding fewer, not a vaguer one."""
     dropped = specific.diagnoses - vaguer.diagnoses
     if not dropped:

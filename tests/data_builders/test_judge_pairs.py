@@ -59,9 +59,13 @@ def test_edits_carry_their_labels():
     )
     edited, label = specificity("Right upper lobe pneumonia.", rng)
     assert label == "attribute:specificity:significant" and "pneumonia" not in edited
-    # a diagnosis already named is not named again ("tension tension pneumothorax")
+    # a diagnosis or a description already named is not named again ("tension tension pneumothorax")
     assert all(
         "tension tension" not in specificity("Large left tension pneumothorax.", random.Random(seed))[0]
+        for seed in range(20)
+    )
+    assert all(
+        "likely opacity" not in specificity("Right lower lobe opacity, likely pneumonia.", random.Random(seed))[0]
         for seed in range(20)
     )
     assert change_unit("8 mm nodule.", rng) == ("0.8 cm nodule.", "unit")

@@ -129,6 +129,16 @@ def test_hedged_clauses_keep_a_place_and_a_differential_with_their_finding():
     assert hedged_clauses("Cardiomegaly with vascular congestion") == ["Cardiomegaly", "vascular congestion"]
     assert hedged_clauses("Left effusion, and prominent hila") == ["Left effusion", "prominent hila"]
     assert place_only("most prominent at the bases") and not place_only("small left effusion") and not place_only("")
+    # a parenthetical hedge in a differential, "and/or", adjacent breaks, and an interpretation after a comma
+    assert hedged_clauses("Atelectasis or, less likely, pneumonia") == ["Atelectasis or, less likely, pneumonia"]
+    assert hedged_clauses("Atelectasis and/or consolidation at the left base") == [
+        "Atelectasis and/or consolidation at the left base"
+    ]
+    assert hedged_clauses("Opacity, most prominently at the bases") == ["Opacity, most prominently at the bases"]
+    assert hedged_clauses("Opacity at the left base, which may represent atelectasis, and cardiomegaly") == [
+        "Opacity at the left base, which may represent atelectasis",
+        "cardiomegaly",
+    ]
 
 
 def test_extractor_keeps_statements_and_splits_on_two_finding_clauses(tmp_path):

@@ -175,6 +175,9 @@ def test_the_edges_of_reading_synonyms_and_qualifiers():
     assert "pneumonia" not in frame("Non-infectious consolidation in the left lower lobe").diagnoses
     assert read_as_diagnoses("Non-infectious consolidation") == "Non-infectious consolidation"
     assert read_as_diagnoses("Free air under the right hemidiaphragm.") == "pneumoperitoneum."
+    assert read_as_diagnoses("Free air under the right and left hemidiaphragms.") == "pneumoperitoneum."
+    assert read_as_diagnoses("Free air under the diaphragm") == "pneumoperitoneum"
+    assert frame("Right upper lobe mass and nodular opacities in the left lung").diagnoses == {"mass", "nodule"}
     assert named("Tension pneumothorax with atelectasis.", "Atelectasis.")["diagnosis_made_vague"] == 0.0
     assert (
         named("Tension pneumothorax with atelectasis.", "Pneumothorax with atelectasis.")["diagnosis_made_vague"]
