@@ -90,12 +90,36 @@ def not_a_finding(text: str, hedged: bool = False) -> bool:
     return bool(_NOT_A_FINDING.search(text))
 
 
+def normal_part(text: str) -> bool:
+    """A normal statement that names no abnormality ("the right upper zone is clear"); a hedge of exclusion ("aortic
+    injury not excluded") is not a negation."""
+    return not _HEDGED_EXCLUSION.search(text) and rules.is_normal(text) and not rules.names_abnormality(text)
+
+
+def _without_study_details(segment: str) -> str:
+    """A segment, empty when it is about the study or a recommendation; a finding joined to one by "and" stays
+    ("malignancy is a consideration and chest CT is recommended" -> "malignancy is a consideration")."""
+    if not not_a_finding(segment, hedged=True):
+        return segment
+    pieces = re.split(r"\s+and\s+", segment)
+    kept = [p for p in pieces if not not_a_finding(p, hedged=True)]
+    return " and ".join(kept) if len(pieces) > 1 and kept else ""
+
+
 def finding_part(statement: str) -> str:
     """The statement without its comma- or semicolon-separated segments that are not findings (a recommendation, a
     limit of the study): "Right upper lobe opacity; a neoplasm cannot be excluded, CT recommended" -> "Right upper lobe
-    opacity; a neoplasm cannot be excluded". Empty when no segment is left."""
-    kept = [part for part in _SEGMENT.findall(statement) if not not_a_finding(part, hedged=True)]
-    return "".join(kept).strip().rstrip(",;").strip()
+    opacity; a neoplasm cannot be excluded"; nor, beside a semicolon-separated part that names an abnormality, its
+    normal parts ("Patchy opacities in the right lower zone; the right upper zone is clear" -> "Patchy opacities in the
+    right lower zone": the head, which reads a statement whole, drops it for the normal words; a comma may separate the
+    items of one negation, "No effusion, pneumothorax, or cardiomegaly", a semicolon ends it). Empty when no segment
+    is left."""
+    kept = [_without_study_details(part) for part in _SEGMENT.findall(statement)]
+    kept_text = "".join(kept)
+    parts = re.findall(r"[^;]+;?", kept_text)
+    if len(parts) >= 2 and any(rules.is_significant_alone(part) for part in parts):
+        kept_text = "".join(part for part in parts if not normal_part(part))
+    return kept_text.strip().rstrip(",;").strip()
 
 
 def places_tip(statement: str) -> bool:

@@ -343,6 +343,9 @@ ZONES = (
     "upper zones",
     "mid zone",
     "mid zones",
+    "middle zone",
+    "middle zones",
+    "mid lung",
     "midlung",
     "lower zone",
     "lower zones",
@@ -392,6 +395,9 @@ ZONE_GROUPS = {
     "lower lung": "lower",
     "costophrenic": "lower",
     "mid zone": "middle",
+    "middle zone": "middle",
+    "middle zones": "middle",
+    "mid lung": "middle",
     "midlung": "middle",
     "perihilar": "hilar",
     "hilar": "hilar",
@@ -620,6 +626,17 @@ def _lobes(text: str) -> frozenset[str]:
     return frozenset(lobes - {"upper lobe"} if "lingula" in lobes else lobes)
 
 
+# A place the finding spares is not where it is ("opacities in the right lower zone, sparing the right upper zone").
+_SPARED = re.compile(r"\bspar(?:ing|es|ed)\b[^,;.]*")
+# Two levels sharing one noun ("right mid and lower zones"): each level with the noun, so each is read.
+_SHARED_NOUN = re.compile(r"\b(upper|mid|middle|lower) and (upper|mid|middle|lower) (zone|lung|lobe)s?\b")
+
+
+def placed(text: str) -> str:
+    """The (normalised) text as its places are read: spared places dropped, levels sharing a noun each given it."""
+    return _SHARED_NOUN.sub(r"\1 \3 and \2 \3", _SPARED.sub(" ", text))
+
+
 def _sides(text: str) -> frozenset[str]:
     sides = set(_phrases(text, ("left", "right")))
     if re.search(r"\b(bilateral|bilaterally|both|bibasilar)\b", text):
@@ -632,8 +649,9 @@ def frame(finding: str) -> FindingFrame:
     """What one finding says about each attribute."""
     text = normalised(finding)
     device = bool(_phrases(text, DEVICES))
-    segments = _phrases(text, SEGMENTS)
-    segment_words = frozenset() if segments else _phrases(text, SEGMENT_WORDS)
+    where = placed(text)
+    segments = _phrases(where, SEGMENTS)
+    segment_words = frozenset() if segments else _phrases(where, SEGMENT_WORDS)
     return FindingFrame(
         sizes_mm=_sizes(text, device),
         carina_cm=_carina(text) if device else None,
@@ -647,8 +665,8 @@ def frame(finding: str) -> FindingFrame:
         vague=_phrases(text, VAGUE),
         interpreted=_interpreted(text),
         sides=_sides(text),
-        lobes=_lobes(text),
-        zones=frozenset(ZONE_GROUPS.get(p, p) for p in _phrases(_SEGMENT.sub(" ", text), ZONES)),
+        lobes=_lobes(where),
+        zones=frozenset(ZONE_GROUPS.get(p, p) for p in _phrases(_SEGMENT.sub(" ", where), ZONES)),
         segments=segments | segment_words,
         severities=rules.severities(text),
         severity_words=frozenset(w for w in re.findall(r"[a-z]+", text) if w in rules.SEVERITY_LEVELS),

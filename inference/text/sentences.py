@@ -128,6 +128,14 @@ _ABBREVIATION = re.compile(
 _SIDE_LETTER = re.compile(r"(?<![\w/.])([LR])(?![\w/.])(?=\s+[A-Za-z])")
 _SIDES = {"L": "left", "R": "right"}
 _CVC = re.compile(r"(?<![\w/])cvc(?![\w/])", re.I)
+# Diagnoses written as abbreviations, read only with `extended`: the judge's frame names diagnoses as words.
+_DIAGNOSIS_ABBREVIATIONS = {
+    "chf": "congestive heart failure",
+    "tb": "tuberculosis",
+    "pna": "pneumonia",
+    "ild": "interstitial lung disease",
+}
+_DIAGNOSIS = re.compile(r"(?<![\w/])(" + "|".join(_DIAGNOSIS_ABBREVIATIONS) + r")(?![\w/])", re.I)
 _SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+)$")
 # A query written before a finding ("? tiny pneumothorax", "?aspiration"), which the splitter would read as a question
 # mark ending a sentence.
@@ -145,12 +153,14 @@ def _word(expansion: str, match: re.Match, extended: bool) -> str:
 def expand_abbreviations(text: str, lobes: bool = False, extended: bool = False) -> str:
     """ "Lt pleural effusion" -> "left pleural effusion", "b/l" -> "bilateral", "PTX", "ETT", "NGT", ... as words;
     with `lobes`, the lobes too ("RUL" -> "right upper lobe"); with `extended`, "R"/"L" before a word as sides, "CVC",
-    a query before a finding ("?aspiration") as "query", and an expansion that starts a sentence capitalised.
+    CHF, TB, PNA and ILD, a query before a finding ("?aspiration") as "query", and an expansion that starts a sentence
+    capitalised.
     semantic_green's judge=model reads with both; judge=rules keeps the reading its values were measured with."""
     if extended:
         text = _QUERY.sub("query ", text)
         text = _SIDE_LETTER.sub(lambda m: _word(_SIDES[m.group(1)], m, True), text)
         text = _CVC.sub(lambda m: _word("central venous catheter", m, True), text)
+        text = _DIAGNOSIS.sub(lambda m: _word(_DIAGNOSIS_ABBREVIATIONS[m.group(1).lower()], m, True), text)
     text = _ABBREVIATION.sub(lambda m: _word(_ABBREVIATIONS[m.group(1).lower()], m, extended), text)
     if not lobes:
         return text

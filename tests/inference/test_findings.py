@@ -129,6 +129,22 @@ def test_hedged_clauses_keep_a_place_and_a_differential_with_their_finding():
     assert hedged_clauses("Cardiomegaly with vascular congestion") == ["Cardiomegaly", "vascular congestion"]
     assert hedged_clauses("Left effusion, and prominent hila") == ["Left effusion", "prominent hila"]
     assert place_only("most prominent at the bases") and not place_only("small left effusion") and not place_only("")
+    # beside a finding, a normal part after a semicolon goes; a negated list and a hedge of exclusion stay
+    from radmetrics.inference.findings.extractor import finding_part
+
+    assert finding_part("Patchy opacities in the right lower zone; the right upper zone is clear") == (
+        "Patchy opacities in the right lower zone"
+    )
+    assert finding_part("No pleural effusion, pneumothorax, or cardiomegaly") == (
+        "No pleural effusion, pneumothorax, or cardiomegaly"
+    )
+    assert (
+        finding_part("Widened mediastinum; aortic injury not excluded")
+        == "Widened mediastinum; aortic injury not excluded"
+    )
+    assert finding_part("Nodule, indeterminate; malignancy is a consideration and chest CT is recommended") == (
+        "Nodule, indeterminate; malignancy is a consideration"
+    )
     # a parenthetical hedge in a differential, "and/or", adjacent breaks, and an interpretation after a comma
     assert hedged_clauses("Atelectasis or, less likely, pneumonia") == ["Atelectasis or, less likely, pneumonia"]
     assert hedged_clauses("Atelectasis and/or consolidation at the left base") == [

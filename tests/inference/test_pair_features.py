@@ -183,3 +183,14 @@ def test_the_edges_of_reading_synonyms_and_qualifiers():
         named("Tension pneumothorax with atelectasis.", "Pneumothorax with atelectasis.")["diagnosis_made_vague"]
         == 1.0
     )
+
+
+def test_a_spared_place_is_not_where_the_finding_is_and_levels_sharing_a_noun_are_each_read():
+    spared = frame("Patchy opacities involve the right middle and lower zones, sparing the right upper zone")
+    assert (
+        spared.zones
+        == frame("Patchy airspace opacities in the right mid and lower zones").zones
+        == {"middle", "lower"}
+    )
+    assert frame("Right middle and lower lobe pneumonia").lobes == {"middle lobe", "lower lobe"}
+    assert frame("Opacities in the mid and lower lungs").zones == {"middle", "lower"}

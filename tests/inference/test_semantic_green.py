@@ -287,6 +287,11 @@ def test_abbreviations_read_as_words():
     assert expand_abbreviations("Lt. lower lobe. b/l opacities. PTX. ETT and NGT in place.") == (
         "left lower lobe. bilateral opacities. pneumothorax. endotracheal tube and nasogastric tube in place."
     )
+    # judge=model's reading also names diagnoses written short; judge=rules' does not
+    assert expand_abbreviations("CHF. Post-primary TB.", extended=True) == (
+        "Congestive heart failure. Post-primary tuberculosis."
+    )
+    assert expand_abbreviations("CHF. Post-primary TB.") == "CHF. Post-primary TB."
 
 
 def test_placeholders_are_no_finding_and_agreeing_change_words_are_no_error():
