@@ -82,6 +82,7 @@ SUITE_PARTS = {
     "sealed4": ("suite_fourth_sealed_cases", "sealed_4.jsonl"),
     "sealed5": ("suite_fifth_sealed_cases", "sealed_5.jsonl"),
     "sealed6": ("suite_sixth_sealed_cases", "sealed_6.jsonl"),
+    "sealed7": ("suite_seventh_sealed_cases", "sealed_7.jsonl"),
 }
 
 
@@ -190,7 +191,7 @@ def main(argv=None) -> int:
         default=["suite", "listed", "reports"],
         choices=[*SUITE_PARTS, "listed", "reports"],
         help="open2, open3, open4: the other open sets (resources/clinical_ranking/open_2.jsonl, ...); "
-        "sealed, sealed2 ... sealed6: the suite's sealed halves (sealed.jsonl, sealed_2.jsonl, ...), each run "
+        "sealed, sealed2 ... sealed7: the suite's sealed halves (sealed.jsonl, sealed_2.jsonl, ...), each run "
         "once, at the end",
     )
     args = parser.parse_args(argv)
