@@ -91,29 +91,43 @@ def not_a_finding(text: str, hedged: bool = False) -> bool:
 
 
 def normal_part(text: str) -> bool:
-    """A normal statement that names no abnormality ("the right upper zone is clear"); a hedge of exclusion ("aortic
+    """A part every comma-separated segment of which is a normal statement naming no abnormality ("the right upper
+    zone is clear"), and that places no device's tip and compares with no prior study; a hedge of exclusion ("aortic
     injury not excluded") is not a negation."""
-    return not _HEDGED_EXCLUSION.search(text) and rules.is_normal(text) and not rules.names_abnormality(text)
+    if places_tip(text) or rules.is_comparison(text) or rules.change_directions(text):
+        return False
+    return all(
+        not _HEDGED_EXCLUSION.search(segment) and rules.is_normal(segment) and not rules.names_abnormality(segment)
+        for segment in _SEGMENT.findall(text)
+    )
 
 
 def _without_study_details(segment: str) -> str:
-    """A segment, empty when it is about the study or a recommendation; a finding joined to one by "and" stays
-    ("malignancy is a consideration and chest CT is recommended" -> "malignancy is a consideration")."""
+    """A segment, empty when it is about the study or a recommendation; the findings that open it, joined by "and" to
+    a recommendation, stay ("malignancy is a consideration and chest CT is recommended" -> "malignancy is a
+    consideration"). A study detail that opens the segment governs all of it ("History of asthma and COPD")."""
     if not not_a_finding(segment, hedged=True):
         return segment
-    pieces = re.split(r"\s+and\s+", segment)
-    kept = [p for p in pieces if not not_a_finding(p, hedged=True)]
-    return " and ".join(kept) if len(pieces) > 1 and kept else ""
+    body = segment.rstrip(",;")
+    pieces = re.split(r"\s+and\s+", body)
+    kept = []
+    for piece in pieces:
+        if not_a_finding(piece, hedged=True):
+            break
+        kept.append(piece)
+    if not kept or not all(rules.is_significant_alone(piece) for piece in kept):
+        return ""
+    return " and ".join(kept) + segment[len(body) :]
 
 
 def finding_part(statement: str) -> str:
     """The statement without its comma- or semicolon-separated segments that are not findings (a recommendation, a
     limit of the study): "Right upper lobe opacity; a neoplasm cannot be excluded, CT recommended" -> "Right upper lobe
-    opacity; a neoplasm cannot be excluded"; nor, beside a semicolon-separated part that names an abnormality, its
-    normal parts ("Patchy opacities in the right lower zone; the right upper zone is clear" -> "Patchy opacities in the
-    right lower zone": the head, which reads a statement whole, drops it for the normal words; a comma may separate the
-    items of one negation, "No effusion, pneumothorax, or cardiomegaly", a semicolon ends it). Empty when no segment
-    is left."""
+    opacity; a neoplasm cannot be excluded"; nor, beside a semicolon-separated part that names an abnormality on its
+    own, its normal parts (`normal_part`: "Patchy opacities in the right lower zone; the right upper zone is clear" ->
+    "Patchy opacities in the right lower zone": the head, which reads a statement whole, drops it for the normal
+    words; a comma may separate the items of one negation, "No effusion, pneumothorax, or cardiomegaly", a semicolon
+    ends it). Empty when no segment is left."""
     kept = [_without_study_details(part) for part in _SEGMENT.findall(statement)]
     kept_text = "".join(kept)
     parts = re.findall(r"[^;]+;?", kept_text)

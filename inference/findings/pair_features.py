@@ -285,6 +285,7 @@ DIAGNOSES = (
     "aspiration",
     "infection",
     "sarcoidosis",
+    "interstitial lung disease",
     "bronchiectasis",
     "nodule",
     "nodules",
@@ -346,6 +347,7 @@ ZONES = (
     "middle zone",
     "middle zones",
     "mid lung",
+    "mid lungs",
     "midlung",
     "lower zone",
     "lower zones",
@@ -398,6 +400,7 @@ ZONE_GROUPS = {
     "middle zone": "middle",
     "middle zones": "middle",
     "mid lung": "middle",
+    "mid lungs": "middle",
     "midlung": "middle",
     "perihilar": "hilar",
     "hilar": "hilar",
@@ -626,15 +629,27 @@ def _lobes(text: str) -> frozenset[str]:
     return frozenset(lobes - {"upper lobe"} if "lingula" in lobes else lobes)
 
 
-# A place the finding spares is not where it is ("opacities in the right lower zone, sparing the right upper zone").
-_SPARED = re.compile(r"\bspar(?:ing|es|ed)\b[^,;.]*")
-# Two levels sharing one noun ("right mid and lower zones"): each level with the noun, so each is read.
-_SHARED_NOUN = re.compile(r"\b(upper|mid|middle|lower) and (upper|mid|middle|lower) (zone|lung|lobe)s?\b")
+# A place the finding spares is not where it is ("opacities in the right lower zone, sparing the right upper zone",
+# "the right upper lobe is spared"), up to the next clause ("sparing the apices and involving the bases").
+_SPARED = re.compile(
+    r"(?<!without )(?<!no )\bspar(?:ing|es)\b(?: of)?.*?(?=\b(?:and|with|involving|but|while|most)\b|[,;.]|$)"
+    r"|\b(?:the )?(?:(?:right|left) )?(?:upper|mid|middle|lower) (?:lobe|zone|lung)s? "
+    r"(?:is|are) (?:relatively )?spared\b"
+)
+# Levels sharing one noun ("right mid and lower zones", "upper, mid and lower zones", "mid to lower zones"): each
+# level with the noun, so each is read.
+_LEVEL = r"(?:upper|middle|mid|lower)"
+_SHARED_NOUN = re.compile(rf"\b({_LEVEL}(?:(?:, | and |, and | to ){_LEVEL})+) (zone|lung|lobe)s?\b")
+
+
+def _each_level(found: re.Match) -> str:
+    levels = re.findall(_LEVEL, found.group(1))
+    return " and ".join(f"{level} {found.group(2)}" for level in levels)
 
 
 def placed(text: str) -> str:
     """The (normalised) text as its places are read: spared places dropped, levels sharing a noun each given it."""
-    return _SHARED_NOUN.sub(r"\1 \3 and \2 \3", _SPARED.sub(" ", text))
+    return _SHARED_NOUN.sub(_each_level, _SPARED.sub(" ", text))
 
 
 def _sides(text: str) -> frozenset[str]:
@@ -664,7 +679,7 @@ def frame(finding: str) -> FindingFrame:
         diagnoses=_phrases(text, DIAGNOSES),
         vague=_phrases(text, VAGUE),
         interpreted=_interpreted(text),
-        sides=_sides(text),
+        sides=_sides(where),
         lobes=_lobes(where),
         zones=frozenset(ZONE_GROUPS.get(p, p) for p in _phrases(_SEGMENT.sub(" ", where), ZONES)),
         segments=segments | segment_words,

@@ -135,7 +135,7 @@ _DIAGNOSIS_ABBREVIATIONS = {
     "pna": "pneumonia",
     "ild": "interstitial lung disease",
 }
-_DIAGNOSIS = re.compile(r"(?<![\w/])(" + "|".join(_DIAGNOSIS_ABBREVIATIONS) + r")(?![\w/])", re.I)
+_DIAGNOSIS = re.compile(r"(?<![\w/])(" + "|".join(_DIAGNOSIS_ABBREVIATIONS) + r")(?!\w)", re.I)  # "CHF/overload"
 _SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+)$")
 # A query written before a finding ("? tiny pneumothorax", "?aspiration"), which the splitter would read as a question
 # mark ending a sentence.
@@ -153,8 +153,8 @@ def _word(expansion: str, match: re.Match, extended: bool) -> str:
 def expand_abbreviations(text: str, lobes: bool = False, extended: bool = False) -> str:
     """ "Lt pleural effusion" -> "left pleural effusion", "b/l" -> "bilateral", "PTX", "ETT", "NGT", ... as words;
     with `lobes`, the lobes too ("RUL" -> "right upper lobe"); with `extended`, "R"/"L" before a word as sides, "CVC",
-    CHF, TB, PNA and ILD, a query before a finding ("?aspiration") as "query", and an expansion that starts a sentence
-    capitalised.
+    CHF, TB, PNA and ILD, a query before a finding ("?aspiration") as "query", and an expansion that starts a
+    sentence capitalised.
     semantic_green's judge=model reads with both; judge=rules keeps the reading its values were measured with."""
     if extended:
         text = _QUERY.sub("query ", text)

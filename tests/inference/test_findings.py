@@ -145,6 +145,17 @@ def test_hedged_clauses_keep_a_place_and_a_differential_with_their_finding():
     assert finding_part("Nodule, indeterminate; malignancy is a consideration and chest CT is recommended") == (
         "Nodule, indeterminate; malignancy is a consideration"
     )
+    assert finding_part("Right upper lobe nodule and CT is recommended; small left effusion") == (
+        "Right upper lobe nodule; small left effusion"
+    )
+    for kept in (
+        "Cardiomegaly; no effusion, small pneumothorax",
+        "Mild pulmonary edema; endotracheal tube tip in normal position 4 cm above the carina",
+        "Cardiomegaly; no significant interval change",
+    ):
+        assert finding_part(kept) == kept
+    for study_detail in ("History of asthma and COPD", "Limited by motion and low lung volumes"):
+        assert finding_part(study_detail) == ""
     # a parenthetical hedge in a differential, "and/or", adjacent breaks, and an interpretation after a comma
     assert hedged_clauses("Atelectasis or, less likely, pneumonia") == ["Atelectasis or, less likely, pneumonia"]
     assert hedged_clauses("Atelectasis and/or consolidation at the left base") == [

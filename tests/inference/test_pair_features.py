@@ -194,3 +194,9 @@ def test_a_spared_place_is_not_where_the_finding_is_and_levels_sharing_a_noun_ar
     )
     assert frame("Right middle and lower lobe pneumonia").lobes == {"middle lobe", "lower lobe"}
     assert frame("Opacities in the mid and lower lungs").zones == {"middle", "lower"}
+    assert frame("Diffuse opacities sparing the apices and involving the bases").zones == {"lower"}
+    assert frame("Opacities in the right lower lobe; the right upper lobe is spared").lobes == {"lower lobe"}
+    assert frame("Opacities without sparing of the bases").zones == {"lower"}
+    assert frame("Opacities in the right lower zone, sparing the left lung").sides == {"right"}
+    assert frame("Opacities in the upper, mid and lower zones").zones == {"upper", "middle", "lower"}
+    assert frame("Opacities in the mid to lower zones").zones == {"middle", "lower"}
