@@ -17,6 +17,9 @@ bootstrap, paired difference):
    an attribute error] + [r is marked missing], which is what a decider that agreed with the raters on every pair
    (same, an attribute error, or two unrelated findings) would count.
 
+3. Which side's extraction costs the agreement: the judge at its defaults on the findings extracted from both reports,
+   on RadPref's listed findings for one side and the extracted ones for the other, and on the listed findings of both.
+
 Nothing is chosen here; the judge's own figures are finding_judge.py's and finding_judge_threshold.py's.
 
     python benchmarks/green/finding_judge_ceiling.py --results benchmarks/results/finding_judge_ceiling.json
@@ -130,6 +133,21 @@ def listed_part(metric, candidates, n_bootstrap: int, seed: int) -> dict:
     return {"matched_pairs": len(annotator.distinct), **compared(counts, candidates, n_bootstrap, seed)}
 
 
+def one_side_listed_part(metric, candidates, n_bootstrap: int, seed: int) -> dict:
+    references, texts = [c.reference for c in candidates], [c.text for c in candidates]
+    found_references, found_candidates = extracted(metric, references, texts)
+    listed_references, listed_candidates = [c.reference_findings for c in candidates], [c.findings for c in candidates]
+    sides = {
+        "extracted, both sides": (found_references, found_candidates),
+        "listed references, extracted candidates": (listed_references, found_candidates),
+        "extracted references, listed candidates": (found_references, listed_candidates),
+        "listed, both sides": (listed_references, listed_candidates),
+    }
+    counts = {"rules": rules_counts(references, texts)}
+    counts.update({name: Annotator(metric, *lists).significant(DEFAULT_SETTING) for name, lists in sides.items()})
+    return compared(counts, candidates, n_bootstrap, seed)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     shipped = REPO / "inference/resources/finding_judge"
@@ -145,6 +163,9 @@ def main(argv=None) -> int:
         **run_record("finding_judge_ceiling.py", argv, args.judge),
         "extracted_findings": extracted_part(metric, candidates, args.bootstrap, args.seed),
         "listed_findings": listed_part(metric, candidates, args.bootstrap, args.seed),
+        "one_side_listed (the judge at its defaults)": one_side_listed_part(
+            metric, candidates, args.bootstrap, args.seed
+        ),
     }
     write_text(results_file, dumps(results, indent=2))
     print(f"wrote {results_file}")
