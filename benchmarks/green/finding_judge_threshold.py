@@ -43,7 +43,7 @@ from radmetrics.inference.files.json_io import dumps  # noqa: E402
 from radmetrics.inference.files.output_paths import check_output_file  # noqa: E402
 from radmetrics.inference.findings.extractor import MemoEncoder  # noqa: E402
 from radmetrics.inference.meta_evaluation.radpref import agreement, case_index, load_radpref  # noqa: E402
-from radmetrics.inference.meta_evaluation.ranking import load_suite, pairs, ranking_report  # noqa: E402
+from radmetrics.inference.meta_evaluation.ranking import JUDGE_CATEGORIES, load_suite, pairs, ranking_report  # noqa: E402
 from radmetrics.inference.metrics.semantic_green.judge import (  # noqa: E402
     SCOPES,
     confident_decisions,
@@ -79,16 +79,8 @@ THRESHOLDS = (
     1.0,
 )
 GRID = [(t, s) for s in SCOPES for t in THRESHOLDS]
-# Issue 61's new categories and the pairwise accuracy each must reach on the open cases: a setting below it anywhere
-# is chosen only when no setting reaches it everywhere.
-NEW_CATEGORIES = (
-    "measurement",
-    "device_tip_position",
-    "certainty",
-    "specificity",
-    "location_within_organ",
-    "partial_credit",
-)
+# The pairwise accuracy each of issue 61's new categories (JUDGE_CATEGORIES) must reach on the open cases: a setting
+# below it anywhere is chosen only when no setting reaches it everywhere.
 OPEN_FLOOR = 0.80
 
 
@@ -127,7 +119,7 @@ def open_standing(open_cases: dict) -> dict:
     standing = {}
     for s in GRID:
         report = open_cases[setting_name(s)]
-        floor = all(report["categories"][c]["pairwise_accuracy"] >= OPEN_FLOOR for c in NEW_CATEGORIES)
+        floor = all(report["categories"][c]["pairwise_accuracy"] >= OPEN_FLOOR for c in JUDGE_CATEGORIES)
         standing[s] = (floor, report["all"]["pairwise_accuracy"])
     return standing
 

@@ -14,8 +14,7 @@ Normal and negated statements, technique and patient details fall below the thre
 a prior study are kept when the head keeps them (with `hedged`, what judge=model reads, a statement that places a
 device's tip or names an abnormality under a strong hedge is kept whatever the head says: `by_rule`; and a statement
 splits into `hedged_clauses`, which keep an interpretation, a hedge, a place and a differential with its finding).
-The two thresholds are the
-recipe's config values, chosen on radpref_dev's 30 development cases.
+The two thresholds are the recipe's config values, chosen on radpref_dev's 30 development cases.
 """
 
 from __future__ import annotations

@@ -22,6 +22,15 @@ import numpy as np
 from ..scoring.stats import ratio_of_sums_interval
 
 SUITE_FILE = "suite.jsonl"
+# The categories issue 61 added: attribute errors within a matched finding, which a finding-pair judge decides.
+JUDGE_CATEGORIES = (
+    "measurement",
+    "device_tip_position",
+    "certainty",
+    "specificity",
+    "location_within_organ",
+    "partial_credit",
+)
 
 
 class SuiteError(ValueError):

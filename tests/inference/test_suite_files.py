@@ -7,17 +7,9 @@ from collections import Counter
 
 import pytest
 
-from radmetrics.inference.meta_evaluation.ranking import default_suite, load_suite
+from radmetrics.inference.meta_evaluation.ranking import JUDGE_CATEGORIES, default_suite, load_suite
 
-NEW_CATEGORIES = (
-    "measurement",
-    "device_tip_position",
-    "certainty",
-    "specificity",
-    "location_within_organ",
-    "partial_credit",
-)
-SIX_EACH = dict.fromkeys(NEW_CATEGORIES, 6)
+SIX_EACH = dict.fromkeys(JUDGE_CATEGORIES, 6)
 OPEN_2_COUNTS = {"device_tip_position": 8, "certainty": 8, "measurement": 4, "location_within_organ": 4}
 OPEN_4_COUNTS = {"certainty": 12, "specificity": 12}
 # (file, id prefix, cases per category), in the order they were written.
