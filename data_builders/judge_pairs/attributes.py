@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import re
 
-from radmetrics.inference.findings.pair_features import frame, hedge_level
+from radmetrics.inference.findings.pair_features import AGAINST, frame, hedge_level
 from radmetrics.inference.findings.significance import significance
 from radmetrics.inference.text.word_rules import names_abnormality
 
@@ -141,9 +141,19 @@ WEAK_HEDGES = (
     "Findings favor {f}",
     "Most likely {f}",
     "{F}, probably",
+    "Findings highly suspicious for {f}",
 )
+# Hedges that lean against the finding ("probably not"), the far end of the scale.
+AGAINST_HEDGES = (
+    "{F} is unlikely",
+    "{F} is doubtful",
+    "Findings are unlikely to represent {f}",
+    "{F}, not likely",
+)
+TEMPLATES = {1: WEAK_HEDGES, 2: STRONG_HEDGES, AGAINST: AGAINST_HEDGES}
 _HEDGE = re.compile(
-    r"\b(possible|possibly|questionable|probable|probably|likely|suspected|may represent|may be|could represent|"
+    r"\b((?:highly|very|strongly) (?:suspicious for|concerning for|suggestive of)|"
+    r"possible|possibly|questionable|probable|probably|likely|suspected|may represent|may be|could represent|"
     r"cannot be excluded|can not be excluded|cannot exclude|presumed|suggestive of|suspicious for|"
     r"concerning for)\b\s*",
     re.I,
@@ -154,23 +164,39 @@ def certainty(sentence: str, rng: random.Random) -> tuple[str, str] | None:
     """A hedge added to a definite finding, or a hedged finding made definite, or (a third of the time) its hedge
     replaced by another. Only an edit that changes the finding's certainty as written is made: a sentence with a hedge
     the edit cannot remove ("atelectasis versus scarring"), or with a second one that would stay, gives no pair.
-    Dropping or adding a weak hedge ("likely") is insignificant; so is a strong hedge made weak or the reverse
-    ("possible" against "probable": RadPref's radiologists mark no error there); another hedge of the same strength is
-    the same finding."""
+    `certainty_error` says which changes are errors and which of those are significant."""
     level = hedge_level(frame(sentence))
     if level:
         stripped = _unhedged(sentence)
         if stripped is None:
             return None
         if rng.random() < 1 / 3 and is_finding(stripped) and len(stripped.split()) <= 10:
-            strong = rng.random() < 0.5
-            label = "same" if (level == 2) == strong else attribute("certainty", False)
-            return _hedged(stripped, strong, rng), label
-        return stripped, attribute("certainty", level == 2 and matters(sentence))
+            new = _new_level(rng)
+            return _hedged(stripped, new, rng), certainty_error(level, new, matters(sentence))
+        return stripped, certainty_error(level, 0, matters(sentence))
     if not is_finding(sentence) or len(sentence.split()) > 10:
         return None
-    strong = rng.random() < 0.75
-    return _hedged(sentence, strong, rng), attribute("certainty", strong and matters(sentence))
+    new = _new_level(rng)
+    return _hedged(sentence, new, rng), certainty_error(0, new, matters(sentence))
+
+
+def _new_level(rng: random.Random) -> int:
+    """A hedge's level for an edit: strong (2) most often, weak (1) or against (AGAINST) less often."""
+    draw = rng.random()
+    return 2 if draw < 0.6 else 1 if draw < 0.8 else AGAINST
+
+
+def certainty_error(before: int, after: int, significant_finding: bool) -> str:
+    """The label of a finding's hedge level changed from `before` to `after` (hedge_level: 0 definite, 1 "probably so",
+    2 "possibly", AGAINST "probably not"). The same level is the same finding; a step between definite and "probably
+    so", or between "possibly" and either neighbour, is an insignificant error ("possible" against "probable":
+    RadPref's radiologists mark no error there); a definite or probable finding made possible or denied by a hedge, or
+    the reverse, is significant on a finding that matters."""
+    if before == after:
+        return "same"
+    low, high = sorted((before, after))
+    significant = (low == 0 and high >= 2) or (low <= 1 and high == AGAINST)
+    return attribute("certainty", significant and significant_finding)
 
 
 def _unhedged(sentence: str) -> str | None:
@@ -184,12 +210,12 @@ def _unhedged(sentence: str) -> str | None:
     return stripped[0].upper() + stripped[1:]
 
 
-def _hedged(sentence: str, strong: bool, rng: random.Random) -> str:
-    """A definite finding hedged with one of the templates of that strength."""
+def _hedged(sentence: str, level: int, rng: random.Random) -> str:
+    """A definite finding hedged with one of the templates of that level."""
     body = sentence.strip().rstrip(".")
     body = re.sub(r"^(there is|there are)\s+(an?\s+)?", "", body, flags=re.I)
-    frames = STRONG_HEDGES if strong else WEAK_HEDGES
-    template = rng.choice([f for f in frames if "," not in body or not f.startswith("{F},")])  # one comma at most
+    templates = TEMPLATES[level]
+    template = rng.choice([f for f in templates if "," not in body or not f.startswith("{F},")])  # one comma at most
     text = template.format(f=body[0].lower() + body[1:], F=body[0].upper() + body[1:]) + "."
     return text[0].upper() + text[1:]
 

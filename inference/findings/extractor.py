@@ -33,7 +33,7 @@ from ..loading.components import FINDINGS_RULE_FEATURES as RULE_FEATURES
 from ..models.text_encoder import TextEncoder
 from ..text import word_rules as rules
 from ..text.sentences import expand_abbreviations, statements
-from .pair_features import frame, hedge_level, tip_placed
+from .pair_features import frame, strongly_hedged, tip_placed
 
 HEAD_FILE = "findings_head.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -149,7 +149,7 @@ def hedged_abnormality(statement: str) -> bool:
     a finding whose certainty the judge decides, which the head, trained on MeSH codes of definite findings, may
     drop. The "not" of a hedge of exclusion ("pulmonary edema is not excluded") is not a negation."""
     plain = _HEDGED_EXCLUSION.sub(" ", statement)
-    return hedge_level(frame(statement)) == 2 and rules.names_abnormality(plain) and not rules.is_normal(plain)
+    return strongly_hedged(frame(statement)) and rules.names_abnormality(plain) and not rules.is_normal(plain)
 
 
 def by_rule(statement: str) -> bool:
@@ -206,6 +206,20 @@ _MOST_MARKED = re.compile(
 _HEDGE_WORDS = frozenset("less more most much far likely possibly probably potentially perhaps".split())
 
 
+# A clause that only sizes the finding before it ("Spiculated mass, 2.8 cm, ...") or places a device's tip ("Right
+# internal jugular catheter, tip deep in the right atrium") is part of that finding: RadPref's radiologists list a
+# device with its tip, and a size is the finding's measurement.
+_SIZE_ONLY = re.compile(
+    r"\s*(?:(?:measuring|measures|approximately|approx|about|roughly|up to|now)\s+)*"
+    r"\d+(?:\.\d+)?(?:\s*(?:x|×|by)\s*\d+(?:\.\d+)?)*\s*(?:cm|mm)\s*",
+    re.I,
+)
+_TIP_FIRST = re.compile(
+    r"\s*(?:(?:with|its|the) )?(?:tip|tips|terminat\w*|ending|ends|side (?:port|hole)s?)\b",
+    re.I,
+)
+
+
 def _words(clause: str) -> list[str]:
     return re.findall(r"[a-z]+", _MOST_MARKED.sub(" ", clause.lower().replace("-", " ")))
 
@@ -245,7 +259,9 @@ def hedged_clauses(statement: str) -> list[str]:
     - a clause that only places or spreads the finding before it stays with it ("opacity, involving the right lower
       lobe and potentially the right middle lobe": `place_only`);
     - a differential is one finding ("atelectasis versus scarring", "bronchitis or bronchiectasis", "atelectasis
-      or, less likely, pneumonia": a parenthetical hedge qualifies what follows it).
+      or, less likely, pneumonia": a parenthetical hedge qualifies what follows it);
+    - a clause of only a size, or one that places a device's tip, stays with the finding or device before it
+      (`_SIZE_ONLY`, `_TIP_FIRST`).
     Adjacent breaks (", with", "and/or") are one."""
     breaks = _breaks(statement)
     kept, start = [], 0
@@ -257,6 +273,8 @@ def hedged_clauses(statement: str) -> list[str]:
             or _HEDGE_FIRST.match(statement, b_end)
             or place_only(following)
             or hedge_only(preceding)
+            or _SIZE_ONLY.fullmatch(following)
+            or (_TIP_FIRST.match(statement, b_end) and frame(statement[start:b_start]).device)
         ):
             continue
         kept.append(statement[start:b_start])

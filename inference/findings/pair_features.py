@@ -45,7 +45,7 @@ _SIZE = re.compile(
     r"\b(\d+(?:\.\d+)?)(?:\s*(?:x|×|by)\s*(\d+(?:\.\d+)?))?(?:\s*(?:x|×|by)\s*(\d+(?:\.\d+)?))?\s*(cm|mm)\b", re.I
 )
 _CARINA = re.compile(
-    r"\b(\d+(?:\.\d+)?)\s*(cm|mm)\s+(above|below|from|superior to|inferior to|proximal to)\s+"
+    r"\b(\d+(?:\.\d+)?)\s*(cm|mm)\s+(above|below|from|superior to|inferior to|proximal to|distal to|beyond|past)\s+"
     r"(?:the\s+)?(?:level of the\s+)?carina\b",
     re.I,
 )
@@ -209,12 +209,16 @@ STRONG_HEDGES = (
     "suggesting",
     "suggestive",
     "query",
-    "unlikely",
-    "doubtful",
     "less likely",
-    "not likely",
-    "doubt",
     "?",
+)
+# "Probably not": the hedges that lean against the diagnosis they name, the far end of the scale (Panicek and Hricak,
+# "How sure are you, doctor?", 2016): "unlikely to represent pneumonia" all but denies it.
+AGAINST_HEDGES = ("unlikely", "doubtful", "not likely", "doubt", "improbable")
+# A strong hedge made emphatic ("highly suspicious for malignancy") says "probably so": read at the weak hedges' level.
+_INTENSIFIED = re.compile(
+    r"\b(?:highly|very|strongly|most|quite) "
+    r"(?:suspicious for|concerning for|suggestive of|worrisome for|suspicious of)\b"
 )
 # "Probably so" on the hedging scale radiologists are taught (Panicek and Hricak, "How sure are you, doctor?", 2016)
 WEAK_HEDGES = (
@@ -429,6 +433,7 @@ CANONICAL = {
     "cavitating": "cavitary",
     "cavity": "cavitary",
     "atelectatic": "atelectasis",
+    "collapse": "atelectasis",  # lobar collapse is complete atelectasis: the same diagnosis in other words
     "scar": "scarring",
     "emphysematous": "emphysema",
     "fibrotic": "fibrosis",
@@ -547,7 +552,8 @@ class FindingFrame:
     malpositions: frozenset[str]
     good_places: frozenset[str]
     strong_hedges: frozenset[str]
-    weak_hedges: frozenset[str]
+    weak_hedges: frozenset[str]  # an emphatic strong hedge ("highly suspicious for") among them
+    against_hedges: frozenset[str]
     definite: frozenset[str]
     diagnoses: frozenset[str]
     vague: frozenset[str]
@@ -570,7 +576,8 @@ class FindingFrame:
 _GOOD_PLACE = re.compile(r"\b(" + "|".join(re.escape(p) for p in sorted(GOOD_PLACES, key=len, reverse=True)) + r")\b")
 
 _DISTANCE = re.compile(
-    r"\b\d+(?:\.\d+)?\s*(?:cm|mm)\s+(?:above|below|from|superior to|inferior to|proximal to|distal to)\b", re.I
+    r"\b\d+(?:\.\d+)?\s*(?:cm|mm)\s+(?:above|below|from|superior to|inferior to|proximal to|distal to|beyond|past)\b",
+    re.I,
 )
 
 
@@ -582,12 +589,23 @@ _MOVE = re.compile(
 )
 
 
+# A size the finding had before ("increased from 4.9 cm", "(previously 49 mm)", "1.0 cm on the prior") is its history,
+# not its size now: "5.2 cm, increased from 4.9 cm" against "2.5 cm, increased from 4.9 cm" halves the mass.
+_NUMBER_UNIT = r"\d+(?:\.\d+)?(?:\s*(?:x|×|by)\s*\d+(?:\.\d+)?)*\s*(?:cm|mm)\b"
+_PRIOR_SIZE = re.compile(
+    rf"\b(?:from|previously|formerly|prior|was)\s+(?:measuring\s+|measured\s+)?(?:about\s+|approximately\s+)?{_NUMBER_UNIT}"
+    rf"|\b{_NUMBER_UNIT}\s+(?:on|in|at)\s+(?:the\s+)?(?:prior|previous|earlier|last)\b",
+    re.I,
+)
+
+
 def _sizes(text: str, device: bool = False) -> tuple[float, ...]:
-    """Sizes in mm. A device's distance from a landmark ("4 cm above the carina") is its position, not a size, and how
-    far a device should move is neither; a finding's own distance ("1.5 cm from the apex to the cupola", a
-    pneumothorax) is a size."""
+    """Sizes in mm, now (not a prior size). A device's distance from a landmark ("4 cm above the carina") is its
+    position, not a size, and how far a device should move is neither; a finding's own distance ("1.5 cm from the apex
+    to the cupola", a pneumothorax) is a size."""
     if device:
         text = _DISTANCE.sub(" ", _MOVE.sub(" ", text))
+    text = _PRIOR_SIZE.sub(" ", text)
     found = []
     for match in _SIZE.finditer(text):
         scale = 10.0 if match.group(4).lower() == "cm" else 1.0
@@ -595,6 +613,8 @@ def _sizes(text: str, device: bool = False) -> tuple[float, ...]:
     return tuple(found)
 
 
+# The words that put a tip below (distal to) the carina: "1.5 cm beyond the carina" is in a mainstem bronchus.
+_BELOW = ("below", "inferior to", "distal to", "beyond", "past")
 _AT_CARINA = re.compile(r"\bat (?:the )?(?:level of (?:the )?)?carina\b")
 
 
@@ -604,7 +624,7 @@ def _carina(text: str) -> float | None:
     if not match:
         return 0.0 if _AT_CARINA.search(text) else None
     value = float(match.group(1)) / (10.0 if match.group(2).lower() == "mm" else 1.0)
-    return -value if match.group(3).lower() in ("below", "inferior to") else value
+    return -value if match.group(3).lower() in _BELOW else value
 
 
 # The words that join a description to the diagnosis it is read as.
@@ -673,8 +693,9 @@ def frame(finding: str) -> FindingFrame:
         device=device,
         malpositions=_phrases(_GOOD_PLACE.sub(" ", text), MALPOSITIONS) if device else frozenset(),
         good_places=_places(text, GOOD_PLACES) if device else frozenset(),
-        strong_hedges=_phrases(text, STRONG_HEDGES),
-        weak_hedges=_phrases(text, WEAK_HEDGES),
+        strong_hedges=_phrases(_INTENSIFIED.sub(" ", text), STRONG_HEDGES),
+        weak_hedges=_phrases(text, WEAK_HEDGES) | frozenset(m.group(0) for m in _INTENSIFIED.finditer(text)),
+        against_hedges=_phrases(text, AGAINST_HEDGES),
         definite=_phrases(text, DEFINITE),
         diagnoses=_phrases(text, DIAGNOSES),
         vague=_phrases(text, VAGUE),
@@ -764,22 +785,35 @@ def _device_features(r: FindingFrame, c: FindingFrame) -> list[float]:
     ]
 
 
+AGAINST = 3  # hedge_level of a hedge that leans against the diagnosis ("unlikely")
+
+
 def hedge_level(f: FindingFrame) -> int:
-    """2 for a strong hedge ("possible"), 1 for a weak one ("likely"), 0 for none."""
-    return 2 if f.strong_hedges else 1 if f.weak_hedges else 0
+    """3 for a hedge against ("unlikely"), 2 for a strong hedge ("possible"), 1 for a weak one ("likely", "highly
+    suspicious for"), 0 for none."""
+    return AGAINST if f.against_hedges else 2 if f.strong_hedges else 1 if f.weak_hedges else 0
+
+
+def strongly_hedged(f: FindingFrame) -> bool:
+    """A hedge of "possibly" or stronger doubt as written, emphatic ("highly suspicious for") or leaning against
+    ("unlikely") included: the statements the extractor keeps as hedged findings."""
+    return bool(f.strong_hedges or f.against_hedges or any(_INTENSIFIED.fullmatch(w) for w in f.weak_hedges))
 
 
 def _certainty_features(r: FindingFrame, c: FindingFrame) -> list[float]:
+    hedges_r = r.strong_hedges | r.weak_hedges | r.against_hedges
+    hedges_c = c.strong_hedges | c.weak_hedges | c.against_hedges
     return [
         float(bool(r.strong_hedges)),
         float(bool(c.strong_hedges)),
         float(bool(r.weak_hedges)),
         float(bool(c.weak_hedges)),
+        float(bool(r.against_hedges)),
+        float(bool(c.against_hedges)),
         float(bool(r.definite)),
         float(bool(c.definite)),
-        abs(hedge_level(r) - hedge_level(c)) / 2.0,
-        _differ(r.strong_hedges | r.weak_hedges, c.strong_hedges | c.weak_hedges)
-        + _one_side(r.strong_hedges | r.weak_hedges, c.strong_hedges | c.weak_hedges),
+        abs(hedge_level(r) - hedge_level(c)) / float(AGAINST),
+        _differ(hedges_r, hedges_c) + _one_side(hedges_r, hedges_c),
     ]
 
 
@@ -891,6 +925,7 @@ FEATURE_NAMES = (
     *("good_place_reference", "good_place_candidate", "tip_places_differ"),
     *("tip_misplaced_reference", "tip_misplaced_candidate", "tip_misplacement_differs"),
     *("strong_hedge_reference", "strong_hedge_candidate", "weak_hedge_reference", "weak_hedge_candidate"),
+    *("against_hedge_reference", "against_hedge_candidate"),
     *("definite_reference", "definite_candidate", "hedge_level_gap", "hedges_differ"),
     *("diagnoses_dropped", "diagnoses_added", "vague_dropped", "vague_added", "diagnosis_made_vague"),
     *("description_made_diagnosis", "diagnoses_jaccard"),

@@ -9,7 +9,15 @@ import pytest
 
 from radmetrics.data_builders.corpus.corpora import Report
 from radmetrics.data_builders.corpus.splits import normalise_report_text
-from radmetrics.data_builders.judge_pairs.attributes import certainty, laterality, negation, severity, specificity
+from radmetrics.data_builders.judge_pairs.attributes import (
+    AGAINST,
+    certainty,
+    certainty_error,
+    laterality,
+    negation,
+    severity,
+    specificity,
+)
 from radmetrics.data_builders.judge_pairs.build import build_judge_pairs, findings_by_split
 from radmetrics.data_builders.judge_pairs.measurement import change_measurement, size_change
 from radmetrics.data_builders.judge_pairs.rewrites import change_unit, tolerated_measurement
@@ -153,8 +161,8 @@ def test_device_tips_are_edited_both_ways_and_judged_by_place():
 
 
 def test_a_certainty_edit_may_swap_the_hedge_for_another():
-    """A strong hedge replaced by a weak one ("possible" -> "probable") is an insignificant certainty error, dropping
-    it a significant one; another strong one is the same finding."""
+    """A strong hedge replaced by a weak one ("possible" -> "probable") or one against ("unlikely") is an
+    insignificant certainty error, dropping it a significant one; another strong one is the same finding."""
     made = {}
     for seed in range(60):
         found = certainty("Possible right lower lobe pneumonia.", random.Random(seed))
@@ -163,4 +171,14 @@ def test_a_certainty_edit_may_swap_the_hedge_for_another():
     assert set(made) == {"same", "attribute:certainty:significant", "attribute:certainty:insignificant"}
     assert made["attribute:certainty:significant"] == {"Right lower lobe pneumonia."}
     weak = ("Probable", "Likely", "Presumed", "Most likely", "Findings favor", "Right lower lobe pneumonia,")
+    weak += ("Findings highly suspicious", "Right lower lobe pneumonia is", "Findings are unlikely")  # or against
     assert all(text.startswith(weak) for text in made["attribute:certainty:insignificant"])
+
+
+def test_a_hedge_against_a_finding_is_a_significant_certainty_error_against_a_definite_or_probable_one():
+    assert certainty_error(0, AGAINST, True) == "attribute:certainty:significant"
+    assert certainty_error(1, AGAINST, True) == "attribute:certainty:significant"
+    assert certainty_error(2, AGAINST, True) == "attribute:certainty:insignificant"
+    assert certainty_error(0, 1, True) == "attribute:certainty:insignificant"
+    assert certainty_error(0, 2, False) == "attribute:certainty:insignificant"
+    assert certainty_error(2, 2, True) == "same"

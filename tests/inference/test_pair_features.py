@@ -8,7 +8,7 @@ import pytest
 
 from radmetrics.inference.findings.feature_judge import HEAD_FILE, FeatureHead, feature_rows
 from radmetrics.inference.findings.judge_labels import JUDGE_LABELS
-from radmetrics.inference.findings.pair_features import FEATURE_NAMES, frame, pair_features
+from radmetrics.inference.findings.pair_features import FEATURE_NAMES, frame, hedge_level, pair_features
 from radmetrics.inference.loading.checkpoint import CheckpointError
 
 
@@ -32,7 +32,9 @@ def test_a_size_within_tolerance_and_one_beyond_it_differ_only_in_size():
 
 
 def test_hedges_specificity_places_and_severity_are_read():
-    assert named("Right upper lobe pneumonia.", "Possible right upper lobe pneumonia.")["hedge_level_gap"] == 1.0
+    assert named("Right upper lobe pneumonia.", "Possible right upper lobe pneumonia.")["hedge_level_gap"] == 2 / 3
+    denied = named("Right upper lobe pneumonia.", "Right upper lobe opacity, unlikely to represent pneumonia.")
+    assert denied["hedge_level_gap"] == 1.0 and denied["against_hedge_candidate"] == 1.0
     vague = named("Right upper lobe pneumonia.", "Right upper lobe opacity.")
     assert vague["diagnosis_made_vague"] == 1.0 and vague["vague_added"] == 1.0
     lobe = named("Right upper lobe consolidation.", "Right lower lobe consolidation.")
@@ -67,14 +69,16 @@ def test_a_diagnosis_is_made_vague_only_when_a_vaguer_description_of_it_stands_i
         ("Left basilar atelectasis.", 0),
         ("A catheter may project over the inferior vena cava.", 2),
         ("Patchy right lower lobe opacity ?aspiration.", 2),
-        ("Doubt interstitial edema.", 2),
+        ("Doubt interstitial edema.", 3),
+        ("Consolidation, unlikely to represent pneumonia.", 3),
+        ("Mass, highly suspicious for malignancy.", 1),
         ("Pneumonia cannot be entirely excluded.", 2),
         ("Opacity thought to represent atelectasis.", 1),
     ],
 )
 def test_hedges_are_read_by_strength(hedged, level):
     found = frame(hedged)
-    assert (2 if found.strong_hedges else 1 if found.weak_hedges else 0) == level
+    assert hedge_level(found) == level
     segment = named(
         "Cavitary lesion in the superior segment of the right lower lobe.",
         "Cavitary lesion in the posterior basal segment of the right lower lobe.",

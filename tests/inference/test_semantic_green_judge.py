@@ -172,4 +172,4 @@ def test_the_threshold_and_scope_are_checked_at_the_door():
     defaults = " ".join(SemanticGreen().signature_parts())
     assert "judge:rules" in defaults and "judge_threshold" not in defaults  # the rules' signature names no judge
     judged = " ".join(SemanticGreen(judge="model").signature_parts())
-    assert "judge_threshold:0.7" in judged and "judge_scope:matched" in judged
+    assert "judge_threshold:0.6" in judged and "judge_scope:matched" in judged
