@@ -15,7 +15,7 @@ The judge runs at semantic_green's defaults (judge_threshold, judge_scope: chose
 on radpref_dev by finding_judge_threshold.py, whose held-out figures are the ones to quote for radpref); the figures
 here are those defaults on all 50 cases. `--parts open2`, `open3` and `open4` score the other open sets
 (open_2.jsonl ... open_4.jsonl, written by other engineers, read and developed against by the judge's author);
-`--parts sealed` ... `sealed8` score the suite's sealed halves (written by someone other than
+`--parts sealed` ... `sealed9` score the suite's sealed halves (written by someone other than
 the judge's author), each once, at the end.
 
     python benchmarks/green/finding_judge.py --judge EXPORT --results benchmarks/results/finding_judge.json
@@ -84,6 +84,7 @@ SUITE_PARTS = {
     "sealed6": ("suite_sixth_sealed_cases", "sealed_6.jsonl"),
     "sealed7": ("suite_seventh_sealed_cases", "sealed_7.jsonl"),
     "sealed8": ("suite_eighth_sealed_cases", "sealed_8.jsonl"),
+    "sealed9": ("suite_ninth_sealed_cases", "sealed_9.jsonl"),
 }
 
 

@@ -152,7 +152,7 @@ AGAINST_HEDGES = (
 )
 TEMPLATES = {1: WEAK_HEDGES, 2: STRONG_HEDGES, AGAINST: AGAINST_HEDGES}
 _HEDGE = re.compile(
-    r"\b((?:highly|very|strongly) (?:suspicious for|concerning for|suggestive of)|"
+    r"\b((?:highly|very|strongly|most|quite|extremely) (?:suspicious for|concerning for|suggestive of)|"
     r"possible|possibly|questionable|probable|probably|likely|suspected|may represent|may be|could represent|"
     r"cannot be excluded|can not be excluded|cannot exclude|presumed|suggestive of|suspicious for|"
     r"concerning for)\b\s*",
@@ -190,8 +190,9 @@ def certainty_error(before: int, after: int, significant_finding: bool) -> str:
     """The label of a finding's hedge level changed from `before` to `after` (hedge_level: 0 definite, 1 "probably so",
     2 "possibly", AGAINST "probably not"). The same level is the same finding; a step between definite and "probably
     so", or between "possibly" and either neighbour, is an insignificant error ("possible" against "probable":
-    RadPref's radiologists mark no error there); a definite or probable finding made possible or denied by a hedge, or
-    the reverse, is significant on a finding that matters."""
+    RadPref's radiologists mark no error there; "possibly" against "probably not" likewise, both leaving the diagnosis
+    open); a definite finding made possible, a definite or probable one denied by a hedge against it, or the reverse,
+    is significant on a finding that matters."""
     if before == after:
         return "same"
     low, high = sorted((before, after))
@@ -199,9 +200,15 @@ def certainty_error(before: int, after: int, significant_finding: bool) -> str:
     return attribute("certainty", significant and significant_finding)
 
 
+# A word that qualifies the hedge after it ("not likely", "most suspicious for", "very likely"): removing the hedge
+# alone would leave "Pneumonia is not ." or "mass, most malignancy", so such a sentence gives no pair.
+_QUALIFIER_BEFORE = re.compile(r"\b(?:not|no|less|more|most|very|quite|highly|strongly|extremely)\s*$", re.I)
+
+
 def _unhedged(sentence: str) -> str | None:
     """The sentence without its one hedge, or None when it has none the edit can remove, or another would stay."""
-    if not _HEDGE.search(sentence):
+    found = _HEDGE.search(sentence)
+    if not found or _QUALIFIER_BEFORE.search(sentence[: found.start()]):
         return None
     stripped = _HEDGE.sub("", sentence, count=1).strip()
     stripped = re.sub(r"^(of|for)\s+", "", stripped, flags=re.I)

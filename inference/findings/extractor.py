@@ -210,8 +210,11 @@ _HEDGE_WORDS = frozenset("less more most much far likely possibly probably poten
 # internal jugular catheter, tip deep in the right atrium") is part of that finding: RadPref's radiologists list a
 # device with its tip, and a size is the finding's measurement.
 _SIZE_ONLY = re.compile(
-    r"\s*(?:(?:measuring|measures|approximately|approx|about|roughly|up to|now)\s+)*"
-    r"\d+(?:\.\d+)?(?:\s*(?:x|×|by)\s*\d+(?:\.\d+)?)*\s*(?:cm|mm)\s*",
+    r"\s*(?:(?:previously|formerly|(?:increased|decreased|up|down) from|from)\s+)?"
+    r"(?:(?:measuring|measures|measured|approximately|approx|about|roughly|up to|now)\s+)*"
+    r"\d+(?:\.\d+)?(?:\s*(?:x|×|by)\s*\d+(?:\.\d+)?)*\s*(?:cm|mm)"
+    r"(?:\s+in (?:greatest |maximal |maximum |long axis |short axis )?"
+    r"(?:diameter|dimension|size|length|width|height))?\s*",
     re.I,
 )
 _TIP_FIRST = re.compile(

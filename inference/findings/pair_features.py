@@ -214,11 +214,12 @@ STRONG_HEDGES = (
 )
 # "Probably not": the hedges that lean against the diagnosis they name, the far end of the scale (Panicek and Hricak,
 # "How sure are you, doctor?", 2016): "unlikely to represent pneumonia" all but denies it.
-AGAINST_HEDGES = ("unlikely", "doubtful", "not likely", "doubt", "improbable")
+AGAINST_HEDGES = ("unlikely", "doubtful", "not likely", "doubt", "improbable", "probably not", "likely not")
+_NO_DOUBT = re.compile(r"\b(?:no|without|little) doubt\b")
 # A strong hedge made emphatic ("highly suspicious for malignancy") says "probably so": read at the weak hedges' level.
 _INTENSIFIED = re.compile(
-    r"\b(?:highly|very|strongly|most|quite) "
-    r"(?:suspicious for|concerning for|suggestive of|worrisome for|suspicious of)\b"
+    r"\b(?:highly|very|strongly|most|quite|extremely) "
+    r"(?:suspicious for|concerning for|suggestive of|worrisome for|suspicious of|suggests?|suggesting)\b"
 )
 # "Probably so" on the hedging scale radiologists are taught (Panicek and Hricak, "How sure are you, doctor?", 2016)
 WEAK_HEDGES = (
@@ -433,7 +434,6 @@ CANONICAL = {
     "cavitating": "cavitary",
     "cavity": "cavitary",
     "atelectatic": "atelectasis",
-    "collapse": "atelectasis",  # lobar collapse is complete atelectasis: the same diagnosis in other words
     "scar": "scarring",
     "emphysematous": "emphysema",
     "fibrotic": "fibrosis",
@@ -593,8 +593,9 @@ _MOVE = re.compile(
 # not its size now: "5.2 cm, increased from 4.9 cm" against "2.5 cm, increased from 4.9 cm" halves the mass.
 _NUMBER_UNIT = r"\d+(?:\.\d+)?(?:\s*(?:x|×|by)\s*\d+(?:\.\d+)?)*\s*(?:cm|mm)\b"
 _PRIOR_SIZE = re.compile(
-    rf"\b(?:from|previously|formerly|prior|was)\s+(?:measuring\s+|measured\s+)?(?:about\s+|approximately\s+)?{_NUMBER_UNIT}"
-    rf"|\b{_NUMBER_UNIT}\s+(?:on|in|at)\s+(?:the\s+)?(?:prior|previous|earlier|last)\b",
+    r"\b(?:from|previously|formerly|compared (?:to|with))\s+(?:measuring\s+|measured\s+)?"
+    rf"(?:(?:about|approximately|up to)\s+)?{_NUMBER_UNIT}"
+    rf"|\b{_NUMBER_UNIT}\s+(?:(?:on|in|at)\s+(?:the\s+)?(?:prior|previous|earlier|last)|previously)\b",
     re.I,
 )
 
@@ -640,6 +641,19 @@ def _interpreted(text: str) -> frozenset[str]:
     with pulmonary edema": edema)."""
     match = _INTERPRETATION.search(text)
     return _phrases(match.group(1), DIAGNOSES) if match else frozenset()
+
+
+# A lobe's or a lung's collapse is its complete atelectasis; a vertebral body's collapse is not.
+_LUNG_WORD = re.compile(r"\b(?:lobes?|lobar|lungs?|lingula|lingular|segments?|segmental|subsegmental)\b")
+_SPINE_WORD = re.compile(r"\b(?:vertebra\w*|spine|spinal|thoracic body|compression)\b")
+
+
+def _diagnoses(text: str) -> frozenset[str]:
+    """The diagnoses named; the collapse of a lobe or a lung read as atelectasis."""
+    found = _phrases(text, DIAGNOSES)
+    if "collapse" in found and _LUNG_WORD.search(text) and not _SPINE_WORD.search(text):
+        found = (found - {"collapse"}) | {"atelectasis"}
+    return found
 
 
 def _lobes(text: str) -> frozenset[str]:
@@ -695,9 +709,9 @@ def frame(finding: str) -> FindingFrame:
         good_places=_places(text, GOOD_PLACES) if device else frozenset(),
         strong_hedges=_phrases(_INTENSIFIED.sub(" ", text), STRONG_HEDGES),
         weak_hedges=_phrases(text, WEAK_HEDGES) | frozenset(m.group(0) for m in _INTENSIFIED.finditer(text)),
-        against_hedges=_phrases(text, AGAINST_HEDGES),
+        against_hedges=_phrases(_NO_DOUBT.sub(" ", text), AGAINST_HEDGES),
         definite=_phrases(text, DEFINITE),
-        diagnoses=_phrases(text, DIAGNOSES),
+        diagnoses=_diagnoses(text),
         vague=_phrases(text, VAGUE),
         interpreted=_interpreted(text),
         sides=_sides(where),

@@ -182,3 +182,11 @@ def test_a_hedge_against_a_finding_is_a_significant_certainty_error_against_a_de
     assert certainty_error(0, 1, True) == "attribute:certainty:insignificant"
     assert certainty_error(0, 2, False) == "attribute:certainty:insignificant"
     assert certainty_error(2, 2, True) == "same"
+
+
+def test_a_hedge_qualified_by_the_word_before_it_is_not_stripped_alone():
+    rng = random.Random(0)
+    assert certainty("Pneumonia is not likely.", rng) is None  # never "Pneumonia is not ."
+    assert (
+        certainty("Very likely right lower lobe pneumonia.", rng) is None
+    )  # never "Very right lower lobe pneumonia."

@@ -125,6 +125,18 @@ def test_hedged_clauses_keep_a_place_and_a_differential_with_their_finding():
     assert hedged_clauses("Vascular congestion, particularly prominent in the lower lung fields") == [
         "Vascular congestion, particularly prominent in the lower lung fields"
     ]
+    # a size, and a device's tip, stay with their finding; a second finding after a size is still one
+    assert hedged_clauses(
+        "Spiculated left upper lobe mass, 2.8 cm in greatest dimension, concerning for malignancy"
+    ) == ["Spiculated left upper lobe mass, 2.8 cm in greatest dimension, concerning for malignancy"]
+    assert hedged_clauses("Right internal jugular central venous catheter, tip deep in the mid right atrium") == [
+        "Right internal jugular central venous catheter, tip deep in the mid right atrium"
+    ]
+    assert hedged_clauses("Right upper lobe mass, 3 cm, and left effusion") == [
+        "Right upper lobe mass, 3 cm",
+        "left effusion",
+    ]
+    assert hedged_clauses("Cardiomegaly, tip of the iceberg") == ["Cardiomegaly", "tip of the iceberg"]  # no device
     # a second finding is still one
     assert hedged_clauses("Cardiomegaly with vascular congestion") == ["Cardiomegaly", "vascular congestion"]
     assert hedged_clauses("Left effusion, and prominent hila") == ["Left effusion", "prominent hila"]

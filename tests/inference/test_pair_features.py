@@ -204,3 +204,35 @@ def test_a_spared_place_is_not_where_the_finding_is_and_levels_sharing_a_noun_ar
     assert frame("Opacities in the right lower zone, sparing the left lung").sides == {"right"}
     assert frame("Opacities in the upper, mid and lower zones").zones == {"upper", "middle", "lower"}
     assert frame("Opacities in the mid to lower zones").zones == {"middle", "lower"}
+
+
+def test_the_size_now_is_read_and_a_prior_size_is_history():
+    assert frame("Right hilar mass measuring 5.2 cm, increased from 4.9 cm.").sizes_mm == (52.0,)
+    assert frame("Right hilar mass, now 52 mm (previously 49 mm).").sizes_mm == (52.0,)
+    assert frame("LLL nodule 1.1 cm, 1.0 cm on the prior.").sizes_mm == (11.0,)
+    assert frame("Mass now 2.5 cm, compared to 2.0 cm previously.").sizes_mm == (25.0,)
+    # a comparison that names no prior size, and "was", leave the size now alone
+    assert frame("Right upper lobe nodule, unchanged from prior measuring 8 mm.").sizes_mm == (8.0,)
+    assert frame("The nodule was 8 mm in diameter.").sizes_mm == (8.0,)
+
+
+def test_a_tip_beyond_the_carina_is_below_it_and_a_lobe_collapse_is_atelectasis_but_not_a_vertebral_one():
+    assert frame("Endotracheal tube tip in the right mainstem bronchus, 1.5 cm beyond the carina.").carina_cm == -1.5
+    assert frame("Endotracheal tube tip 2 cm past the carina.").carina_cm == -2.0
+    assert frame("Complete collapse of the left lower lobe.").diagnoses == frozenset({"atelectasis"})
+    assert frame("Vertebral body collapse at T8.").diagnoses == frozenset({"collapse"})
+
+
+@pytest.mark.parametrize(
+    "hedged, level",
+    [
+        ("Probably not pneumonia.", 3),
+        ("Pneumonia is not likely.", 3),
+        ("No doubt pneumonia.", 0),
+        ("Findings strongly suggest pneumonia.", 1),
+        ("Mass, very concerning for malignancy.", 1),
+        ("Atelectasis or, less likely, pneumonia.", 2),
+    ],
+)
+def test_the_far_end_and_emphasis_of_the_hedge_scale(hedged, level):
+    assert hedge_level(frame(hedged)) == level
