@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import re
 
-from radmetrics.inference.findings.pair_features import AGAINST, frame, hedge_level
+from radmetrics.inference.findings.pair_features import AGAINST, INTENSIFIER, frame, hedge_level
 from radmetrics.inference.findings.significance import significance
 from radmetrics.inference.text.word_rules import names_abnormality
 
@@ -152,7 +152,7 @@ AGAINST_HEDGES = (
 )
 TEMPLATES = {1: WEAK_HEDGES, 2: STRONG_HEDGES, AGAINST: AGAINST_HEDGES}
 _HEDGE = re.compile(
-    r"\b((?:highly|very|strongly|most|quite|extremely) (?:suspicious for|concerning for|suggestive of)|"
+    rf"\b({INTENSIFIER} (?:suspicious for|concerning for|suggestive of)|"
     r"possible|possibly|questionable|probable|probably|likely|suspected|may represent|may be|could represent|"
     r"cannot be excluded|can not be excluded|cannot exclude|presumed|suggestive of|suspicious for|"
     r"concerning for)\b\s*",
@@ -202,7 +202,7 @@ def certainty_error(before: int, after: int, significant_finding: bool) -> str:
 
 # A word that qualifies the hedge after it ("not likely", "most suspicious for", "very likely"): removing the hedge
 # alone would leave "Pneumonia is not ." or "mass, most malignancy", so such a sentence gives no pair.
-_QUALIFIER_BEFORE = re.compile(r"\b(?:not|no|less|more|most|very|quite|highly|strongly|extremely)\s*$", re.I)
+_QUALIFIER_BEFORE = re.compile(rf"\b(?:not|no|less|more|{INTENSIFIER})\s*$", re.I)
 
 
 def _unhedged(sentence: str) -> str | None:

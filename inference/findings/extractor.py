@@ -33,7 +33,7 @@ from ..loading.components import FINDINGS_RULE_FEATURES as RULE_FEATURES
 from ..models.text_encoder import TextEncoder
 from ..text import word_rules as rules
 from ..text.sentences import expand_abbreviations, statements
-from .pair_features import frame, strongly_hedged, tip_placed
+from .pair_features import NUMBER_UNIT, frame, strongly_hedged, tip_placed
 
 HEAD_FILE = "findings_head.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -212,7 +212,7 @@ _HEDGE_WORDS = frozenset("less more most much far likely possibly probably poten
 _SIZE_ONLY = re.compile(
     r"\s*(?:(?:previously|formerly|(?:increased|decreased|up|down) from|from)\s+)?"
     r"(?:(?:measuring|measures|measured|approximately|approx|about|roughly|up to|now)\s+)*"
-    r"\d+(?:\.\d+)?(?:\s*(?:x|×|by)\s*\d+(?:\.\d+)?)*\s*(?:cm|mm)"
+    rf"{NUMBER_UNIT}"
     r"(?:\s+in (?:greatest |maximal |maximum |long axis |short axis )?"
     r"(?:diameter|dimension|size|length|width|height))?\s*",
     re.I,

@@ -217,8 +217,9 @@ STRONG_HEDGES = (
 AGAINST_HEDGES = ("unlikely", "doubtful", "not likely", "doubt", "improbable", "probably not", "likely not")
 _NO_DOUBT = re.compile(r"\b(?:no|without|little) doubt\b")
 # A strong hedge made emphatic ("highly suspicious for malignancy") says "probably so": read at the weak hedges' level.
+INTENSIFIER = r"(?:highly|very|strongly|most|quite|extremely)"  # the words that make a hedge emphatic (builders too)
 _INTENSIFIED = re.compile(
-    r"\b(?:highly|very|strongly|most|quite|extremely) "
+    rf"\b{INTENSIFIER} "
     r"(?:suspicious for|concerning for|suggestive of|worrisome for|suspicious of|suggests?|suggesting)\b"
 )
 # "Probably so" on the hedging scale radiologists are taught (Panicek and Hricak, "How sure are you, doctor?", 2016)
@@ -591,11 +592,11 @@ _MOVE = re.compile(
 
 # A size the finding had before ("increased from 4.9 cm", "(previously 49 mm)", "1.0 cm on the prior") is its history,
 # not its size now: "5.2 cm, increased from 4.9 cm" against "2.5 cm, increased from 4.9 cm" halves the mass.
-_NUMBER_UNIT = r"\d+(?:\.\d+)?(?:\s*(?:x|×|by)\s*\d+(?:\.\d+)?)*\s*(?:cm|mm)\b"
+NUMBER_UNIT = r"\d+(?:\.\d+)?(?:\s*(?:x|×|by)\s*\d+(?:\.\d+)?)*\s*(?:cm|mm)\b"  # a size, every dimension ("2 x 3 cm")
 _PRIOR_SIZE = re.compile(
     r"\b(?:from|previously|formerly|compared (?:to|with))\s+(?:measuring\s+|measured\s+)?"
-    rf"(?:(?:about|approximately|up to)\s+)?{_NUMBER_UNIT}"
-    rf"|\b{_NUMBER_UNIT}\s+(?:(?:on|in|at)\s+(?:the\s+)?(?:prior|previous|earlier|last)|previously)\b",
+    rf"(?:(?:about|approximately|up to)\s+)?{NUMBER_UNIT}"
+    rf"|\b{NUMBER_UNIT}\s+(?:(?:on|in|at)\s+(?:the\s+)?(?:prior|previous|earlier|last)|previously)\b",
     re.I,
 )
 
