@@ -49,8 +49,10 @@ from radmetrics.inference.metrics.semantic_green.judge import judged_annotation 
 from radmetrics.inference.metrics.semantic_green.metric import SemanticGreen  # noqa: E402
 from radmetrics.inference.metrics.semantic_green.teacher import assignment  # noqa: E402
 
-# semantic_green's judge_threshold and judge_scope, as its options default them
-DEFAULT_SETTING = (SemanticGreen.options["judge_threshold"].default, SemanticGreen.options["judge_scope"].default)
+# semantic_green's judge_threshold, judge_scope and judge_significance, as its options default them
+DEFAULT_SETTING = tuple(
+    SemanticGreen.options[name].default for name in ("judge_threshold", "judge_scope", "judge_significance")
+)
 
 
 def unmatched_cost(annotator: Annotator) -> np.ndarray:

@@ -1,5 +1,7 @@
 """The finding-pair judge's threshold and scope (semantic_green.judge_threshold, judge_scope) chosen inside case-level
 cross-validation on radpref_dev, and the chosen setting checked on the ranking suite's open cases.
+`--parts cv_terms` repeats the cross-validation with the grid widened by judge_significance=terms (an unmatched finding
+that names a term of the clinical-significance rules is significant too); the defaults come from `cv`.
 
 1. radpref_dev, full reports (findings first, as semantic_green scores): the judge's label probabilities are computed
    once for every matched pair; for each setting in the grid (threshold x scope) the significant count is recomputed.
@@ -28,6 +30,7 @@ cross-validation on radpref_dev, and the chosen setting checked on the ranking s
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -50,6 +53,7 @@ from radmetrics.inference.metrics.semantic_green.judge import (  # noqa: E402
     judged_annotation,
     judged_pairs,
 )
+from radmetrics.inference.metrics.semantic_green.metric import SIGNIFICANCE_MODES  # noqa: E402
 from radmetrics.inference.scoring.scorer import Scorer  # noqa: E402
 from radmetrics.inference.scoring.stats import tau_value  # noqa: E402
 
@@ -78,14 +82,19 @@ THRESHOLDS = (
     0.95,
     1.0,
 )
-GRID = [(t, s) for s in SCOPES for t in THRESHOLDS]
+# (threshold, scope, judge_significance); GRID is the defaults' grid, GRID_TERMS adds significance `terms`
+GRID = [(t, s, "lexicon") for s in SCOPES for t in THRESHOLDS]
+GRID_TERMS = [(t, s, g) for g in SIGNIFICANCE_MODES for s in SCOPES for t in THRESHOLDS]
 # The pairwise accuracy each of issue 61's new categories (JUDGE_CATEGORIES) must reach on the open cases: a setting
 # below it anywhere is chosen only when no setting reaches it everywhere.
 OPEN_FLOOR = 0.80
 
 
 def setting_name(setting) -> str:
-    return f"threshold={setting[0]} scope={setting[1]}"
+    threshold, scope, significance = setting
+    return f"threshold={threshold} scope={scope}" + (
+        "" if significance == "lexicon" else f" significance={significance}"
+    )
 
 
 class Annotator:
@@ -101,8 +110,9 @@ class Annotator:
         self.probabilities = judge.probabilities(self.distinct, cosines) if self.distinct else np.zeros((0, 1))
 
     def annotations(self, setting) -> list:
-        decisions = dict(zip(self.distinct, confident_decisions(self.probabilities, *setting)))
-        rules_ = self.teacher.rules
+        threshold, scope, significance = setting
+        decisions = dict(zip(self.distinct, confident_decisions(self.probabilities, threshold, scope)))
+        rules_ = dataclasses.replace(self.teacher.rules, significance=significance)
         return [judged_annotation(ref, cand, sim, rules_, decisions) for ref, cand, sim in self.similarities]
 
     def significant(self, setting) -> np.ndarray:
@@ -114,10 +124,11 @@ def extracted(metric, references: list[str], texts: list[str]) -> tuple[list, li
     return found[: len(references)], found[len(references) :]
 
 
-def open_standing(open_cases: dict) -> dict:
-    """setting -> (whether every new category reaches OPEN_FLOOR on the suite's open cases, overall accuracy)."""
+def open_standing(open_cases: dict, grid: list) -> dict:
+    """setting -> (whether every new category reaches OPEN_FLOOR on the suite's open cases, overall accuracy), for
+    each setting of `grid`."""
     standing = {}
-    for s in GRID:
+    for s in grid:
         report = open_cases[setting_name(s)]
         floor = all(report["categories"][c]["pairwise_accuracy"] >= OPEN_FLOOR for c in JUDGE_CATEGORIES)
         standing[s] = (floor, report["all"]["pairwise_accuracy"])
@@ -125,18 +136,19 @@ def open_standing(open_cases: dict) -> dict:
 
 
 def best_setting(counts: dict, target: np.ndarray, rows: np.ndarray, open_suite: dict):
-    """Among the settings whose every new category reaches OPEN_FLOOR on the suite's open cases (all, if none does),
-    the one with the highest tau-b on `rows`; ties go to the higher pairwise accuracy on the open cases
-    (`open_suite`: setting -> (floor reached, accuracy); `open_standing`), then to the higher threshold (closer to the
-    rules), then to scope rule_blind."""
+    """Among the settings of `open_suite` (setting -> (floor reached, accuracy); `open_standing`) whose every new
+    category reaches OPEN_FLOOR on the suite's open cases (all, if none does), the one with the highest tau-b on
+    `rows`; ties go to the higher pairwise accuracy on the open cases, then to the higher threshold and to significance
+    lexicon (closer to the rules), then to scope rule_blind."""
     floor = any(reached for reached, _ in open_suite.values())
     return max(
-        GRID,
+        open_suite,
         key=lambda s: (
             open_suite[s][0] or not floor,
             tau_value(-counts[s][rows], -target[rows]),
             open_suite[s][1],
             s[0],
+            s[2] == "lexicon",
             s[1] == "rule_blind",
         ),
     )
@@ -167,16 +179,18 @@ def rules_counts(references: list[str], texts: list[str]) -> np.ndarray:
 
 
 def radpref_part(metric, candidates, folds: int, n_bootstrap: int, seed: int, open_suite: dict) -> dict:
+    """The cross-validation over the settings of `open_suite` (`open_standing`)."""
     references, texts = [c.reference for c in candidates], [c.text for c in candidates]
     annotator = Annotator(metric, *extracted(metric, references, texts))
-    counts = {s: annotator.significant(s) for s in GRID}
+    grid = list(open_suite)
+    counts = {s: annotator.significant(s) for s in grid}
     cases, preferred = case_index(candidates), np.zeros(len(candidates) // 2, dtype=int)
     mean_errors = np.array([c.mean_errors() for c in candidates])
     held_out, chosen = cross_validated(counts, mean_errors, cases, folds, seed, open_suite)
     rules = rules_counts(references, texts)
     targets = {"mean_errors": mean_errors, "mean_rating": -np.array([c.mean_rating() for c in candidates])}
     refit = best_setting(counts, mean_errors, np.ones(len(candidates), dtype=bool), open_suite)
-    reaching = [setting_name(s) for s in GRID if open_suite[s][0]]
+    reaching = [setting_name(s) for s in grid if open_suite[s][0]]
     report = {
         "folds": chosen,
         "refit_on_all_cases (the default's choice; in-sample)": setting_name(refit),
@@ -189,7 +203,7 @@ def radpref_part(metric, candidates, folds: int, n_bootstrap: int, seed: int, op
         for entry in found.values():
             entry.pop("preference", None)
         report[f"held_out_{target}"] = found
-        report[f"in_sample_{target}_tau_b"] = {setting_name(s): tau_value(-counts[s], -human) for s in GRID}
+        report[f"in_sample_{target}_tau_b"] = {setting_name(s): tau_value(-counts[s], -human) for s in grid}
     return report
 
 
@@ -206,7 +220,7 @@ def suite(metric, n_bootstrap: int, seed: int) -> dict:
     references, texts, _ = pairs(cases)
     annotator = Annotator(metric, *extracted(metric, references, texts))
     oriented = {"judge=rules": list(-rules_counts(references, texts))}
-    oriented.update({setting_name(s): list(-annotator.significant(s)) for s in GRID})
+    oriented.update({setting_name(s): list(-annotator.significant(s)) for s in GRID_TERMS})
     report = ranking_report(cases, oriented, n_bootstrap, seed)
     return {key: {"all": r["all"], "categories": r["categories"]} for key, r in report.items()}
 
@@ -218,7 +232,8 @@ def main(argv=None) -> int:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--bootstrap", type=int, default=1000, help="case resamples for the 95%% intervals")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--parts", nargs="+", default=["cv", "listed", "suite"], choices=["cv", "listed", "suite"])
+    parts = ["cv", "cv_terms", "listed", "suite"]
+    parser.add_argument("--parts", nargs="+", default=parts, choices=parts)
     args = parser.parse_args(argv)
     results_file = check_output_file(args.results, what="--results")
     metric = scorer(args.judge).metrics()[0]
@@ -228,11 +243,13 @@ def main(argv=None) -> int:
         "grid": [setting_name(s) for s in GRID],
     }
     open_cases = suite(metric, args.bootstrap, args.seed)  # the cross-validation's floor and tie-break
-    if "cv" in args.parts:
-        open_suite = open_standing(open_cases)
-        results["radpref_cross_validated"] = radpref_part(
-            metric, candidates, args.folds, args.bootstrap, args.seed, open_suite
-        )
+    for part, key, grid in (
+        ("cv", "radpref_cross_validated", GRID),
+        ("cv_terms", "radpref_cross_validated_with_judge_significance_terms", GRID_TERMS),
+    ):
+        if part in args.parts:
+            open_suite = open_standing(open_cases, grid)
+            results[key] = radpref_part(metric, candidates, args.folds, args.bootstrap, args.seed, open_suite)
     if "listed" in args.parts:
         results["radpref_given_listed_findings"] = listed(metric, candidates)
     if "suite" in args.parts:

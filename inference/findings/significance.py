@@ -104,5 +104,15 @@ def significance(finding: str, context: Mapping | None = None) -> str:
     return max(levels, key=LEVELS.index)
 
 
+_NAMED = re.compile(rf"\b({URGENT}|{ACTIONABLE}|{NOT_ACTIONABLE})", re.I)
+
+
+def names_term(finding: str) -> bool:
+    """Whether the finding names a term of an urgent, actionable or not-actionable level (a benign one or none does
+    not count): "airspace disease", "osteopenic", "Port-A-Cath" and "drain" among them, which the entity lexicon
+    (text/word_rules.py `names_abnormality`) misses."""
+    return bool(_NAMED.search(finding))
+
+
 def weight(level: str) -> float:
     return WEIGHTS[level]

@@ -169,7 +169,25 @@ def test_the_threshold_and_scope_are_checked_at_the_door():
         SemanticGreen(judge_threshold=1.5)
     with pytest.raises(OptionError, match="judge_scope"):
         SemanticGreen(judge_scope="some")
-    defaults = " ".join(SemanticGreen().signature_parts())
+    with pytest.raises(OptionError, match="judge_significance"):
+        SemanticGreen(judge_significance="cue")
+    defaults = " ".join(SemanticGreen(judge_significance="terms").signature_parts())
     assert "judge:rules" in defaults and "judge_threshold" not in defaults  # the rules' signature names no judge
+    assert "judge_significance" not in defaults
     judged = " ".join(SemanticGreen(judge="model").signature_parts())
     assert "judge_threshold:0.6" in judged and "judge_scope:matched" in judged
+    assert "judge_significance:lexicon" in judged
+
+
+def test_judge_significance_terms_counts_what_the_lexicon_misses():
+    """An unmatched finding the entity lexicon does not read as an abnormality ("airspace disease") is insignificant
+    as judge=rules decides it, significant with judge_significance=terms; judge=rules ignores the option."""
+    reference, candidate = ["Improving airspace disease in the right lung"], []
+    similarity = np.zeros((1, 0), dtype=np.float32)
+    for significance, expected in (("lexicon", 0), ("terms", 1)):
+        rules_ = SemanticGreen(judge="model", judge_significance=significance).teacher(object()).rules
+        annotation = judged_annotation(reference, candidate, similarity, rules_, {})
+        assert sum(annotation.significant) == expected and annotation.errors[0].category == "b"
+    assert SemanticGreen(judge_significance="terms").teacher(object()).rules.significance == "lexicon"
+    normal = judged_annotation(["No pleural effusion"], [], similarity, Rules(significance="terms"), {})
+    assert sum(normal.significant) == 0  # a normal statement stays insignificant

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from radmetrics.inference.findings.significance import age_of, significance, weight
+from radmetrics.inference.findings.significance import age_of, names_term, significance, weight
 from radmetrics.inference.scoring.scorer import Scorer
 
 
@@ -28,6 +28,13 @@ from radmetrics.inference.scoring.scorer import Scorer
 )
 def test_levels_follow_crimsons_examples(finding, context, level):
     assert significance(finding, context) == level
+
+
+def test_names_term_is_a_named_level_not_the_default():
+    assert names_term("Improving airspace disease in the right lung")
+    assert names_term("The bones are osteopenic") and names_term("Surgical drain in place")
+    assert not names_term("Something no rule names.")  # DEFAULT's level is not a named term
+    assert not names_term("Gastric bubble")  # a benign term is not one
 
 
 def test_age_is_read_from_any_age_field():

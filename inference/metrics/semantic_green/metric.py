@@ -44,6 +44,8 @@ from .judge import SCOPES, annotate_with_judge, load_judge, shipped_judge
 from .teacher import THRESHOLD, Rules, SemanticTeacher
 
 PREFIX = "semantic_green"
+# judge_significance's choices: the modes of Rules.significance that judge=model offers
+SIGNIFICANCE_MODES = ("lexicon", "terms")
 NO_FINDINGS_NOTE = (
     "neither report has a finding: semantic_green is 1 (a normal report against a normal report), while "
     "semantic_green_precision and semantic_green_recall are 0 (no findings to match)"
@@ -102,6 +104,17 @@ class SemanticGreen(Metric):
             type=str,
             choices=SCOPES,
         ),
+        "judge_significance": Option(
+            "lexicon",
+            True,
+            "with judge=model: when an unmatched finding is a significant error: lexicon (it names an abnormality the "
+            "entity lexicon knows, as judge=rules decides) or terms (that, or it names a term of the clinical-"
+            "significance rules, findings/significance.py: airspace disease, osteopenia, a port, a drain, which the "
+            "lexicon misses). On radpref_dev terms agrees better with the raters' error counts and worse with their "
+            "ratings (docs/notes/finding-judge.md)",
+            type=str,
+            choices=SIGNIFICANCE_MODES,
+        ),
     }
     keys = (
         PREFIX,
@@ -139,11 +152,15 @@ Notation},
 
     def teacher(self, encoder=None) -> SemanticTeacher:
         findings = self.options["findings"] == "extractor"
+        model = self.options["judge"] == "model"
         rules_ = Rules(
-            threshold=self.options["threshold"], interval_change=findings, other_scripts_significant=findings
+            threshold=self.options["threshold"],
+            significance=self.options["judge_significance"] if model else "lexicon",
+            interval_change=findings,
+            other_scripts_significant=findings,
         )
         # judge=model matches a synonym of a diagnosis to it ("enlarged cardiac silhouette", "cardiomegaly")
-        read_as = read_as_diagnoses if self.options["judge"] == "model" else None
+        read_as = read_as_diagnoses if model else None
         return SemanticTeacher(encoder or self.encoder(), rules_, self.options["batch_size"], read_as)
 
     def extractor_path(self) -> str:
@@ -156,7 +173,7 @@ Notation},
     def signature_parts(self) -> list[str]:
         parts = super().signature_parts()
         if self.options["judge"] == "rules":  # the judge's own settings change nothing the rules decide
-            parts = [p for p in parts if not p.startswith(("judge_threshold:", "judge_scope:"))]
+            parts = [p for p in parts if not p.startswith(("judge_threshold:", "judge_scope:", "judge_significance:"))]
         if self.options["findings"] == "extractor":
             parts.append(f"extractor:{fingerprint(self.extractor_path())}")
         if self.options["judge"] == "model":

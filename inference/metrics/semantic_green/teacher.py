@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...findings.significance import names_term
 from ...text import word_rules as rules
 from ...text.sentences import statements
 from ..shared.green_format import CATEGORY_LETTERS, render_green_response
@@ -41,7 +42,9 @@ class Rules:
     """The teacher's switches. The defaults are the chosen rules; the others exist to measure each rule's worth."""
 
     threshold: float = THRESHOLD
-    significance: str = "lexicon"  # "lexicon": unmatched and names an abnormality; "cue": unmatched and not normal
+    # "lexicon": unmatched and names an abnormality in the entity lexicon; "terms": that, or names a term of the
+    # clinical-significance rules (findings/significance.py `names_term`); "cue": unmatched and not normal
+    significance: str = "lexicon"
     polarity_flips: bool = True
     location: bool = True
     severity: bool = True
@@ -190,12 +193,16 @@ def quote(statement: str) -> str:
     return '"' + " ".join(words[:QUOTED_WORDS]) + (" ..." if len(words) > QUOTED_WORDS else "") + '"'
 
 
+def _names_term(statement: str, rules_: Rules) -> bool:
+    return rules_.significance == "terms" and names_term(statement)
+
+
 def unmatched_error(statement: str, index: int, side: str, rules_: Rules) -> TeacherError:
     """The error of a statement the other report has no counterpart of; `side` is "candidate" or "reference". A
     statement that is not a significant finding but compares with a prior study is (e) / (f), else (a) / (b)."""
     if rules.is_normal(statement):
         significant, reason = rules_.unmatched_normal_significant, "a normal statement"
-    elif rules_.significance == "cue" or rules.names_abnormality(statement):
+    elif rules_.significance == "cue" or rules.names_abnormality(statement) or _names_term(statement, rules_):
         significant, reason = True, "an abnormal finding"
     elif (
         rules_.other_scripts_significant
