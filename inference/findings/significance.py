@@ -105,13 +105,14 @@ def significance(finding: str, context: Mapping | None = None) -> str:
 
 
 _NAMED = re.compile(rf"\b({URGENT}|{ACTIONABLE}|{NOT_ACTIONABLE})", re.I)
+_AGE_WORDS = re.compile(r"\b\d+[- ]?(?:years?|yrs?|months?|weeks?|days?)[- ]old\b", re.I)
 
 
 def names_term(finding: str) -> bool:
     """Whether the finding names a term of an urgent, actionable or not-actionable level (a benign one or none does
     not count): "airspace disease", "osteopenic", "Port-A-Cath" and "drain" among them, which the entity lexicon
-    (text/word_rules.py `names_abnormality`) misses."""
-    return bool(_NAMED.search(finding))
+    (text/word_rules.py `names_abnormality`) misses. A patient's age ("72-year-old") is not the term "old"."""
+    return bool(_NAMED.search(_AGE_WORDS.sub(" ", finding)))
 
 
 def weight(level: str) -> float:

@@ -35,6 +35,8 @@ def test_names_term_is_a_named_level_not_the_default():
     assert names_term("The bones are osteopenic") and names_term("Surgical drain in place")
     assert not names_term("Something no rule names.")  # DEFAULT's level is not a named term
     assert not names_term("Gastric bubble")  # a benign term is not one
+    assert not names_term("The patient is a 72-year-old male") and not names_term("a 65 years old woman")
+    assert names_term("Old healed left rib fracture")
 
 
 def test_age_is_read_from_any_age_field():
