@@ -620,9 +620,16 @@ _BELOW = ("below", "inferior to", "distal to", "beyond", "past")
 _AT_CARINA = re.compile(r"\bat (?:the )?(?:level of (?:the )?)?carina\b")
 
 
+# A distance the tip had before ("was 6 cm above the carina, now 2 cm above it") is its history, not where it is now.
+_PRIOR_WORD = re.compile(r"\b(?:was|previously|formerly|before|prior|earlier)\s+(?:approximately\s+|about\s+)?$", re.I)
+
+
 def _carina(text: str) -> float | None:
-    """A tip's signed distance above the carina in cm ("at the carina": 0)."""
-    match = _CARINA.search(text)
+    """A tip's signed distance above the carina in cm ("at the carina": 0), now: the first distance not given as a
+    prior one."""
+    found = list(_CARINA.finditer(text))
+    now = [m for m in found if not _PRIOR_WORD.search(text[: m.start()])]
+    match = (now or found or [None])[0]
     if not match:
         return 0.0 if _AT_CARINA.search(text) else None
     value = float(match.group(1)) / (10.0 if match.group(2).lower() == "mm" else 1.0)

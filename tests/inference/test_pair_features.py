@@ -223,6 +223,13 @@ def test_a_tip_beyond_the_carina_is_below_it_and_a_lobe_collapse_is_atelectasis_
     assert frame("Vertebral body collapse at T8.").diagnoses == frozenset({"collapse"})
 
 
+def test_a_tip_distance_given_as_before_is_history_not_where_the_tip_is_now():
+    assert frame("Endotracheal tube was 6 cm above the carina, now 2 cm above the carina.").carina_cm == 2.0
+    assert frame("Endotracheal tube tip previously 1 cm above the carina, now 4 cm above the carina.").carina_cm == 4.0
+    assert frame("Endotracheal tube tip 2 cm above the carina (previously 6 cm above the carina).").carina_cm == 2.0
+    assert frame("Endotracheal tube tip 5 cm above the carina.").carina_cm == 5.0
+
+
 @pytest.mark.parametrize(
     "hedged, level",
     [
