@@ -381,6 +381,8 @@ SEGMENTS = (
     "medial segment",
     "superior lingular",
     "inferior lingular",
+    "superior lingula",  # read as "superior lingular" (CANONICAL)
+    "inferior lingula",
 )
 _SEGMENT = re.compile(r"\b(" + "|".join(sorted(SEGMENTS, key=len, reverse=True)) + r")\b")
 SEGMENT_WORDS = ("anterior", "posterior", "lateral", "medial", "superior", "inferior")
@@ -442,6 +444,8 @@ CANONICAL = {
     "carcinoma": "malignancy",
     "neoplastic": "neoplasm",
     "prominence": "prominent",
+    "superior lingula": "superior lingular",
+    "inferior lingula": "inferior lingular",
     "pleural effusion": "effusion",
     "pulmonary edema": "edema",
     # one place of a central line's tip, however it is written
@@ -518,7 +522,11 @@ _SAME_AS_DIAGNOSIS = (
         "pneumoperitoneum",
     ),
     (re.compile(r"\bfree intraperitoneal (?:air|gas)\b"), "pneumoperitoneum"),
+    (re.compile(r"\b(?:free )?subdiaphragmatic (?:free )?(?:air|gas)\b"), "pneumoperitoneum"),
     (re.compile(r"\boedema\b"), "edema"),
+    # "density" and "opacity" are one description on a radiograph
+    (re.compile(r"\bdensities\b"), "opacities"),
+    (re.compile(r"\bdensity\b"), "opacity"),
     (re.compile(r"(?<!non )(?<!non-)(?<!non\u2013)\b(?:infectious|infective) consolidation\b"), "pneumonia"),
 )
 
@@ -689,9 +697,27 @@ def _each_level(found: re.Match) -> str:
     return " and ".join(f"{level} {found.group(2)}" for level in levels)
 
 
+# Where something is pushed is not where the finding is ("left pneumothorax with the mediastinum shifted to the right",
+# "rightward tracheal deviation"), and a vein's or a limb's name is not a place in the lung ("superior vena cava",
+# "right upper extremity PICC").
+_SHIFTED = re.compile(
+    r"\b(?:shift(?:ed|ing|s)?|deviat(?:ed|ion|ing|es)|displac(?:ed|ement|ing|es)|push(?:ed|ing|es)?)\s+"
+    r"(?:[a-z]+\s+){0,3}?(?:to|toward|towards|into)\s+(?:the\s+)?(?:left|right)\b|\b(?:left|right)wards?\b"
+)
+_NOT_A_LUNG_PLACE = re.compile(
+    r"\b(?:superior|inferior) vena cava\b|\b(?:upper|lower) (?:extremity|extremities|limb|limbs)\b"
+)
+
+
+def unshifted(text: str) -> str:
+    """The text without where it says something is pushed (`_SHIFTED`)."""
+    return _SHIFTED.sub(" ", text)
+
+
 def placed(text: str) -> str:
-    """The (normalised) text as its places are read: spared places dropped, levels sharing a noun each given it."""
-    return _SHARED_NOUN.sub(_each_level, _SPARED.sub(" ", text))
+    """The (normalised) text as its places are read: spared places, where something is pushed and the names of veins
+    and limbs dropped; levels sharing a noun each given it."""
+    return _SHARED_NOUN.sub(_each_level, _SPARED.sub(" ", _NOT_A_LUNG_PLACE.sub(" ", unshifted(text))))
 
 
 def _sides(text: str) -> frozenset[str]:
@@ -728,7 +754,7 @@ def frame(finding: str) -> FindingFrame:
         segments=segments | segment_words,
         severities=rules.severities(text),
         severity_words=frozenset(w for w in re.findall(r"[a-z]+", text) if w in rules.SEVERITY_LEVELS),
-        side_words=(len(re.findall(r"\bleft\b", text)), len(re.findall(r"\bright\b", text))),
+        side_words=(len(re.findall(r"\bleft\b", unshifted(text))), len(re.findall(r"\bright\b", unshifted(text)))),
         level=significance(finding),
         normal=rules.is_normal(text),
         changes=rules.change_directions(text),

@@ -223,6 +223,23 @@ def test_a_tip_beyond_the_carina_is_below_it_and_a_lobe_collapse_is_atelectasis_
     assert frame("Vertebral body collapse at T8.").diagnoses == frozenset({"collapse"})
 
 
+def test_where_something_is_pushed_and_the_names_of_veins_and_limbs_are_not_the_findings_place():
+    shifted = frame("Large left pneumothorax with the mediastinum shifted to the right")
+    assert shifted.sides == frozenset({"left"}) and shifted.side_words == (1, 0)
+    assert frame("Left tension pneumothorax with rightward mediastinal shift").sides == frozenset({"left"})
+    assert frame("Right effusion with shift of the mediastinum to the left").sides == frozenset({"right"})
+    assert frame("Left lower lobe collapse").sides == frozenset({"left"})  # no shift: the side stays
+    picc = frame("Right upper extremity PICC terminating at the SVC/right atrial junction")
+    assert picc.segments == frozenset() and picc.zones == frozenset() and picc.sides == frozenset({"right"})
+
+
+def test_a_density_is_an_opacity_free_subdiaphragmatic_gas_pneumoperitoneum_and_the_lingula_a_segment():
+    assert frame("Linear density at the left lung base").words >= {"opacity"}
+    assert frame("Small volume of subdiaphragmatic free gas").diagnoses == frozenset({"pneumoperitoneum"})
+    assert frame("Inferior lingula consolidation").segments == frame("Inferior lingular segment opacity").segments
+    assert frame("Superior lingula consolidation").segments == frozenset({"superior lingular"})
+
+
 def test_a_tip_distance_given_as_before_is_history_not_where_the_tip_is_now():
     assert frame("Endotracheal tube was 6 cm above the carina, now 2 cm above the carina.").carina_cm == 2.0
     assert frame("Endotracheal tube tip previously 1 cm above the carina, now 4 cm above the carina.").carina_cm == 4.0
