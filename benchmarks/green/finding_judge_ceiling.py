@@ -128,7 +128,7 @@ def listed_part(metric, candidates, n_bootstrap: int, seed: int) -> dict:
     annotator = Annotator(metric, [c.reference_findings for c in candidates], [c.findings for c in candidates])
     counts = {
         # threshold 1.0: the rules' decisions over judge=model's matching (a diagnosis's synonyms read as it)
-        "rules": annotator.significant((1.0, "matched")),
+        "rules": annotator.significant((1.0, "matched", "lexicon")),
         "judge at the defaults": annotator.significant(DEFAULT_SETTING),
         "perfect pair decider": unmatched_cost(annotator) + matched_pairs_as_raters_saw_them(annotator, candidates),
     }
