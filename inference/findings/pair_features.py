@@ -493,6 +493,9 @@ def _phrase_pattern(phrase: str) -> re.Pattern:
 
 
 # Descriptions radiologists write for a diagnosis, read as the diagnosis ("enlarged heart" is cardiomegaly).
+_NOT_A_MATERIAL = "".join(
+    f"(?<!{word} )" for word in ("bone", "air", "fat", "fluid", "water", "metal", "metallic", "calcific", "calcium")
+)
 _SAME_AS_DIAGNOSIS = (
     (re.compile(r"\b(?:enlarged (?:heart|cardiac silhouette)|cardiac enlargement)\b"), "cardiomegaly"),
     (  # a degree word stays: "the heart is mildly enlarged" -> "mildly cardiomegaly"
@@ -522,11 +525,12 @@ _SAME_AS_DIAGNOSIS = (
         "pneumoperitoneum",
     ),
     (re.compile(r"\bfree intraperitoneal (?:air|gas)\b"), "pneumoperitoneum"),
-    (re.compile(r"\b(?:free )?subdiaphragmatic (?:free )?(?:air|gas)\b"), "pneumoperitoneum"),
+    (re.compile(r"\bfree subdiaphragmatic (?:air|gas)\b|\bsubdiaphragmatic free (?:air|gas)\b"), "pneumoperitoneum"),
     (re.compile(r"\boedema\b"), "edema"),
-    # "density" and "opacity" are one description on a radiograph
-    (re.compile(r"\bdensities\b"), "opacities"),
-    (re.compile(r"\bdensity\b"), "opacity"),
+    # a density and an opacity are one description on a radiograph; bone density, and air, fat, fluid or metal density
+    # (what something looks like), are not
+    (re.compile(_NOT_A_MATERIAL + r"\bdensities\b"), "opacities"),
+    (re.compile(_NOT_A_MATERIAL + r"\bdensity\b"), "opacity"),
     (re.compile(r"(?<!non )(?<!non-)(?<!non\u2013)\b(?:infectious|infective) consolidation\b"), "pneumonia"),
 )
 
@@ -573,7 +577,7 @@ class FindingFrame:
     segments: frozenset[str]
     severities: frozenset[int]
     severity_words: frozenset[str]
-    side_words: tuple[int, int]  # how many times "left" and "right" are written
+    side_words: tuple[int, int]  # how many times "left" and "right" are written, beside a side something is pushed to
     level: str  # the finding's clinical significance (significance.LEVELS)
     normal: bool
     changes: frozenset[str]
@@ -628,7 +632,9 @@ _BELOW = ("below", "inferior to", "distal to", "beyond", "past")
 _AT_CARINA = re.compile(r"\bat (?:the )?(?:level of (?:the )?)?carina\b")
 
 
-# A distance the tip had before ("was 6 cm above the carina, now 2 cm above it") is its history, not where it is now.
+# A distance the tip had before ("was 6 cm above the carina, now 2 cm above it", "5 cm above the carina on the prior
+# study") is its history, not where it is now.
+_PRIOR_AFTER = re.compile(r"\s*,?\s*(?:on (?:the )?(?:prior|previous|earlier)|previously|before)\b", re.I)
 _PRIOR_WORD = re.compile(r"\b(?:was|previously|formerly|before|prior|earlier)\s+(?:approximately\s+|about\s+)?$", re.I)
 
 
@@ -636,7 +642,7 @@ def _carina(text: str) -> float | None:
     """A tip's signed distance above the carina in cm ("at the carina": 0), now: the first distance not given as a
     prior one."""
     found = list(_CARINA.finditer(text))
-    now = [m for m in found if not _PRIOR_WORD.search(text[: m.start()])]
+    now = [m for m in found if not _PRIOR_WORD.search(text[: m.start()]) and not _PRIOR_AFTER.match(text, m.end())]
     match = (now or found or [None])[0]
     if not match:
         return 0.0 if _AT_CARINA.search(text) else None
@@ -702,16 +708,19 @@ def _each_level(found: re.Match) -> str:
 # "right upper extremity PICC").
 _SHIFTED = re.compile(
     r"\b(?:shift(?:ed|ing|s)?|deviat(?:ed|ion|ing|es)|displac(?:ed|ement|ing|es)|push(?:ed|ing|es)?)\s+"
-    r"(?:[a-z]+\s+){0,3}?(?:to|toward|towards|into)\s+(?:the\s+)?(?:left|right)\b|\b(?:left|right)wards?\b"
+    r"(?:[a-z]+\s+){0,5}?(?:to|toward|towards)\s+(?:the\s+)?(?:left|right)\b|\b(?:left|right)wards?\b"
 )
+_SIDE = re.compile(r"\b(?:left|right|bilateral|bilaterally|both|bibasilar)\b")
 _NOT_A_LUNG_PLACE = re.compile(
     r"\b(?:superior|inferior) vena cava\b|\b(?:upper|lower) (?:extremity|extremities|limb|limbs)\b"
 )
 
 
 def unshifted(text: str) -> str:
-    """The text without where it says something is pushed (`_SHIFTED`)."""
-    return _SHIFTED.sub(" ", text)
+    """The text without where it says something is pushed (`_SHIFTED`), when it names a side of its own besides; where
+    the push is the finding ("mediastinal shift to the right", "tracheal deviation to the left"), its side stays."""
+    without = _SHIFTED.sub(" ", text)
+    return without if _SIDE.search(without) else text
 
 
 def placed(text: str) -> str:

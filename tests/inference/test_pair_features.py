@@ -229,6 +229,11 @@ def test_where_something_is_pushed_and_the_names_of_veins_and_limbs_are_not_the_
     assert frame("Left tension pneumothorax with rightward mediastinal shift").sides == frozenset({"left"})
     assert frame("Right effusion with shift of the mediastinum to the left").sides == frozenset({"right"})
     assert frame("Left lower lobe collapse").sides == frozenset({"left"})  # no shift: the side stays
+    # where the push is the finding, its side stays: a reversed shift or the other mainstem bronchus is no restatement
+    assert frame("Mediastinal shift to the right").sides == frozenset({"right"})
+    assert frame("Tracheal deviation to the left").side_words == (1, 0)
+    assert frame("Endotracheal tube displaced into the right mainstem bronchus").sides == frozenset({"right"})
+    assert frame("Nasogastric tube deviates to the right of midline").sides == frozenset({"right"})
     picc = frame("Right upper extremity PICC terminating at the SVC/right atrial junction")
     assert picc.segments == frozenset() and picc.zones == frozenset() and picc.sides == frozenset({"right"})
 
@@ -236,6 +241,9 @@ def test_where_something_is_pushed_and_the_names_of_veins_and_limbs_are_not_the_
 def test_a_density_is_an_opacity_free_subdiaphragmatic_gas_pneumoperitoneum_and_the_lingula_a_segment():
     assert frame("Linear density at the left lung base").words >= {"opacity"}
     assert frame("Small volume of subdiaphragmatic free gas").diagnoses == frozenset({"pneumoperitoneum"})
+    assert frame("Subdiaphragmatic gas in the colon").diagnoses == frozenset()  # bowel gas is no pneumoperitoneum
+    assert "opacity" not in frame("Decreased bone density").words  # nor bone density an opacity
+    assert "opacity" not in frame("Lucency of air density").words
     assert frame("Inferior lingula consolidation").segments == frame("Inferior lingular segment opacity").segments
     assert frame("Superior lingula consolidation").segments == frozenset({"superior lingular"})
 
@@ -244,6 +252,8 @@ def test_a_tip_distance_given_as_before_is_history_not_where_the_tip_is_now():
     assert frame("Endotracheal tube was 6 cm above the carina, now 2 cm above the carina.").carina_cm == 2.0
     assert frame("Endotracheal tube tip previously 1 cm above the carina, now 4 cm above the carina.").carina_cm == 4.0
     assert frame("Endotracheal tube tip 2 cm above the carina (previously 6 cm above the carina).").carina_cm == 2.0
+    on_the_prior = "Endotracheal tube tip 5 cm above the carina on the prior study, now 2 cm above the carina."
+    assert frame(on_the_prior).carina_cm == 2.0
     assert frame("Endotracheal tube tip 5 cm above the carina.").carina_cm == 5.0
 
 
