@@ -724,9 +724,9 @@ def unshifted(text: str) -> str:
 
 
 def placed(text: str) -> str:
-    """The (normalised) text as its places are read: spared places, where something is pushed and the names of veins
-    and limbs dropped; levels sharing a noun each given it."""
-    return _SHARED_NOUN.sub(_each_level, _SPARED.sub(" ", _NOT_A_LUNG_PLACE.sub(" ", unshifted(text))))
+    """The (normalised, `unshifted`) text as its places are read: spared places and the names of veins and limbs
+    dropped; levels sharing a noun each given it."""
+    return _SHARED_NOUN.sub(_each_level, _SPARED.sub(" ", _NOT_A_LUNG_PLACE.sub(" ", text)))
 
 
 def _sides(text: str) -> frozenset[str]:
@@ -741,7 +741,8 @@ def frame(finding: str) -> FindingFrame:
     """What one finding says about each attribute."""
     text = normalised(finding)
     device = bool(_phrases(text, DEVICES))
-    where = placed(text)
+    sided = unshifted(text)
+    where = placed(sided)
     segments = _phrases(where, SEGMENTS)
     segment_words = frozenset() if segments else _phrases(where, SEGMENT_WORDS)
     return FindingFrame(
@@ -763,7 +764,7 @@ def frame(finding: str) -> FindingFrame:
         segments=segments | segment_words,
         severities=rules.severities(text),
         severity_words=frozenset(w for w in re.findall(r"[a-z]+", text) if w in rules.SEVERITY_LEVELS),
-        side_words=(len(re.findall(r"\bleft\b", unshifted(text))), len(re.findall(r"\bright\b", unshifted(text)))),
+        side_words=(len(re.findall(r"\bleft\b", sided)), len(re.findall(r"\bright\b", sided))),
         level=significance(finding),
         normal=rules.is_normal(text),
         changes=rules.change_directions(text),

@@ -15,7 +15,8 @@ JUDGE = REPO / "inference" / "resources" / "finding_judge"
 
 def run(script: str, results, *args: str) -> dict:
     command = [sys.executable, str(REPO / "benchmarks" / "green" / script), "--results", str(results), *args]
-    subprocess.run(command, check=True, cwd=REPO, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, f"{script} failed:\n{done.stderr[-3000:]}"
     return json.loads(results.read_text())
 
 
