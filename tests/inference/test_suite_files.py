@@ -1,5 +1,5 @@
 """The ranking suite's other files for issue 61's categories: the open sets (open_2.jsonl ... open_4.jsonl) and the
-sealed halves (sealed.jsonl ... sealed_11.jsonl). Their shape, and that no file repeats a report text of a file written
+sealed halves (sealed.jsonl ... sealed_12.jsonl). Their shape, and that no file repeats a report text of a file written
 before it. No metric is scored here, and the sealed files' texts are compared in code only: a failure names an open
 file's cases, and only counts a sealed file's."""
 
@@ -28,6 +28,7 @@ FILES = (
     ("sealed_9.jsonl", "sealed9", SIX_EACH),
     ("sealed_10.jsonl", "sealed10", SIX_EACH),
     ("sealed_11.jsonl", "sealed11", SIX_EACH),
+    ("sealed_12.jsonl", "sealed12", SIX_EACH),
 )
 
 
