@@ -15,7 +15,7 @@ The judge runs at semantic_green's defaults (judge_threshold, judge_scope: chose
 on radpref_dev by finding_judge_threshold.py, whose held-out figures are the ones to quote for radpref); the figures
 here are those defaults on all 50 cases. `--parts open2`, `open3` and `open4` score the other open sets
 (open_2.jsonl ... open_4.jsonl, written by other engineers, read and developed against by the judge's author);
-`--parts sealed` ... `sealed11` score the suite's sealed halves (written by someone other than
+`--parts sealed` ... `sealed12` score the suite's sealed halves (written by someone other than
 the judge's author), each once, at the end.
 
     python benchmarks/green/finding_judge.py --judge EXPORT --results benchmarks/results/finding_judge.json
@@ -87,6 +87,7 @@ SUITE_PARTS = {
     "sealed9": ("suite_ninth_sealed_cases", "sealed_9.jsonl"),
     "sealed10": ("suite_tenth_sealed_cases", "sealed_10.jsonl"),
     "sealed11": ("suite_eleventh_sealed_cases", "sealed_11.jsonl"),
+    "sealed12": ("suite_twelfth_sealed_cases", "sealed_12.jsonl"),
 }
 
 
@@ -195,7 +196,7 @@ def main(argv=None) -> int:
         default=["suite", "listed", "reports"],
         choices=[*SUITE_PARTS, "listed", "reports"],
         help="open2, open3, open4: the other open sets (resources/clinical_ranking/open_2.jsonl, ...); "
-        "sealed, sealed2 ... sealed11: the suite's sealed halves (sealed.jsonl, sealed_2.jsonl, ...), each run "
+        "sealed, sealed2 ... sealed12: the suite's sealed halves (sealed.jsonl, sealed_2.jsonl, ...), each run "
         "once, at the end",
     )
     args = parser.parse_args(argv)

@@ -12,12 +12,12 @@ from __future__ import annotations
 import random
 import re
 
-from radmetrics.inference.findings.pair_features import AGAINST, INTENSIFIER, frame, hedge_level
+from radmetrics.inference.findings.pair_features import AGAINST, INTENSIFIER, frame, hedge_level, hedge_step_matters
 from radmetrics.inference.findings.significance import significance
 from radmetrics.inference.text.word_rules import names_abnormality
 
 from ..pairs import edit_lexicons as fx
-from .measurement import change_measurement
+from .measurement import change_measurement, change_percent
 
 
 def attribute(name: str, significant: bool) -> str:
@@ -64,7 +64,7 @@ def severity(sentence: str, rng: random.Random) -> tuple[str, str] | None:
 
 
 def measurement(sentence: str, rng: random.Random) -> tuple[str, str] | None:
-    found = change_measurement(sentence, rng)
+    found = change_measurement(sentence, rng) or change_percent(sentence, rng)
     if found is None:
         return None
     text, significant = found
@@ -149,6 +149,8 @@ AGAINST_HEDGES = (
     "{F} is doubtful",
     "Findings are unlikely to represent {f}",
     "{F}, not likely",
+    "{F} is less likely",
+    "{F} less likely",
 )
 TEMPLATES = {1: WEAK_HEDGES, 2: STRONG_HEDGES, AGAINST: AGAINST_HEDGES}
 _HEDGE = re.compile(
@@ -195,9 +197,7 @@ def certainty_error(before: int, after: int, significant_finding: bool) -> str:
     is significant on a finding that matters."""
     if before == after:
         return "same"
-    low, high = sorted((before, after))
-    significant = (low == 0 and high >= 2) or (low <= 1 and high == AGAINST)
-    return attribute("certainty", significant and significant_finding)
+    return attribute("certainty", hedge_step_matters(before, after) and significant_finding)
 
 
 # A word that qualifies the hedge after it ("not likely", "most suspicious for", "very likely"): removing the hedge

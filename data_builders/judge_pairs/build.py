@@ -12,7 +12,8 @@ validation or test finding is a training finding. Pairs are built within a split
 - `contradiction:*`: the finding negated or affirmed (the pair builders' lexicon), or moved to the other side;
 - `unrelated`: another finding of the same split.
 
-The corpus has few sizes and device tips, so sized lesions and device tips are also written from templates
+The corpus has few sizes, ratios and device tips, so sized lesions, cardiothoracic ratios, pneumothoraces sized by
+percentage and device tips are also written from templates
 (measurement.py), in every split; they are marked `synthetic`. Each label is capped per split (`per_label` in
 train, an eighth of it in validation and test), sampled with a seeded generator: the same corpus and seed give the
 same pairs. No RadPref text and nothing from CRIMSON's repository enters.
@@ -30,7 +31,7 @@ from radmetrics.inference.text.sentences import split_sentences
 from ..corpus.splits import normalise_report_text
 from ..pairs import edit_lexicons as fx
 from .attributes import EDITS, with_interval_change
-from .measurement import device_position_pair, synthetic_size_findings
+from .measurement import device_position_pair, synthetic_percent_findings, synthetic_size_findings, two_devices_pair
 from .rewrites import rewrite
 
 SCHEMA_VERSION = 1
@@ -117,9 +118,10 @@ def pairs_of_finding(statement: str, source: str, split: str, pool: list[str], r
 
 
 def synthetic_pairs(split: str, count: int, rng: random.Random) -> list[JudgePair]:
-    """Sized lesions (each edited and rewritten) and device tips, written from templates."""
+    """Sized lesions, ratios and percentages (each edited and rewritten), device tips, and pairs of two different
+    devices (unrelated), written from templates."""
     made = []
-    for statement in synthetic_size_findings(rng, count):
+    for statement in synthetic_size_findings(rng, count) + synthetic_percent_findings(rng, count // 2):
         for name in ("measurement", "location", "laterality", "certainty"):
             found = EDITS[name](statement, rng)
             if found:
@@ -132,6 +134,8 @@ def synthetic_pairs(split: str, count: int, rng: random.Random) -> list[JudgePai
         reference, candidate, verdict = device_position_pair(rng)
         label = "same" if verdict == "same" else f"attribute:device_position:{verdict}"
         made.append(_pair(reference, candidate, label, "device_position", "synthetic", split, True))
+    for _ in range(count // 4):
+        made.append(_pair(*two_devices_pair(rng), "unrelated", "two_devices", "synthetic", split, True))
     return made
 
 

@@ -5,6 +5,12 @@ order, and on a radiograph larger): a difference of at most 2 mm, or of at most 
 measurement. Up to half the size again (20-50%) is an insignificant measurement error; a change of 50% or more (an
 8 mm nodule called 18 mm, a size that doubles or halves) is significant: it changes a nodule's follow-up category.
 
+Ratios and percentages. A cardiothoracic ratio read twice differs by a few hundredths, and a pneumothorax's share of
+the hemithorax is an estimate: a difference of at most 3 percentage points is the same reading. 10 points or more is
+significant (a cardiothoracic ratio of 0.45 called 0.60 makes a normal heart enlarged, past the 0.5 that defines
+cardiomegaly on a PA film; a 10% pneumothorax called 30% changes whether it is drained), and so is a change across 50%
+(0.48 against 0.55: a normal heart against an enlarged one); in between is insignificant.
+
 Device tips. An endotracheal tube tip sits 3-7 cm above the carina; nearer than 2 cm, at or below the carina, or in a
 mainstem bronchus is malpositioned; a central line's tip belongs in the lower superior vena cava or at the cavoatrial
 junction, not deep in the right atrium or in a neck or arm vein; a gastric tube's tip in the stomach, not in the
@@ -16,6 +22,8 @@ from __future__ import annotations
 
 import random
 import re
+
+from radmetrics.inference.findings.pair_features import HALF, PERCENT, RATIO
 
 SIZE_TOLERANCE_MM = 2.0
 SIZE_TOLERANCE_RATIO = 0.2
@@ -61,6 +69,61 @@ def change_measurement(sentence: str, rng: random.Random) -> tuple[str, bool] | 
     return sentence[: found.start()] + new + sentence[found.end() :], verdict == "significant"
 
 
+SAME_PERCENT_POINTS = 3.0
+SIGNIFICANT_PERCENT_POINTS = 10.0
+_PERCENT_OR_RATIO = re.compile(f"{PERCENT}|{RATIO}", re.I)
+
+
+def percent_change(before: float, after: float) -> str:
+    """`same`, `insignificant` or `significant`: a ratio or percentage (in percent) reported as `after`."""
+    difference = abs(after - before)
+    if difference <= SAME_PERCENT_POINTS:
+        return "same"
+    crosses = (before > HALF) != (after > HALF)
+    return "significant" if difference >= SIGNIFICANT_PERCENT_POINTS or crosses else "insignificant"
+
+
+def _percent_span(sentence: str) -> tuple[re.Match, float, bool] | None:
+    """The first ratio or percentage: (its match, its value in percent, whether it is written as a ratio)."""
+    found = _PERCENT_OR_RATIO.search(sentence)
+    if not found:
+        return None
+    ratio = found.group(1) is None
+    value = float(found.group(2)) * 100 if ratio else float(found.group(1))
+    return (found, value, ratio) if (not ratio or value < 150) else None
+
+
+def written_percent(sentence: str, found: re.Match, ratio: bool, percent: float) -> str:
+    """The sentence with the number of `found` written as `percent` (a ratio with two decimals)."""
+    group = 2 if ratio else 1
+    number = f"{percent / 100:.2f}" if ratio else f"{round(percent):g}"
+    return sentence[: found.start(group)] + number + sentence[found.end(group) :]
+
+
+def change_percent(sentence: str, rng: random.Random) -> tuple[str, bool] | None:
+    """The sentence with its first ratio or percentage changed beyond tolerance, and whether that is significant."""
+    found = _percent_span(sentence)
+    if found is None:
+        return None
+    match, value, ratio = found
+    new = value + rng.choice((-25, -15, -10, -7, -5, 5, 7, 10, 15, 25))
+    low, high = (30, 85) if ratio else (1, 95)  # a cardiothoracic ratio from 0.30 to 0.85
+    if not low <= new <= high or percent_change(value, new) == "same":
+        return None
+    return written_percent(sentence, match, ratio, new), percent_change(value, new) == "significant"
+
+
+def tolerated_percent(sentence: str, rng: random.Random) -> str | None:
+    """The sentence with its first ratio or percentage a point or two different, or a ratio written as a percentage."""
+    found = _percent_span(sentence)
+    if found is None:
+        return None
+    match, value, ratio = found
+    if ratio and rng.random() < 0.5:  # "ratio of 0.55" -> "ratio of 55%"
+        return sentence[: match.start(2)] + f"{round(value):g}%" + sentence[match.end(2) :]
+    return written_percent(sentence, match, ratio, value + rng.choice((-2, -1, 1, 2)))
+
+
 # Synthetic findings with sizes: the bundled corpus has few (about 160 of 8,300 statements).
 LESIONS = ("nodule", "mass", "pulmonary nodule", "nodular opacity", "cavitary lesion", "granuloma", "lymph node")
 PLACES = (
@@ -95,6 +158,38 @@ def synthetic_size_findings(rng: random.Random, count: int) -> list[str]:
         text = frame.format(
             size=f"{value:g} {unit}", lesion=rng.choice(LESIONS), place=place, place_cap=place.capitalize()
         )
+        found.append(text[0].upper() + text[1:])
+    return found
+
+
+RATIO_FRAMES = (
+    "Cardiothoracic ratio of {r}.",
+    "The cardiothoracic ratio is {r}.",
+    "CTR {r}.",
+    "Heart size: cardiothoracic ratio approximately {r}.",
+    "Cardiothoracic ratio measures {r}.",
+)
+PERCENT_FRAMES = (
+    "{Side} pneumothorax, approximately {p} of the hemithorax.",
+    "{Side} apical pneumothorax, estimated at {p}.",
+    "There is a {p} {side} pneumothorax.",
+    "{Side} pleural effusion occupying about {p} of the hemithorax.",
+    "{Side} pneumothorax of approximately {p} by volume.",
+)
+
+
+def synthetic_percent_findings(rng: random.Random, count: int) -> list[str]:
+    """Cardiothoracic ratios and pneumothoraces or effusions sized by percentage (the corpus has almost none)."""
+    found = []
+    for _ in range(count):
+        if rng.random() < 0.5:
+            ratio = rng.choice((0.38, 0.42, 0.45, 0.48, 0.5, 0.52, 0.55, 0.58, 0.6, 0.65, 0.7))
+            found.append(rng.choice(RATIO_FRAMES).format(r=f"{ratio:.2f}"))
+            continue
+        side = rng.choice(("right", "left"))
+        percent = rng.choice((5, 10, 15, 20, 25, 30, 40, 50, 60))
+        written = f"{percent}%" if rng.random() < 0.7 else f"{percent} percent"
+        text = rng.choice(PERCENT_FRAMES).format(p=written, side=side, Side=side.capitalize())
         found.append(text[0].upper() + text[1:])
     return found
 
@@ -218,15 +313,34 @@ def _tip_verdict(before: tuple, after: tuple) -> str:
     return "same" if where_a in GOOD_POSITION or where_b in GOOD_POSITION else "insignificant"
 
 
+# Other names a report gives the same device: a candidate may name it so.
+DEVICE_NAMES = {
+    "endotracheal tube": ("ET tube", "ETT", "endotracheal tube"),
+    "right internal jugular central venous catheter": ("right IJ central line", "central venous catheter", "catheter"),
+    "left-sided PICC line": ("left PICC", "PICC line", "left upper extremity PICC"),
+    "left internal jugular central line": ("left IJ catheter", "central line", "left internal jugular CVC"),
+    "right subclavian catheter": ("right subclavian central line", "catheter", "right subclavian CVC"),
+    "feeding tube": ("Dobhoff tube", "enteric feeding tube", "nasoenteric tube"),
+    "nasogastric tube": ("NG tube", "enteric tube", "gastric tube"),
+}
+
+
 def device_position_pair(rng: random.Random) -> tuple[str, str, str]:
     """(reference, candidate, verdict) for one device tip, verdict `same`, `insignificant` or `significant`; either
-    side may hold the malposition."""
+    side may hold the malposition, and the candidate may name the device otherwise (DEVICE_NAMES)."""
     device = rng.choice(sorted(DEVICES))
     frame = rng.choice(TIP_FRAMES)
     other = rng.choice(TIP_FRAMES) if rng.random() < 0.5 else frame  # the candidate's own frame half the time
+    named = rng.choice(DEVICE_NAMES[device]) if rng.random() < 0.4 else device
     before = _tip_place(device, rng)
     after = before if rng.random() < 0.15 else _tip_place(device, rng)
     while before[1] and after[1] and (before[2] is None) != (after[2] is None):
         after = _tip_place(device, rng)  # a malposition by distance against one by landmark: no clear verdict
     verdict = _tip_verdict(before, after)
-    return _tip_text(device, before[0], rng, frame), _tip_text(device, after[0], rng, other), verdict
+    return _tip_text(device, before[0], rng, frame), _tip_text(named, after[0], rng, other), verdict
+
+
+def two_devices_pair(rng: random.Random) -> tuple[str, str]:
+    """Two different devices, each at one of its places: unrelated findings, however alike their sentences."""
+    first, second = rng.sample(sorted(DEVICES), 2)
+    return _tip_text(first, _tip_place(first, rng)[0], rng), _tip_text(second, _tip_place(second, rng)[0], rng)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import re
 
-from .measurement import within_tolerance
+from .measurement import tolerated_percent, within_tolerance
 
 # Synonyms a radiologist reads as the same finding (both directions).
 SYNONYMS = (
@@ -160,7 +160,21 @@ def tolerated_measurement(sentence: str, rng: random.Random) -> tuple[str, str] 
     return None
 
 
-REWRITES = (synonym, abbreviation, reframe, reorder, change_unit, tolerated_measurement)
+_PERCENT_WORD = re.compile(r"(\d)\s*(%|percent\b)")
+
+
+def percent_form(sentence: str, rng: random.Random) -> tuple[str, str] | None:
+    """A ratio or percentage a point or two different, or written another way ("20%" <-> "20 percent", a ratio as a
+    percentage): the same reading (measurement.py)."""
+    found = _PERCENT_WORD.search(sentence)
+    if found and rng.random() < 0.3:
+        word = " percent" if found.group(2) == "%" else "%"
+        return sentence[: found.start(2)].rstrip() + word + sentence[found.end(2) :], "percent_form"
+    text = tolerated_percent(sentence, rng)
+    return (text, "percent_within_tolerance") if text else None
+
+
+REWRITES = (synonym, abbreviation, reframe, reorder, change_unit, tolerated_measurement, percent_form)
 
 
 def rewrite_once(sentence: str, rng: random.Random) -> tuple[str, str] | None:

@@ -92,7 +92,7 @@ class FeatureHead:
 
 # The features that give evidence for each attribute or contradiction: the label is open when any of them is non-zero.
 EVIDENCE = {
-    "measurement": ("size_any_dimension_change", "size_one_side"),
+    "measurement": ("size_any_dimension_change", "size_one_side", "percent_difference_tens", "percent_one_side"),
     "device_position": (
         "carina_distance",
         "malposition_added",

@@ -67,6 +67,32 @@ DEVICES = (
     "tracheostomy",
     "dobhoff",
 )
+# The kind of device a finding names (its text normalised: "ETT" read as "endotracheal tube"), so that two wordings of
+# one device ("right internal jugular central catheter", "the catheter ... in the lower SVC") are told from two devices
+# ("orogastric tube", "endotracheal tube"). A bare "catheter" or "line" is a venous one unless the finding names
+# another.
+_DEVICE_KINDS = tuple(
+    (kind, re.compile(pattern))
+    for kind, pattern in (
+        ("airway", r"\b(?:endotracheal|tracheostomy|tracheal tube)"),
+        ("enteric", r"\b(?:nasogastric|orogastric|feeding tube|enteric|dobhoff|gastric tube|nasoenteric)"),
+        ("pleural", r"\b(?:chest tube|pleural (?:drain|catheter|tube)|pigtail|thoracostomy|chest drain)"),
+        ("cardiac", r"\b(?:pacemaker|pacer|defibrillator|icd|leads?)\b"),
+        (
+            "venous",
+            r"\b(?:picc|central venous|central line|venous catheter|swan|pulmonary artery catheter|dialysis|port)\b",
+        ),
+    )
+)
+_GENERIC_LINE = re.compile(r"\b(?:catheter|line)\b")
+
+
+def device_kinds(text: str) -> frozenset[str]:
+    """The kinds of device a normalised finding names (airway, enteric, pleural, cardiac, venous)."""
+    kinds = frozenset(kind for kind, pattern in _DEVICE_KINDS if pattern.search(text))
+    return kinds or (frozenset({"venous"}) if _GENERIC_LINE.search(text) else frozenset())
+
+
 # Where a device tip should not be (a malposition whatever the device), and where one usually belongs.
 MALPOSITIONS = (
     "mainstem",
@@ -209,13 +235,25 @@ STRONG_HEDGES = (
     "suggesting",
     "suggestive",
     "query",
-    "less likely",
     "?",
 )
 # "Probably not": the hedges that lean against the diagnosis they name, the far end of the scale (Panicek and Hricak,
-# "How sure are you, doctor?", 2016): "unlikely to represent pneumonia" all but denies it.
-AGAINST_HEDGES = ("unlikely", "doubtful", "not likely", "doubt", "improbable", "probably not", "likely not")
+# "How sure are you, doctor?", 2016): "unlikely to represent pneumonia" all but denies it, and "pneumonia less likely"
+# (about one in four on their scale) leans the same way.
+AGAINST_HEDGES = (
+    "unlikely",
+    "doubtful",
+    "not likely",
+    "doubt",
+    "improbable",
+    "probably not",
+    "likely not",
+    "less likely",
+)
 _NO_DOUBT = re.compile(r"\b(?:no|without|little) doubt\b")
+# "Less likely" offering a second diagnosis after the first ("atelectasis or, less likely, pneumonia") makes a
+# differential, read as "possibly"; alone ("pneumonia less likely") it leans against the diagnosis.
+_LESS_LIKELY_ALTERNATIVE = re.compile(r"\bor,?\s+less likely\b")
 # A strong hedge made emphatic ("highly suspicious for malignancy") says "probably so": read at the weak hedges' level.
 INTENSIFIER = r"(?:highly|very|strongly|most|quite|extremely)"  # the words that make a hedge emphatic (builders too)
 _INTENSIFIED = re.compile(
@@ -560,8 +598,10 @@ def normalised(text: str) -> str:
 @dataclass(frozen=True)
 class FindingFrame:
     sizes_mm: tuple[float, ...]
+    percents: tuple[float, ...]  # ratios and percentages, as percentages ("cardiothoracic ratio of 0.58": 58)
     carina_cm: float | None  # a tip's signed distance above the carina (below: negative)
     device: bool
+    device_kinds: frozenset[str]
     malpositions: frozenset[str]
     good_places: frozenset[str]
     strong_hedges: frozenset[str]
@@ -625,6 +665,25 @@ def _sizes(text: str, device: bool = False) -> tuple[float, ...]:
         scale = 10.0 if match.group(4).lower() == "cm" else 1.0
         found.extend(float(v) * scale for v in match.group(1, 2, 3) if v)
     return tuple(found)
+
+
+# A ratio or a percentage, as a percentage: "cardiothoracic ratio of 0.58" and "CTR 58%" (a heart 58% of the chest's
+# width), "a 20% pneumothorax". A ratio is a decimal written after "ratio" or "ctr". The judge-pair builders edit
+# these.
+PERCENT = r"\b(\d+(?:\.\d+)?)\s*(?:%|percent\b|per cent\b)"
+RATIO = (
+    r"\b(?:ratio|ctr)\b(?:\s*(?:of|is|was|measures|measuring|now|approximately|about|=|:))*\s*"
+    r"(\d*\.\d+)\b(?!\s*(?:%|cm|mm))"
+)
+_PERCENT, _RATIO = re.compile(PERCENT, re.I), re.compile(RATIO, re.I)
+HALF = 50.0  # a cardiothoracic ratio above 0.5 is cardiomegaly on a PA film
+
+
+def _percents(text: str) -> tuple[float, ...]:
+    """Each ratio or percentage of the finding, as a percentage, in the order written."""
+    found = [(m.start(), float(m.group(1))) for m in _PERCENT.finditer(text)]
+    found += [(m.start(), round(float(m.group(1)) * 100, 6)) for m in _RATIO.finditer(text) if float(m.group(1)) < 1.5]
+    return tuple(value for _, value in sorted(found))
 
 
 # The words that put a tip below (distal to) the carina: "1.5 cm beyond the carina" is in a mainstem bronchus.
@@ -741,19 +800,22 @@ def frame(finding: str) -> FindingFrame:
     """What one finding says about each attribute."""
     text = normalised(finding)
     device = bool(_phrases(text, DEVICES))
+    hedged = _LESS_LIKELY_ALTERNATIVE.sub("or possibly", text)
     sided = unshifted(text)
     where = placed(sided)
     segments = _phrases(where, SEGMENTS)
     segment_words = frozenset() if segments else _phrases(where, SEGMENT_WORDS)
     return FindingFrame(
         sizes_mm=_sizes(text, device),
+        percents=_percents(text),
         carina_cm=_carina(text) if device else None,
         device=device,
+        device_kinds=device_kinds(text) if device else frozenset(),
         malpositions=_phrases(_GOOD_PLACE.sub(" ", text), MALPOSITIONS) if device else frozenset(),
         good_places=_places(text, GOOD_PLACES) if device else frozenset(),
-        strong_hedges=_phrases(_INTENSIFIED.sub(" ", text), STRONG_HEDGES),
+        strong_hedges=_phrases(_INTENSIFIED.sub(" ", hedged), STRONG_HEDGES),
         weak_hedges=_phrases(text, WEAK_HEDGES) | frozenset(m.group(0) for m in _INTENSIFIED.finditer(text)),
-        against_hedges=_phrases(_NO_DOUBT.sub(" ", text), AGAINST_HEDGES),
+        against_hedges=_phrases(_NO_DOUBT.sub(" ", hedged), AGAINST_HEDGES),
         definite=_phrases(text, DEFINITE),
         diagnoses=_diagnoses(text),
         vague=_phrases(text, VAGUE),
@@ -804,6 +866,20 @@ def _size_features(r: FindingFrame, c: FindingFrame) -> list[float]:
     ]
 
 
+def _percent_features(r: FindingFrame, c: FindingFrame) -> list[float]:
+    """The first ratio or percentage of each side: "CTR 0.45" against "CTR 0.65" (a normal heart made enlarged)."""
+    if not (r.percents and c.percents):
+        return [0.0, _one_side(frozenset(r.percents), frozenset(c.percents)), 0.0, 0.0, 0.0]
+    before, after = r.percents[0], c.percents[0]
+    return [
+        1.0,
+        0.0,
+        min(abs(after - before) / 10.0, 3.0),
+        min(abs(math.log(max(after, 0.1) / max(before, 0.1))), 3.0),
+        float((before > HALF) != (after > HALF)),  # a cardiothoracic ratio across 0.5: cardiomegaly or not
+    ]
+
+
 def _carina_in_range(f: FindingFrame) -> bool:
     """A tip 2-7 cm above the carina: where an endotracheal tube belongs."""
     return f.carina_cm is not None and 2.0 <= f.carina_cm <= 7.0
@@ -840,6 +916,8 @@ def _device_features(r: FindingFrame, c: FindingFrame) -> list[float]:
         float(tip_misplaced(r)),
         float(tip_misplaced(c)),
         float(placed and tip_misplaced(r) != tip_misplaced(c)),
+        float(bool(r.device_kinds & c.device_kinds)),
+        _differ(r.device_kinds, c.device_kinds) * float(not r.device_kinds & c.device_kinds),
     ]
 
 
@@ -858,6 +936,14 @@ def strongly_hedged(f: FindingFrame) -> bool:
     return bool(f.strong_hedges or f.against_hedges or any(_INTENSIFIED.fullmatch(w) for w in f.weak_hedges))
 
 
+def hedge_step_matters(before: int, after: int) -> bool:
+    """Whether a change of hedge level (hedge_level) is a large step on the taught scale: a definite finding made
+    "possibly" or doubted, a definite or probable one denied by a hedge against it, or the reverse. A step to a
+    neighbouring level ("pneumonia" against "likely pneumonia") is not."""
+    low, high = sorted((before, after))
+    return (low == 0 and high >= 2) or (low <= 1 and high == AGAINST)
+
+
 def _certainty_features(r: FindingFrame, c: FindingFrame) -> list[float]:
     hedges_r = r.strong_hedges | r.weak_hedges | r.against_hedges
     hedges_c = c.strong_hedges | c.weak_hedges | c.against_hedges
@@ -872,6 +958,7 @@ def _certainty_features(r: FindingFrame, c: FindingFrame) -> list[float]:
         float(bool(c.definite)),
         abs(hedge_level(r) - hedge_level(c)) / float(AGAINST),
         _differ(hedges_r, hedges_c) + _one_side(hedges_r, hedges_c),
+        float(hedge_step_matters(hedge_level(r), hedge_level(c))),
     ]
 
 
@@ -978,13 +1065,15 @@ def _other_features(r: FindingFrame, c: FindingFrame) -> list[float]:
 FEATURE_NAMES = (
     *("size_both", "size_one_side", "size_relative_change", "size_difference_cm", "size_log_ratio"),
     "size_any_dimension_change",
+    *("percent_both", "percent_one_side", "percent_difference_tens", "percent_log_ratio", "percent_across_half"),
     *("device_reference", "device_candidate", "carina_both", "carina_distance", "carina_range_changed"),
     *("malposition_reference", "malposition_candidate", "malposition_added", "malposition_removed"),
     *("good_place_reference", "good_place_candidate", "tip_places_differ"),
     *("tip_misplaced_reference", "tip_misplaced_candidate", "tip_misplacement_differs"),
+    *("device_kind_shared", "device_kinds_disjoint"),
     *("strong_hedge_reference", "strong_hedge_candidate", "weak_hedge_reference", "weak_hedge_candidate"),
     *("against_hedge_reference", "against_hedge_candidate"),
-    *("definite_reference", "definite_candidate", "hedge_level_gap", "hedges_differ"),
+    *("definite_reference", "definite_candidate", "hedge_level_gap", "hedges_differ", "hedge_step_large"),
     *("diagnoses_dropped", "diagnoses_added", "vague_dropped", "vague_added", "diagnosis_made_vague"),
     *("description_made_diagnosis", "diagnoses_jaccard"),
     *(
@@ -1017,6 +1106,7 @@ def pair_features(reference: str, candidate: str, cosine: float) -> list[float]:
     r, c = frame(reference), frame(candidate)
     return [
         *_size_features(r, c),
+        *_percent_features(r, c),
         *_device_features(r, c),
         *_certainty_features(r, c),
         *_specificity_features(r, c),

@@ -19,9 +19,19 @@ from radmetrics.data_builders.judge_pairs.attributes import (
     specificity,
 )
 from radmetrics.data_builders.judge_pairs.build import build_judge_pairs, findings_by_split
-from radmetrics.data_builders.judge_pairs.measurement import change_measurement, size_change
-from radmetrics.data_builders.judge_pairs.rewrites import change_unit, tolerated_measurement
+from radmetrics.data_builders.judge_pairs.measurement import (
+    DEVICES,
+    change_measurement,
+    change_percent,
+    device_position_pair,
+    percent_change,
+    size_change,
+    synthetic_percent_findings,
+    two_devices_pair,
+)
+from radmetrics.data_builders.judge_pairs.rewrites import change_unit, percent_form, tolerated_measurement
 from radmetrics.inference.findings.judge_labels import JUDGE_LABELS, parse_label
+from radmetrics.inference.findings.pair_features import frame
 
 REPORTS = [
     Report(
@@ -190,3 +200,47 @@ def test_a_hedge_qualified_by_the_word_before_it_is_not_stripped_alone():
     assert (
         certainty("Very likely right lower lobe pneumonia.", rng) is None
     )  # never "Very right lower lobe pneumonia."
+
+
+@pytest.mark.parametrize(
+    "before, after, verdict",
+    [(52, 53, "same"), (20, 23, "same"), (20, 25, "insignificant"), (45, 65, "significant"), (10, 30, "significant")]
+    + [(48, 55, "significant"), (55, 48, "significant"), (30, 40, "significant")],
+)
+def test_ratio_and_percentage_tolerance(before, after, verdict):
+    assert percent_change(before, after) == verdict
+
+
+def test_ratios_and_percentages_are_edited_and_rewritten_as_the_frame_reads_them():
+    rng = random.Random(3)
+    findings = synthetic_percent_findings(rng, 40)
+    assert any("ratio" in f.lower() or "CTR" in f for f in findings) and any("pneumothorax" in f for f in findings)
+    edited = rewritten = 0
+    for finding in findings:
+        (before,) = frame(finding).percents
+        changed = change_percent(finding, rng)
+        if changed:
+            edited += 1
+            (after,) = frame(changed[0]).percents
+            assert (
+                changed[1] == (percent_change(before, after) == "significant")
+                and percent_change(before, after) != "same"
+            )
+        same = percent_form(finding, rng)
+        if same:
+            rewritten += 1
+            (after,) = frame(same[0]).percents
+            assert percent_change(before, after) == "same", (finding, same)
+    assert edited > 20 and rewritten == len(findings)
+
+
+def test_two_different_devices_are_an_unrelated_pair_and_one_device_may_be_named_otherwise():
+    rng = random.Random(0)
+    for _ in range(20):
+        first, second = two_devices_pair(rng)
+        named = [{d for d in DEVICES if d.lower() in text.lower()} for text in (first, second)]
+        assert all(named) and named[0] != named[1]
+    renamed = [device_position_pair(rng) for _ in range(60)]
+    assert any(
+        frame(r).device_kinds == frame(c).device_kinds and r.split()[:2] != c.split()[:2] for r, c, _ in renamed
+    )

@@ -266,7 +266,62 @@ def test_a_tip_distance_given_as_before_is_history_not_where_the_tip_is_now():
         ("Findings strongly suggest pneumonia.", 1),
         ("Mass, very concerning for malignancy.", 1),
         ("Atelectasis or, less likely, pneumonia.", 2),
+        ("Pneumonia less likely.", 3),
+        ("Right lower lobe opacity, pneumonia less likely.", 3),
     ],
 )
 def test_the_far_end_and_emphasis_of_the_hedge_scale(hedged, level):
     assert hedge_level(frame(hedged)) == level
+
+
+@pytest.mark.parametrize(
+    "finding, percents",
+    [
+        ("Cardiothoracic ratio of 0.45.", (45.0,)),
+        ("CTR: 0.55", (55.0,)),
+        ("CTR 58%", (58.0,)),
+        ("Right pneumothorax occupying approximately 20 percent of the hemithorax.", (20.0,)),
+        ("The cardiothoracic ratio is now 0.6 (previously 0.5).", (60.0,)),  # the prior is no ratio of its own
+        ("Nodule measuring 1.2 cm, ratio 1.2 cm.", ()),
+        ("5 mm nodule in the right upper lobe.", ()),
+    ],
+)
+def test_ratios_and_percentages_are_read_as_percentages(finding, percents):
+    assert frame(finding).percents == percents
+
+
+def test_a_cardiothoracic_ratio_across_one_half_is_a_feature_of_its_own():
+    names = list(FEATURE_NAMES)
+    across = names.index("percent_across_half")
+    assert pair_features("CTR 0.48.", "CTR 0.55.", 0.9)[across] == 1.0
+    assert pair_features("CTR 0.52.", "CTR 0.55.", 0.9)[across] == 0.0
+    assert pair_features("CTR 0.52.", "Cardiothoracic ratio 52%.", 0.9)[names.index("percent_difference_tens")] == 0.0
+
+
+def test_a_ratio_that_differs_is_evidence_of_a_measurement_error_and_one_written_otherwise_is_not():
+    from radmetrics.inference.findings.feature_judge import evidence_mask
+
+    measurement = JUDGE_LABELS.index("attribute:measurement:significant")
+    rows = np.array(
+        [
+            pair_features("Cardiothoracic ratio of 0.45.", "Cardiothoracic ratio of 0.65.", 0.95),
+            pair_features("Cardiothoracic ratio of 0.55.", "The cardiothoracic ratio is 55%.", 0.95),
+        ]
+    )
+    assert evidence_mask(rows)[:, measurement].tolist() == [True, False]
+
+
+def test_a_large_step_of_certainty_is_a_feature_and_a_neighbouring_one_is_not():
+    large = list(FEATURE_NAMES).index("hedge_step_large")
+    assert pair_features("Right lower lobe pneumonia.", "Possible right lower lobe pneumonia.", 0.9)[large] == 1.0
+    assert pair_features("Right lower lobe pneumonia.", "Likely right lower lobe pneumonia.", 0.9)[large] == 0.0
+    assert pair_features("Likely pneumonia.", "Pneumonia less likely.", 0.9)[large] == 1.0
+
+
+def test_two_wordings_of_one_device_share_its_kind_and_two_devices_do_not():
+    assert frame("The tip of the catheter is in the lower SVC.").device_kinds == {"venous"}
+    assert frame("OG tube tip in the fundus of the stomach.").device_kinds == {"enteric"}
+    shared, disjoint = (list(FEATURE_NAMES).index(n) for n in ("device_kind_shared", "device_kinds_disjoint"))
+    one = pair_features("Right internal jugular central catheter in the SVC.", "The catheter tip is in the SVC.", 0.7)
+    two = pair_features("Orogastric tube in the stomach.", "Endotracheal tube 5 cm above the carina.", 0.7)
+    assert (one[shared], one[disjoint], two[shared], two[disjoint]) == (1.0, 0.0, 0.0, 1.0)

@@ -175,7 +175,7 @@ def test_the_threshold_and_scope_are_checked_at_the_door():
     assert "judge:rules" in defaults and "judge_threshold" not in defaults  # the rules' signature names no judge
     assert "judge_significance" not in defaults
     judged = " ".join(SemanticGreen(judge="model").signature_parts())
-    assert "judge_threshold:0.5" in judged and "judge_scope:matched" in judged
+    assert "judge_threshold:0.4" in judged and "judge_scope:matched" in judged
     assert "judge_significance:lexicon" in judged
 
 

@@ -84,10 +84,10 @@ class SemanticGreen(Metric):
             choices=("rules", "model"),
         ),
         "judge_threshold": Option(
-            0.5,
+            0.4,
             True,
             "with judge=model: the judge decides a matched pair only where its most probable label has a probability "
-            "above this (and is one judge_scope lets through); elsewhere the rules decide. 0.5 is what case-level "
+            "above this (and is one judge_scope lets through); elsewhere the rules decide. 0.4 is what case-level "
             "cross-validation on radpref_dev chose for the shipped judge (docs/notes/finding-judge.md); 1.0 lets it "
             "decide nowhere",
             type=float,
