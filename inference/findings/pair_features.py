@@ -67,10 +67,10 @@ DEVICES = (
     "tracheostomy",
     "dobhoff",
 )
-# The kind of device a finding names (its text normalised: "ETT" read as "endotracheal tube"), so that two wordings of
-# one device ("right internal jugular central catheter", "the catheter ... in the lower SVC") are told from two devices
-# ("orogastric tube", "endotracheal tube"). A bare "catheter" or "line" is a venous one unless the finding names
-# another.
+# The kind of device a finding names (its text normalised; semantic_green has read "ETT" and "NGT" as words before the
+# judge), so that two wordings of one device ("right internal jugular central catheter", "the catheter ... in the
+# lower SVC") are told from two devices ("orogastric tube", "endotracheal tube"). A bare "catheter" or "line" is a
+# venous one unless the finding names another.
 _DEVICE_KINDS = tuple(
     (kind, re.compile(pattern))
     for kind, pattern in (
@@ -917,7 +917,7 @@ def _device_features(r: FindingFrame, c: FindingFrame) -> list[float]:
         float(tip_misplaced(c)),
         float(placed and tip_misplaced(r) != tip_misplaced(c)),
         float(bool(r.device_kinds & c.device_kinds)),
-        _differ(r.device_kinds, c.device_kinds) * float(not r.device_kinds & c.device_kinds),
+        float(bool(r.device_kinds) and bool(c.device_kinds) and not r.device_kinds & c.device_kinds),
     ]
 
 
